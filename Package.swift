@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "DumpKit",
+    platforms: [.macOS(.v13)],
+    products: [
+        .library(name: "DumpKit", targets: ["DumpKit"]),
+        .library(name: "JSONStream", targets: ["JSONStream"]),
+        .library(name: "ArchiveKit", targets: ["ArchiveKit"]),
+        .executable(name: "dumpkit", targets: ["dumpkit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"])]
+        ),
+        .target(name: "ArchiveKit", dependencies: ["CArchive"]),
+        .target(name: "JSONStream"),
+        .target(name: "DumpKit", dependencies: ["JSONStream", "ArchiveKit"]),
+        .executableTarget(
+            name: "dumpkit",
+            dependencies: [
+                "DumpKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream"]),
+        .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit"]),
+        .testTarget(name: "DumpKitTests", dependencies: ["DumpKit"]),
+        .testTarget(name: "CLITests", dependencies: ["dumpkit"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

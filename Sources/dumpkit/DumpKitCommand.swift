@@ -1,0 +1,13 @@
+import ArgumentParser
+import DumpKit
+
+/// The `dumpkit` root command.
+@main
+struct DumpKitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dumpkit",
+        abstract: "Migrate, clean, validate, back up and restore Realtime-Database dumps and Storage buckets.",
+        version: DumpKitVersion.string,
+        subcommands: []
+    )
+}
