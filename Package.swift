@@ -29,10 +29,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream"]),
-        .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit"]),
-        .testTarget(name: "DumpKitTests", dependencies: ["DumpKit"]),
-        .testTarget(name: "CLITests", dependencies: ["dumpkit"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream", "TestSupport"]),
+        .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "TestSupport"]),
+        .testTarget(name: "DumpKitTests", dependencies: ["DumpKit", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,842 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The kind of the next token in a JSON stream.
+public enum JSONToken: UInt8, Sendable {
+    case beginObject, endObject, beginArray, endArray
+    /// An object member's name; its bytes are in `JSONReader.bytes`.
+    case name
+    case string, number, `true`, `false`, null
+    /// The end of the input (or of the current document in multi-document mode).
+    case end
+}
+
+/// A strict, streaming pull reader of JSON over a refillable byte buffer.
+///
+/// Nesting is tracked on an explicit stack (never the call stack). String and number contents of the
+/// last token are exposed as bytes that stay valid until the next call that reads. Every error carries
+/// its byte offset, line:column and the JSON Pointer of the value being read.
+public final class JSONReader {
+    /// Reader settings.
+    public struct Options: Sendable {
+        /// Deepest nesting of objects and arrays accepted.
+        public var maxDepth: Int = 512
+        /// Largest string, number or `readValue` result, in bytes.
+        public var maxValueBytes: Int = 512 << 20
+        /// Accept `//` and `/* */` comments and raw line breaks inside strings (rules files only).
+        public var relaxed: Bool = false
+        /// Accept a sequence of top-level values (NDJSON); `.end` then means the input ended.
+        public var multipleDocuments: Bool = false
+        /// Size of the read buffer.
+        public var bufferSize: Int = 1 << 20
+
+        public init(maxDepth: Int = 512, maxValueBytes: Int = 512 << 20, relaxed: Bool = false, multipleDocuments: Bool = false, bufferSize: Int = 1 << 20) {
+            self.maxDepth = maxDepth
+            self.maxValueBytes = maxValueBytes
+            self.relaxed = relaxed
+            self.multipleDocuments = multipleDocuments
+            self.bufferSize = bufferSize
+        }
+    }
+
+    private enum State: UInt8 {
+        case start, objectFirst, objectNext, colon, arrayFirst, arrayNext, afterTop
+    }
+
+    private let source: JSONByteSource
+    public let options: Options
+    /// The input's name, copied into errors.
+    public var sourceName: String?
+
+    // Buffer: bytes [pos, end) are unread; buf[0] is at absolute offset `base`.
+    private var buf: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var pos = 0
+    private var end = 0
+    private var base: Int64 = 0
+    private var atEOF = false
+
+    // Position bookkeeping for messages: line breaks only occur in whitespace (and relaxed strings).
+    private var line = 1
+    private var lineStart: Int64 = 0
+    private var tokenOffset: Int64 = 0
+
+    // Structure.
+    private var state: State = .start
+    private var pending: JSONToken?
+    private var containers: [Bool] = []  // true = object
+    private var arrayIndex: [Int] = []  // per level; -1 for objects
+    private var keyArena: [UInt8] = []
+    private var keyStarts: [Int] = []  // per level: where its current key begins in keyArena
+    private var documentStarted = false
+
+    // Last token's content.
+    private var scratch: [UInt8] = []
+    private var valueInScratch = false
+    private var valueStart = 0
+    private var valueEnd = 0
+    /// Whether the last string or name contained escape sequences.
+    public private(set) var lastStringHadEscapes = false
+
+    /// Creates a reader over `source`.
+    public init(source: JSONByteSource, options: Options = Options(), sourceName: String? = nil) {
+        self.source = source
+        self.options = options
+        self.sourceName = sourceName
+        self.capacity = max(64, options.bufferSize)
+        self.buf = .allocate(capacity: capacity)
+        scratch.reserveCapacity(4096)
+    }
+
+    /// A reader over bytes in memory.
+    public convenience init(bytes: [UInt8], options: Options = Options()) {
+        self.init(source: MemoryByteSource(bytes), options: options)
+    }
+
+    deinit { buf.deallocate() }
+
+    // MARK: - Public state
+
+    /// How many containers enclose the reader's position.
+    public var depth: Int { containers.count }
+
+    /// Absolute byte offset of the start of the last token read (or peeked).
+    public var offset: Int64 { tokenOffset }
+
+    /// Bytes consumed from the input so far.
+    public var bytesConsumed: Int64 { base + Int64(pos) }
+
+    /// 1-based line and column of the last token.
+    public var location: (line: Int, column: Int) { (line, Int(max(0, tokenOffset - lineStart)) + 1) }
+
+    /// The unescaped keys and indices from the root to the current position.
+    public var pathSegments: [String] {
+        var out: [String] = []
+        out.reserveCapacity(containers.count)
+        for level in 0..<containers.count {
+            if containers[level] {
+                let startK = keyStarts[level]
+                let endK = level + 1 < keyStarts.count ? keyStarts[level + 1] : keyArena.count
+                if level == containers.count - 1 && state == .objectFirst { break }
+                out.append(String(decoding: keyArena[startK..<endK], as: UTF8.self))
+            } else {
+                let i = arrayIndex[level]
+                if level == containers.count - 1 && state == .arrayFirst { break }
+                out.append(String(i))
+            }
+        }
+        return out
+    }
+
+    /// The JSON Pointer of the current position.
+    public var pointer: String { JSONPointer.string(pathSegments) }
+
+    /// The content of the last `.name`, `.string` or `.number` token (decoded UTF-8 or number text);
+    /// valid until the next call that reads.
+    public var bytes: UnsafeRawBufferPointer {
+        if valueInScratch {
+            return scratch.withUnsafeBytes { UnsafeRawBufferPointer(start: $0.baseAddress, count: $0.count) }
+        }
+        return UnsafeRawBufferPointer(start: buf + valueStart, count: valueEnd - valueStart)
+    }
+
+    /// The last `.name` or `.string` token as a `String`.
+    public var stringValue: String {
+        let b = bytes
+        return String(unsafeUninitializedCapacity: b.count) { dst in
+            if b.count > 0 { UnsafeMutableRawPointer(dst.baseAddress!).copyMemory(from: b.baseAddress!, byteCount: b.count) }
+            return b.count
+        }
+    }
+
+    // MARK: - Tokens
+
+    /// The kind of the next token, without consuming it.
+    public func peek() throws -> JSONToken {
+        if let p = pending { return p }
+        let k = try advanceToToken()
+        pending = k
+        return k
+    }
+
+    /// Reads the next token; for names, strings and numbers the content is then in `bytes`.
+    @discardableResult
+    public func next() throws -> JSONToken {
+        let k: JSONToken
+        if let p = pending {
+            k = p
+            pending = nil
+        } else {
+            k = try advanceToToken()
+        }
+        switch k {
+        case .beginObject, .beginArray:
+            pos += 1
+            if containers.count >= options.maxDepth {
+                throw error(.depthLimit, "nesting deeper than \(options.maxDepth) levels")
+            }
+            let isObject = k == .beginObject
+            containers.append(isObject)
+            arrayIndex.append(isObject ? -1 : 0)
+            keyStarts.append(keyArena.count)
+            state = isObject ? .objectFirst : .arrayFirst
+        case .endObject, .endArray:
+            pos += 1
+            containers.removeLast()
+            arrayIndex.removeLast()
+            keyArena.removeSubrange(keyStarts.removeLast()...)
+            afterValue()
+        case .name:
+            try scanString()
+            let level = keyStarts.count - 1
+            keyArena.removeSubrange(keyStarts[level]...)
+            let b = bytes
+            keyArena.append(contentsOf: b)
+            state = .colon
+        case .string:
+            try scanString()
+            afterValue()
+        case .number:
+            try scanNumber()
+            afterValue()
+        case .true:
+            try expectLiteral("true")
+            afterValue()
+        case .false:
+            try expectLiteral("false")
+            afterValue()
+        case .null:
+            try expectLiteral("null")
+            afterValue()
+        case .end:
+            if options.multipleDocuments { state = .start }
+        }
+        return k
+    }
+
+    /// Fails unless the next token begins a value.
+    private func expectValueStart() throws {
+        let k = try peek()
+        switch k {
+        case .endObject, .endArray, .name, .end: throw typeMismatch(expected: "a value", found: k)
+        default: return
+        }
+    }
+
+    /// Skips the next value (a whole subtree), checking it as strictly as reading it would.
+    public func skipValue() throws {
+        try expectValueStart()
+        let start = depth
+        repeat {
+            let k = try next()
+            if k == .name { continue }
+            if k == .end { throw error(.unexpectedEnd, "unexpected end of input") }
+        } while depth > start
+    }
+
+    /// Reads the next value (a whole subtree) into memory; fails past `maxValueBytes`.
+    public func readValue() throws -> JSONValue {
+        try expectValueStart()
+        let startOffset = bytesConsumed
+        let limit = Int64(options.maxValueBytes)
+        // Explicit stack of open containers: (isObject, key of this container in its parent, members).
+        var arrays: [[JSONValue]] = []
+        var objects: [JSONObject] = []
+        var kinds: [Bool] = []
+        var pendingKeys: [String] = []
+        var key: String? = nil
+        func finish(_ v: JSONValue) -> JSONValue? {
+            guard let isObject = kinds.last else { return v }
+            if isObject {
+                objects[objects.count - 1].members.append(JSONObject.Member(key: key!, value: v))
+                key = nil
+            } else {
+                arrays[arrays.count - 1].append(v)
+            }
+            return nil
+        }
+        while true {
+            if bytesConsumed - startOffset > limit {
+                throw error(.sizeLimit, "value larger than \(options.maxValueBytes) bytes")
+            }
+            let k = try next()
+            var produced: JSONValue? = nil
+            switch k {
+            case .beginObject:
+                if let key { pendingKeys.append(key) }
+                key = nil
+                kinds.append(true)
+                objects.append(JSONObject())
+                continue
+            case .beginArray:
+                if let key { pendingKeys.append(key) }
+                key = nil
+                kinds.append(false)
+                arrays.append([])
+                continue
+            case .endObject:
+                kinds.removeLast()
+                produced = .object(objects.removeLast())
+                if kinds.last == true { key = pendingKeys.removeLast() }
+            case .endArray:
+                kinds.removeLast()
+                produced = .array(arrays.removeLast())
+                if kinds.last == true { key = pendingKeys.removeLast() }
+            case .name:
+                key = stringValue
+                continue
+            case .string: produced = .string(stringValue)
+            case .number: produced = .number(JSONNumber(text: stringValue))
+            case .true: produced = .bool(true)
+            case .false: produced = .bool(false)
+            case .null: produced = .null
+            case .end: throw error(.unexpectedEnd, "unexpected end of input")
+            }
+            if let v = finish(produced!) { return v }
+        }
+    }
+
+    /// Copies the next value (a whole subtree) token by token to `writer`, without building it.
+    public func transfer(to writer: JSONWriter) throws {
+        try expectValueStart()
+        let start = depth
+        repeat {
+            let k = try next()
+            switch k {
+            case .beginObject: try writer.beginObject()
+            case .endObject: try writer.endObject()
+            case .beginArray: try writer.beginArray()
+            case .endArray: try writer.endArray()
+            case .name: try writer.name(utf8: bytes)
+            case .string: try writer.string(utf8: bytes, needsEscaping: lastStringHadEscapes)
+            case .number: try writer.number(text: bytes)
+            case .true: try writer.bool(true)
+            case .false: try writer.bool(false)
+            case .null: try writer.null()
+            case .end: throw error(.unexpectedEnd, "unexpected end of input")
+            }
+        } while depth > start
+    }
+
+    /// Reads the next string value in decoded pieces of at most about one buffer, so a huge string
+    /// never needs to be held whole. The pieces are valid only inside `body`.
+    public func readStringChunks(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        let k = try peek()
+        guard k == .string else { throw typeMismatch(expected: "a string", found: k) }
+        pending = nil
+        try withoutActuallyEscaping(body) { try scanString(chunkHandler: $0) }
+        afterValue()
+    }
+
+    /// An error for a token of the wrong kind, at the current position.
+    public func typeMismatch(expected: String, found: JSONToken) -> JSONError {
+        error(.typeMismatch, "expected \(expected), found \(Self.describe(found))")
+    }
+
+    /// Builds an error at the current token's position.
+    public func error(_ kind: JSONError.Kind, _ message: String) -> JSONError {
+        JSONError(kind: kind, message: message, offset: tokenOffset, line: line,
+                  column: Int(max(0, tokenOffset - lineStart)) + 1, pointer: pointer, sourceName: sourceName)
+    }
+
+    static func describe(_ k: JSONToken) -> String {
+        switch k {
+        case .beginObject: return "an object"
+        case .beginArray: return "an array"
+        case .endObject: return "'}'"
+        case .endArray: return "']'"
+        case .name: return "a name"
+        case .string: return "a string"
+        case .number: return "a number"
+        case .true, .false: return "a boolean"
+        case .null: return "null"
+        case .end: return "the end of input"
+        }
+    }
+
+    // MARK: - Structure
+
+    @inline(__always)
+    private func afterValue() {
+        if let isObject = containers.last {
+            state = isObject ? .objectNext : .arrayNext
+        } else {
+            state = .afterTop
+        }
+    }
+
+    private func errorAt(_ p: Int, _ kind: JSONError.Kind, _ message: String) -> JSONError {
+        tokenOffset = base + Int64(p)
+        return error(kind, message)
+    }
+
+    /// Skips whitespace (and comments when relaxed) and separators, and classifies the next token.
+    private func advanceToToken() throws -> JSONToken {
+        if !documentStarted {
+            documentStarted = true
+            // A UTF-8 byte order mark at the very start is tolerated.
+            if try ensure(3), buf[pos] == 0xEF, buf[pos + 1] == 0xBB, buf[pos + 2] == 0xBF { pos += 3 }
+        }
+        try skipWhitespace()
+        tokenOffset = base + Int64(pos)
+        switch state {
+        case .start:
+            if pos >= end {
+                if options.multipleDocuments { return .end }
+                throw error(.emptyInput, base + Int64(pos) == 0 ? "empty input" : "no JSON value in the input")
+            }
+            return try valueKind()
+        case .objectFirst:
+            guard pos < end else { throw error(.unexpectedEnd, "unexpected end of input inside an object") }
+            let c = buf[pos]
+            if c == UInt8(ascii: "}") { return .endObject }
+            if c == UInt8(ascii: "\"") { return .name }
+            throw unexpected(c, expected: "a member name or '}'")
+        case .objectNext:
+            guard pos < end else { throw error(.unexpectedEnd, "unexpected end of input inside an object") }
+            let c = buf[pos]
+            if c == UInt8(ascii: "}") { return .endObject }
+            guard c == UInt8(ascii: ",") else { throw unexpected(c, expected: "',' or '}'") }
+            pos += 1
+            try skipWhitespace()
+            tokenOffset = base + Int64(pos)
+            guard pos < end else { throw error(.unexpectedEnd, "unexpected end of input inside an object") }
+            let d = buf[pos]
+            if d == UInt8(ascii: "\"") { return .name }
+            if d == UInt8(ascii: "}") { throw error(.trailingComma, "trailing comma before '}'") }
+            throw unexpected(d, expected: "a member name")
+        case .colon:
+            guard pos < end else { throw error(.unexpectedEnd, "unexpected end of input after a member name") }
+            let c = buf[pos]
+            guard c == UInt8(ascii: ":") else { throw unexpected(c, expected: "':'") }
+            pos += 1
+            try skipWhitespace()
+            tokenOffset = base + Int64(pos)
+            return try valueKind()
+        case .arrayFirst:
+            guard pos < end else { throw error(.unexpectedEnd, "unexpected end of input inside an array") }
+            if buf[pos] == UInt8(ascii: "]") { return .endArray }
+            return try valueKind()
+        case .arrayNext:
+            guard pos < end else { throw error(.unexpectedEnd, "unexpected end of input inside an array") }
+            let c = buf[pos]
+            if c == UInt8(ascii: "]") { return .endArray }
+            guard c == UInt8(ascii: ",") else { throw unexpected(c, expected: "',' or ']'") }
+            pos += 1
+            arrayIndex[arrayIndex.count - 1] += 1
+            try skipWhitespace()
+            tokenOffset = base + Int64(pos)
+            if pos < end, buf[pos] == UInt8(ascii: "]") { throw error(.trailingComma, "trailing comma before ']'") }
+            return try valueKind()
+        case .afterTop:
+            if pos >= end { return .end }
+            if options.multipleDocuments {
+                state = .start
+                return try valueKind()
+            }
+            throw error(.trailingData, "unexpected data after the JSON value")
+        }
+    }
+
+    private func valueKind() throws -> JSONToken {
+        guard pos < end else { throw error(.unexpectedEnd, "unexpected end of input, expected a value") }
+        switch buf[pos] {
+        case UInt8(ascii: "{"): return .beginObject
+        case UInt8(ascii: "["): return .beginArray
+        case UInt8(ascii: "\""): return .string
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number
+        case UInt8(ascii: "t"): return .true
+        case UInt8(ascii: "f"): return .false
+        case UInt8(ascii: "n"): return .null
+        case let c: throw unexpected(c, expected: "a value")
+        }
+    }
+
+    private func unexpected(_ c: UInt8, expected: String) -> JSONError {
+        let shown: String
+        if c >= 0x21 && c < 0x7F {
+            shown = "'\(Character(Unicode.Scalar(c)))'"
+        } else {
+            shown = "byte 0x" + String(c, radix: 16, uppercase: true)
+        }
+        return error(.unexpectedCharacter, "unexpected \(shown), expected \(expected)")
+    }
+
+    // MARK: - Buffer
+
+    /// Makes at least `n` bytes available at `pos` if the input has them; returns whether it does.
+    /// May move the buffer contents (positions before `pos` are dropped).
+    @inline(__always)
+    private func ensure(_ n: Int) throws -> Bool {
+        if end - pos >= n { return true }
+        return try refill(keeping: pos, minimum: n) >= 0 && end - pos >= n
+    }
+
+    /// Moves bytes from `keep` to the front, reads more, and returns how far bytes moved (the amount
+    /// to subtract from saved positions), or -1 at the end of input with nothing new.
+    @discardableResult
+    private func refill(keeping keep: Int, minimum: Int = 1) throws -> Int {
+        var shift = 0
+        while true {
+            if atEOF { return shift == 0 && end - pos < minimum ? -1 : shift }
+            if keep - shift > 0 {
+                let k = keep - shift
+                let live = end - k
+                if live > 0 { memmove(buf, buf + k, live) }
+                base += Int64(k)
+                pos -= k
+                end -= k
+                valueStart -= k
+                valueEnd -= k
+                shift += k
+            }
+            if end == capacity {
+                let newCapacity = capacity * 2
+                if newCapacity > options.maxValueBytes + (options.bufferSize * 2) {
+                    throw errorAt(0, .sizeLimit, "token larger than \(options.maxValueBytes) bytes")
+                }
+                let nb = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+                nb.update(from: buf, count: end)
+                buf.deallocate()
+                buf = nb
+                capacity = newCapacity
+            }
+            let n = try source.read(into: UnsafeMutableRawBufferPointer(start: buf + end, count: capacity - end))
+            if n == 0 {
+                atEOF = true
+            } else {
+                end += n
+            }
+            if end - pos >= minimum || atEOF { return shift }
+        }
+    }
+
+    private func skipWhitespace() throws {
+        while true {
+            while pos < end {
+                let c = buf[pos]
+                if c == 0x20 || c == 0x09 || c == 0x0D {
+                    pos += 1
+                } else if c == 0x0A {
+                    pos += 1
+                    line += 1
+                    lineStart = base + Int64(pos)
+                } else if c == UInt8(ascii: "/") && options.relaxed {
+                    try skipComment()
+                } else {
+                    return
+                }
+            }
+            if atEOF { return }
+            try refill(keeping: pos)
+            if pos >= end && atEOF { return }
+        }
+    }
+
+    private func skipComment() throws {
+        tokenOffset = base + Int64(pos)
+        guard try ensure(2) else { throw unexpected(UInt8(ascii: "/"), expected: "a value") }
+        let second = buf[pos + 1]
+        if second == UInt8(ascii: "/") {
+            pos += 2
+            while true {
+                while pos < end {
+                    if buf[pos] == 0x0A { return }
+                    pos += 1
+                }
+                if atEOF { return }
+                try refill(keeping: pos)
+            }
+        } else if second == UInt8(ascii: "*") {
+            pos += 2
+            while true {
+                guard try ensure(2) else { throw error(.unexpectedEnd, "unterminated comment") }
+                if buf[pos] == UInt8(ascii: "*") && buf[pos + 1] == UInt8(ascii: "/") {
+                    pos += 2
+                    return
+                }
+                if buf[pos] == 0x0A {
+                    line += 1
+                    lineStart = base + Int64(pos + 1)
+                }
+                pos += 1
+            }
+        } else {
+            throw unexpected(UInt8(ascii: "/"), expected: "a value")
+        }
+    }
+
+    // MARK: - Literals and numbers
+
+    private func expectLiteral(_ word: StaticString) throws {
+        let n = word.utf8CodeUnitCount
+        let ok = try ensure(n) && memcmp(buf + pos, word.utf8Start, n) == 0
+        guard ok else { throw error(.unexpectedCharacter, "invalid literal, expected '\(word)'") }
+        pos += n
+    }
+
+    private func scanNumber() throws {
+        var start = pos
+        while true {
+            var p = start
+            // Returns the end of the number, or nil when the buffer ran out before it was certain.
+            func scan() throws -> Int? {
+                @inline(__always) func at(_ i: Int) -> UInt8? { i < end ? buf[i] : nil }
+                @inline(__always) func isDigit(_ c: UInt8?) -> Bool { c.map { $0 &- 0x30 < 10 } ?? false }
+                if at(p) == UInt8(ascii: "-") { p += 1 }
+                guard let first = at(p) else { return atEOF ? nil : -1 }
+                if first == UInt8(ascii: "0") {
+                    p += 1
+                    if isDigit(at(p)) { throw errorAt(start, .invalidNumber, "invalid number: leading zero") }
+                } else if isDigit(first) {
+                    p += 1
+                    while isDigit(at(p)) { p += 1 }
+                } else {
+                    throw errorAt(start, .invalidNumber, "invalid number: expected a digit")
+                }
+                if p >= end && !atEOF { return -1 }
+                if at(p) == UInt8(ascii: ".") {
+                    p += 1
+                    guard isDigit(at(p)) else {
+                        if p >= end && !atEOF { return -1 }
+                        throw errorAt(start, .invalidNumber, "invalid number: expected a digit after '.'")
+                    }
+                    while isDigit(at(p)) { p += 1 }
+                    if p >= end && !atEOF { return -1 }
+                }
+                if at(p) == UInt8(ascii: "e") || at(p) == UInt8(ascii: "E") {
+                    p += 1
+                    if at(p) == UInt8(ascii: "+") || at(p) == UInt8(ascii: "-") { p += 1 }
+                    guard isDigit(at(p)) else {
+                        if p >= end && !atEOF { return -1 }
+                        throw errorAt(start, .invalidNumber, "invalid number: expected a digit in the exponent")
+                    }
+                    while isDigit(at(p)) { p += 1 }
+                    if p >= end && !atEOF { return -1 }
+                }
+                return p
+            }
+            let r = try scan()
+            if let r, r >= 0 {
+                if r - start > options.maxValueBytes { throw errorAt(start, .sizeLimit, "number too long") }
+                valueInScratch = false
+                valueStart = start
+                valueEnd = r
+                pos = r
+                return
+            }
+            if r == nil { throw errorAt(start, .invalidNumber, "invalid number: unexpected end of input") }
+            // Ran out of buffer mid-number: keep it and read more.
+            pos = start
+            let shift = try refill(keeping: start, minimum: end - start + 1)
+            start -= max(0, shift)
+            if shift < 0 { throw errorAt(start, .invalidNumber, "invalid number: unexpected end of input") }
+        }
+    }
+
+    // MARK: - Strings
+
+    @inline(__always)
+    private static func hasSpecialByte(_ w: UInt64) -> Bool {
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let control = (w &- 0x2020_2020_2020_2020) & ~w & high
+        let q = w ^ 0x2222_2222_2222_2222
+        let quote = (q &- ones) & ~q & high
+        let b = w ^ 0x5C5C_5C5C_5C5C_5C5C
+        let backslash = (b &- ones) & ~b & high
+        return ((w & high) | control | quote | backslash) != 0
+    }
+
+    /// Scans a string token at `pos` (the opening quote). Without a handler the decoded content ends
+    /// up in `bytes`; with one, decoded pieces are handed to it as they are found.
+    private func scanString(chunkHandler: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws {
+        pos += 1
+        var runStart = pos  // start of the current raw run not yet copied out
+        var p = pos
+        var inScratch = false
+        lastStringHadEscapes = false
+        scratch.removeAll(keepingCapacity: true)
+
+        // Moves the raw run [runStart, p) to the scratch buffer or the handler.
+        func flushRun() throws {
+            let n = p - runStart
+            guard n > 0 else { return }
+            if let chunkHandler {
+                try flushScratch()
+                try chunkHandler(UnsafeRawBufferPointer(start: buf + runStart, count: n))
+            } else {
+                scratch.append(contentsOf: UnsafeRawBufferPointer(start: buf + runStart, count: n))
+                if scratch.count > options.maxValueBytes {
+                    throw errorAt(p, .sizeLimit, "string longer than \(options.maxValueBytes) bytes")
+                }
+            }
+            runStart = p
+        }
+        func flushScratch() throws {
+            if let chunkHandler, !scratch.isEmpty {
+                try scratch.withUnsafeBytes { try chunkHandler($0) }
+                scratch.removeAll(keepingCapacity: true)
+            }
+        }
+        // Gets at least `n` bytes at p (or all that remain), after moving pending raw bytes out.
+        func need(_ n: Int) throws -> Bool {
+            if end - p >= n { return true }
+            try flushRun()
+            inScratch = true
+            pos = p
+            let shift = try refill(keeping: p, minimum: n)
+            if shift > 0 { p -= shift }
+            runStart = p
+            return end - p >= n
+        }
+        let relaxed = options.relaxed
+
+        while true {
+            // Fast path: 8 plain ASCII bytes at a time.
+            while p + 8 <= end {
+                let w = UnsafeRawPointer(buf + p).loadUnaligned(as: UInt64.self)
+                if Self.hasSpecialByte(w) { break }
+                p += 8
+            }
+            if p >= end {
+                if !(try need(1)) { throw errorAt(p, .unexpectedEnd, "unterminated string") }
+                continue
+            }
+            let c = buf[p]
+            if c == UInt8(ascii: "\"") {
+                if !inScratch && chunkHandler == nil {
+                    valueInScratch = false
+                    valueStart = runStart
+                    valueEnd = p
+                } else {
+                    try flushRun()
+                    try flushScratch()
+                    valueInScratch = true
+                }
+                pos = p + 1
+                return
+            } else if c == UInt8(ascii: "\\") {
+                lastStringHadEscapes = true
+                try flushRun()
+                inScratch = true
+                _ = try need(12)
+                if p + 1 >= end { throw errorAt(p, .unexpectedEnd, "unterminated string") }
+                let e = buf[p + 1]
+                var decoded: UInt8 = 0
+                switch e {
+                case UInt8(ascii: "\""): decoded = 0x22
+                case UInt8(ascii: "\\"): decoded = 0x5C
+                case UInt8(ascii: "/"): decoded = 0x2F
+                case UInt8(ascii: "b"): decoded = 0x08
+                case UInt8(ascii: "f"): decoded = 0x0C
+                case UInt8(ascii: "n"): decoded = 0x0A
+                case UInt8(ascii: "r"): decoded = 0x0D
+                case UInt8(ascii: "t"): decoded = 0x09
+                case UInt8(ascii: "u"):
+                    let scalar = try decodeUnicodeEscape(at: p)
+                    p += scalar.length
+                    appendUTF8(scalar.value)
+                    runStart = p
+                    if scratch.count >= 1 << 16 { try flushScratch() }
+                    continue
+                default:
+                    throw errorAt(p, .invalidEscape, "invalid escape sequence '\\\(e >= 0x21 && e < 0x7F ? String(Character(Unicode.Scalar(e))) : "?")'")
+                }
+                scratch.append(decoded)
+                p += 2
+                runStart = p
+                if scratch.count >= 1 << 16 { try flushScratch() }
+            } else if c < 0x20 {
+                if relaxed && (c == 0x0A || c == 0x0D || c == 0x09) {
+                    if c == 0x0A {
+                        line += 1
+                        lineStart = base + Int64(p + 1)
+                    }
+                    p += 1
+                } else {
+                    throw errorAt(p, .controlCharacter, "control character 0x\(String(c, radix: 16, uppercase: true)) in a string must be escaped")
+                }
+            } else if c >= 0x80 {
+                let n: Int
+                if c >= 0xC2 && c <= 0xDF { n = 2 } else if c >= 0xE0 && c <= 0xEF { n = 3 } else if c >= 0xF0 && c <= 0xF4 { n = 4 } else {
+                    throw errorAt(p, .invalidUTF8, "invalid UTF-8 byte 0x\(String(c, radix: 16, uppercase: true))")
+                }
+                if end - p < n {
+                    _ = try need(n)
+                    if end - p < n { throw errorAt(p, .invalidUTF8, "truncated UTF-8 sequence") }
+                }
+                let b1 = buf[p + 1]
+                var lo: UInt8 = 0x80, hi: UInt8 = 0xBF
+                if c == 0xE0 { lo = 0xA0 } else if c == 0xED { hi = 0x9F } else if c == 0xF0 { lo = 0x90 } else if c == 0xF4 { hi = 0x8F }
+                guard b1 >= lo && b1 <= hi else { throw errorAt(p, .invalidUTF8, "invalid UTF-8 sequence") }
+                if n >= 3 { guard buf[p + 2] & 0xC0 == 0x80 else { throw errorAt(p, .invalidUTF8, "invalid UTF-8 sequence") } }
+                if n == 4 { guard buf[p + 3] & 0xC0 == 0x80 else { throw errorAt(p, .invalidUTF8, "invalid UTF-8 sequence") } }
+                p += n
+            } else {
+                p += 1
+            }
+            if chunkHandler != nil && p - runStart >= 1 << 16 {
+                try flushRun()
+            }
+        }
+    }
+
+    private func hexValue(_ c: UInt8) -> UInt32? {
+        switch c {
+        case 0x30...0x39: return UInt32(c - 0x30)
+        case 0x41...0x46: return UInt32(c - 0x41 + 10)
+        case 0x61...0x66: return UInt32(c - 0x61 + 10)
+        default: return nil
+        }
+    }
+
+    private func hex4(at p: Int) throws -> UInt32 {
+        guard p + 6 <= end else { throw errorAt(p, .invalidEscape, "incomplete \\u escape") }
+        var v: UInt32 = 0
+        for i in 2..<6 {
+            guard let h = hexValue(buf[p + i]) else { throw errorAt(p, .invalidEscape, "invalid \\u escape: expected 4 hex digits") }
+            v = v << 4 | h
+        }
+        return v
+    }
+
+    /// Decodes `\uXXXX` (and a following low surrogate) at `p`; lone surrogates are errors.
+    private func decodeUnicodeEscape(at p: Int) throws -> (value: UInt32, length: Int) {
+        let u = try hex4(at: p)
+        if u >= 0xDC00 && u <= 0xDFFF { throw errorAt(p, .loneSurrogate, "lone low surrogate \\u\(String(u, radix: 16, uppercase: true))") }
+        guard u >= 0xD800 && u <= 0xDBFF else { return (u, 6) }
+        guard p + 12 <= end, buf[p + 6] == UInt8(ascii: "\\"), buf[p + 7] == UInt8(ascii: "u") else {
+            throw errorAt(p, .loneSurrogate, "lone high surrogate \\u\(String(u, radix: 16, uppercase: true))")
+        }
+        let low = try hex4(at: p + 6)
+        guard low >= 0xDC00 && low <= 0xDFFF else {
+            throw errorAt(p, .loneSurrogate, "high surrogate \\u\(String(u, radix: 16, uppercase: true)) not followed by a low surrogate")
+        }
+        return (0x10000 + ((u - 0xD800) << 10) + (low - 0xDC00), 12)
+    }
+
+    private func appendUTF8(_ v: UInt32) {
+        switch v {
+        case 0..<0x80:
+            scratch.append(UInt8(v))
+        case 0x80..<0x800:
+            scratch.append(UInt8(0xC0 | (v >> 6)))
+            scratch.append(UInt8(0x80 | (v & 0x3F)))
+        case 0x800..<0x10000:
+            scratch.append(UInt8(0xE0 | (v >> 12)))
+            scratch.append(UInt8(0x80 | ((v >> 6) & 0x3F)))
+            scratch.append(UInt8(0x80 | (v & 0x3F)))
+        default:
+            scratch.append(UInt8(0xF0 | (v >> 18)))
+            scratch.append(UInt8(0x80 | ((v >> 12) & 0x3F)))
+            scratch.append(UInt8(0x80 | ((v >> 6) & 0x3F)))
+            scratch.append(UInt8(0x80 | (v & 0x3F)))
+        }
+    }
+}

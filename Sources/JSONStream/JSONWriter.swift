@@ -1,0 +1,339 @@
+/// A destination for bytes written by `JSONWriter`: a file, a compressor, memory.
+public protocol JSONByteSink: AnyObject {
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+}
+
+/// Collects written bytes in memory.
+public final class MemoryByteSink: JSONByteSink {
+    public private(set) var bytes: [UInt8] = []
+    public init() {}
+    public func write(_ bytes: UnsafeRawBufferPointer) throws { self.bytes.append(contentsOf: bytes) }
+    /// The bytes as a UTF-8 string.
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+/// A streaming JSON writer: compact, pretty, or canonical (members in the Realtime Database's key
+/// order, so the same data always gives the same bytes).
+///
+/// Canonical objects are buffered member by member and sorted when they close; memory stays within
+/// `sortBudget` per open object, past which members spill to an anonymous temporary file.
+public final class JSONWriter {
+    /// Writer settings.
+    public struct Options: Sendable {
+        /// Line breaks and two-space indentation.
+        public var pretty: Bool
+        /// Members sorted in the database's key order (the canonical form).
+        public var sortKeys: Bool
+        /// Bytes an open sorted object may hold in memory before spilling.
+        public var sortBudget: Int
+        /// Where spill files go (default `$TMPDIR`).
+        public var temporaryDirectory: String?
+
+        public init(pretty: Bool = false, sortKeys: Bool = false, sortBudget: Int = 32 << 20, temporaryDirectory: String? = nil) {
+            self.pretty = pretty
+            self.sortKeys = sortKeys
+            self.sortBudget = sortBudget
+            self.temporaryDirectory = temporaryDirectory
+        }
+
+        /// Compact output in the original member order.
+        public static let compact = Options()
+        /// Compact output with members in the database's key order.
+        public static let canonical = Options(sortKeys: true)
+    }
+
+    private struct Frame {
+        var isObject: Bool
+        var count: Int
+        var sorted: Bool
+    }
+
+    public let options: Options
+    private let sink: JSONByteSink
+    private let out = ByteBuffer(capacity: 1 << 18)
+    private let flushThreshold = 1 << 18
+    private var frames: [Frame] = []
+    private var sorters: [ObjectSorter] = []  // one per open sorted object, innermost last
+    private var sorterPool: [ObjectSorter] = []
+    private var spillFile: SpillFile?
+    private var afterName = false
+    private lazy var output = OutputSegmentSink(writer: self)
+
+    /// Creates a writer that sends its bytes to `sink`; call `flush()` at the end.
+    public init(sink: JSONByteSink, options: Options = .compact) {
+        self.sink = sink
+        self.options = options
+    }
+
+    /// The buffer writes go to: the innermost sorted object's arena, or the output.
+    @inline(__always)
+    private var target: ByteBuffer { sorters.last?.arena ?? out }
+
+    /// How many containers are open.
+    public var depth: Int { frames.count }
+
+    // MARK: - Structure
+
+    public func beginObject() throws {
+        try beforeValue()
+        if options.sortKeys {
+            frames.append(Frame(isObject: true, count: 0, sorted: true))
+            sorters.append(sorterPool.popLast() ?? ObjectSorter(budget: options.sortBudget, spill: { [unowned self] in try self.spill() }))
+        } else {
+            target.append(UInt8(ascii: "{"))
+            frames.append(Frame(isObject: true, count: 0, sorted: false))
+        }
+    }
+
+    public func endObject() throws {
+        guard let f = frames.popLast(), f.isObject, !afterName else { throw JSONWriterError.misuse("endObject without a matching beginObject") }
+        if f.sorted {
+            let sorter = sorters.removeLast()
+            let parent: SegmentSink = sorters.last ?? output
+            if options.pretty && f.count > 0 {
+                let close = ByteBuffer(capacity: 64)
+                appendIndent(close, frames.count)
+                try sorter.finish(into: parent, close: close.bytes(0, close.count))
+            } else {
+                try sorter.finish(into: parent, close: UnsafeRawBufferPointer(start: nil, count: 0))
+            }
+            sorterPool.append(sorter)
+        } else {
+            if options.pretty && f.count > 0 { appendIndent(target, frames.count) }
+            target.append(UInt8(ascii: "}"))
+        }
+        try afterValue()
+    }
+
+    public func beginArray() throws {
+        try beforeValue()
+        target.append(UInt8(ascii: "["))
+        frames.append(Frame(isObject: false, count: 0, sorted: false))
+    }
+
+    public func endArray() throws {
+        guard let f = frames.popLast(), !f.isObject else { throw JSONWriterError.misuse("endArray without a matching beginArray") }
+        if options.pretty && f.count > 0 { appendIndent(target, frames.count) }
+        target.append(UInt8(ascii: "]"))
+        try afterValue()
+    }
+
+    /// Writes a member name given as decoded UTF-8.
+    public func name(utf8 key: UnsafeRawBufferPointer, needsEscaping: Bool = true) throws {
+        guard var f = frames.last, f.isObject, !afterName else { throw JSONWriterError.misuse("a name outside an object") }
+        if f.sorted {
+            let sorter = sorters[sorters.count - 1]
+            sorter.beginEntry(key: key)
+            let t = sorter.arena
+            t.append(UInt8(ascii: ","))
+            if options.pretty { appendIndent(t, frames.count) }
+        } else {
+            if f.count > 0 { out(",") }
+            if options.pretty { appendIndent(target, frames.count) }
+        }
+        f.count += 1
+        frames[frames.count - 1] = f
+        appendString(key, needsEscaping: needsEscaping)
+        if options.pretty { target.append(": ") } else { target.append(UInt8(ascii: ":")) }
+        afterName = true
+    }
+
+    /// Writes a member name.
+    public func name(_ key: String) throws {
+        var k = key
+        try k.withUTF8 { try name(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    // MARK: - Scalars
+
+    /// Writes a string given as decoded UTF-8; `needsEscaping: false` promises it has no `"`, `\` or
+    /// control characters (as when it had no escapes in strict JSON input).
+    public func string(utf8: UnsafeRawBufferPointer, needsEscaping: Bool = true) throws {
+        try beforeValue()
+        appendString(utf8, needsEscaping: needsEscaping)
+        try afterValue()
+    }
+
+    public func string(_ s: String) throws {
+        var s = s
+        try s.withUTF8 { try string(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes number text exactly as given (it must follow the JSON number grammar).
+    public func number(text: UnsafeRawBufferPointer) throws {
+        try beforeValue()
+        target.append(text)
+        try afterValue()
+    }
+
+    public func number(_ n: JSONNumber) throws {
+        var t = n.text
+        try t.withUTF8 { try number(text: UnsafeRawBufferPointer($0)) }
+    }
+
+    public func bool(_ b: Bool) throws {
+        try beforeValue()
+        if b { target.append("true") } else { target.append("false") }
+        try afterValue()
+    }
+
+    public func null() throws {
+        try beforeValue()
+        target.append("null")
+        try afterValue()
+    }
+
+    /// Writes a whole value.
+    public func value(_ v: JSONValue) throws {
+        switch v {
+        case .null: try null()
+        case .bool(let b): try bool(b)
+        case .number(let n): try number(n)
+        case .string(let s): try string(s)
+        case .array(let a):
+            try beginArray()
+            for e in a { try value(e) }
+            try endArray()
+        case .object(let o):
+            try beginObject()
+            for m in o.members {
+                try name(m.key)
+                try value(m.value)
+            }
+            try endObject()
+        }
+    }
+
+    /// Writes bytes between top-level values (e.g. the line break of NDJSON).
+    public func raw(_ bytes: StaticString) throws {
+        guard frames.isEmpty else { throw JSONWriterError.misuse("raw bytes inside a value") }
+        out.append(bytes)
+    }
+
+    /// Sends everything buffered to the sink.
+    public func flush() throws {
+        guard out.count > 0 else { return }
+        try sink.write(out.bytes(0, out.count))
+        out.count = 0
+    }
+
+    // MARK: - Internals
+
+    @inline(__always)
+    private func out(_ s: StaticString) { target.append(s) }
+
+    @inline(__always)
+    private func beforeValue() throws {
+        if afterName {
+            afterName = false
+            return
+        }
+        guard var f = frames.last else { return }
+        guard !f.isObject else { throw JSONWriterError.misuse("a value in an object without a name") }
+        if f.count > 0 { target.append(UInt8(ascii: ",")) }
+        if options.pretty { appendIndent(target, frames.count) }
+        f.count += 1
+        frames[frames.count - 1] = f
+    }
+
+    @inline(__always)
+    private func afterValue() throws {
+        if let s = sorters.last {
+            if s.overBudget { try s.spill() }
+        } else if out.count >= flushThreshold {
+            try flush()
+        }
+    }
+
+    private func appendIndent(_ b: ByteBuffer, _ level: Int) {
+        b.reserve(1 + 2 * level)
+        b.append(UInt8(ascii: "\n"))
+        for _ in 0..<level { b.append("  ") }
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    @inline(__always)
+    private func appendString(_ s: UnsafeRawBufferPointer, needsEscaping: Bool) {
+        let t = target
+        t.append(UInt8(ascii: "\""))
+        if !needsEscaping {
+            t.append(s)
+        } else {
+            var runStart = 0
+            var i = 0
+            let n = s.count
+            while i < n {
+                let c = s[i]
+                if c >= 0x20 && c != 0x22 && c != 0x5C {
+                    i += 1
+                    continue
+                }
+                if i > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<i])) }
+                switch c {
+                case 0x22: t.append("\\\"")
+                case 0x5C: t.append("\\\\")
+                case 0x0A: t.append("\\n")
+                case 0x0D: t.append("\\r")
+                case 0x09: t.append("\\t")
+                case 0x08: t.append("\\b")
+                case 0x0C: t.append("\\f")
+                default:
+                    t.append("\\u00")
+                    t.append(Self.hex[Int(c >> 4)])
+                    t.append(Self.hex[Int(c & 0xF)])
+                }
+                i += 1
+                runStart = i
+            }
+            if n > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<n])) }
+        }
+        t.append(UInt8(ascii: "\""))
+    }
+
+    fileprivate func spill() throws -> SpillFile {
+        if let spillFile { return spillFile }
+        let f = try SpillFile(directory: options.temporaryDirectory)
+        spillFile = f
+        return f
+    }
+
+    /// Copies a range of the spill file to the output.
+    fileprivate func copyFromSpill(offset: Int64, length: Int64) throws {
+        guard let file = spillFile else { return }
+        var off = offset
+        var remaining = length
+        while remaining > 0 {
+            if out.count >= flushThreshold { try flush() }
+            let n = Int(min(remaining, Int64(1 << 20)))
+            out.reserve(n)
+            try file.read(at: off, into: UnsafeMutableRawBufferPointer(start: out.base + out.count, count: n))
+            out.count += n
+            off += Int64(n)
+            remaining -= Int64(n)
+        }
+    }
+
+    fileprivate func appendToOutput(_ bytes: UnsafeRawBufferPointer) throws {
+        out.append(bytes)
+        if out.count >= flushThreshold { try flush() }
+    }
+}
+
+/// The writer's own output as the sink of the outermost sorted object.
+private final class OutputSegmentSink: SegmentSink {
+    unowned let writer: JSONWriter
+    init(writer: JSONWriter) { self.writer = writer }
+    func append(_ bytes: UnsafeRawBufferPointer) throws { try writer.appendToOutput(bytes) }
+    func appendFile(offset: Int64, length: Int64) throws { try writer.copyFromSpill(offset: offset, length: length) }
+}
+
+/// A writer call out of order (a name outside an object, an unbalanced end).
+public enum JSONWriterError: Error, CustomStringConvertible, Sendable {
+    case misuse(String)
+    public var description: String {
+        switch self {
+        case .misuse(let m): return "JSON writer misuse: \(m)"
+        }
+    }
+}

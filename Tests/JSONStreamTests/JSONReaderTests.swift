@@ -1,0 +1,141 @@
+import JSONStream
+import XCTest
+
+final class JSONReaderTests: XCTestCase {
+    func testNumbersKeepTheirExactText() throws {
+        let text = #"[1480000000000,-0,1.50,1e400,12345678901234567890,0.1e-7,-1E+2]"#
+        XCTAssertEqual(try serialize(parse(text)), text)
+    }
+
+    func testStringsDecodeEveryEscapeAndSurrogatePair() throws {
+        let v = try parse(#""\"\\\/\b\f\n\r\t\u0041\u00e9\u20AC\uD83D\uDE00\u0000""#)
+        XCTAssertEqual(v, .string("\"\\/\u{8}\u{c}\n\r\tAé€😀\u{0}"))
+        // Written back minimally escaped, and reading that gives the same value.
+        let out = try serialize(v)
+        XCTAssertEqual(out, #""\"\\/\b\f\n\r\tAé€😀\u0000""#)
+        XCTAssertEqual(try parse(out), v)
+    }
+
+    func testObjectKeyOrderIsPreserved() throws {
+        let text = #"{"b":1,"a":{"z":true,"y":null},"10":"x","2":[]}"#
+        XCTAssertEqual(try serialize(parse(text)), text)
+    }
+
+    func testStrictnessErrors() {
+        let bad: [(String, JSONError.Kind)] = [
+            ("[1,]", .trailingComma),
+            (#"{"a":1,}"#, .trailingComma),
+            ("[NaN]", .unexpectedCharacter),
+            ("// c\n1", .unexpectedCharacter),
+            ("[1] x", .trailingData),
+            ("\"a\u{1}b\"", .controlCharacter),
+            (#""\uD800""#, .loneSurrogate),
+            (#""\uDC00\uD800""#, .loneSurrogate),
+            (#""\x""#, .invalidEscape),
+            ("01", .invalidNumber),
+            ("1.", .invalidNumber),
+            ("-", .invalidNumber),
+            ("", .emptyInput),
+            ("   ", .emptyInput),
+            ("[1", .unexpectedEnd),
+            (#"{"a""#, .unexpectedEnd),
+            (#""abc"#, .unexpectedEnd),
+        ]
+        for (text, kind) in bad {
+            XCTAssertThrowsError(try parse(text), text) { e in
+                XCTAssertEqual((e as? JSONError)?.kind, kind, "\(text): \(e)")
+            }
+        }
+    }
+
+    func testInvalidUTF8IsRejected() {
+        for bytes: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22], [0x22, 0xE2, 0x82, 0x22]] {
+            let r = JSONReader(bytes: bytes)
+            XCTAssertThrowsError(try r.readValue()) { e in XCTAssertEqual((e as? JSONError)?.kind, .invalidUTF8) }
+        }
+    }
+
+    func testErrorsSayWhere() {
+        let text = "{\n  \"users\": {\n    \"u1\": {\"name\": \"A\", \"age\": 1x}\n  }\n}"
+        XCTAssertThrowsError(try parse(text)) { e in
+            let j = e as! JSONError
+            XCTAssertEqual(j.line, 3)
+            XCTAssertEqual(j.column, 33)
+            XCTAssertEqual(j.offset, 47)
+            XCTAssertEqual(j.pointer, "/users/u1/age")
+            XCTAssertTrue(j.description.hasPrefix("3:33 (byte 47) at /users/u1/age: unexpected 'x'"), j.description)
+        }
+        XCTAssertThrowsError(try parse(#"{"a":[1,2,{"b~/c":"\q"}]}"#)) { e in
+            XCTAssertEqual((e as! JSONError).pointer, "/a/2/b~0~1c")
+        }
+    }
+
+    func testDeepNestingGivesACleanError() {
+        let text = String(repeating: "[", count: 100_000)
+        XCTAssertThrowsError(try parse(text)) { e in
+            XCTAssertEqual((e as? JSONError)?.kind, .depthLimit)
+        }
+        let ok = String(repeating: "[", count: 30) + String(repeating: "]", count: 30)
+        XCTAssertThrowsError(try parse(ok, options: .init(maxDepth: 29)))
+        XCTAssertNoThrow(try parse(ok, options: .init(maxDepth: 30)))
+    }
+
+    func testByteOrderMarkIsSkipped() throws {
+        XCTAssertEqual(try JSONReader(bytes: [0xEF, 0xBB, 0xBF] + Array("{}".utf8)).readValue(), .object([:]))
+    }
+
+    func testRelaxedModeAcceptsCommentsAndLineBreaksInStrings() throws {
+        let text = "{\n // rules\n \"a\": /* x */ \"auth != null &&\n   true\"\n}"
+        XCTAssertThrowsError(try parse(text))
+        let v = try parse(text, options: .init(relaxed: true))
+        XCTAssertEqual(v, .object(["a": .string("auth != null &&\n   true")]))
+    }
+
+    func testHugeStringsCanBeReadInChunks() throws {
+        let payload = String(repeating: "abcdefgh", count: 300_000) + "\\n" + String(repeating: "é", count: 1000)
+        let text = "[\"" + payload + "\", 1]"
+        let r = JSONReader(source: MemoryByteSource(Array(text.utf8), chunkSize: 4099), options: .init(bufferSize: 4096))
+        XCTAssertEqual(try r.next(), .beginArray)
+        var collected: [UInt8] = []
+        var pieces = 0
+        try r.readStringChunks { collected.append(contentsOf: $0); pieces += 1 }
+        XCTAssertEqual(String(decoding: collected, as: UTF8.self), String(repeating: "abcdefgh", count: 300_000) + "\n" + String(repeating: "é", count: 1000))
+        XCTAssertGreaterThan(pieces, 10)
+        XCTAssertEqual(try r.next(), .number)
+        XCTAssertEqual(try r.next(), .endArray)
+        XCTAssertEqual(try r.next(), .end)
+    }
+
+    func testSizeLimitStopsHugeValues() {
+        let text = "\"" + String(repeating: "x", count: 10_000) + "\""
+        XCTAssertThrowsError(try parse(text, options: .init(maxValueBytes: 1000, bufferSize: 256))) { e in
+            XCTAssertEqual((e as? JSONError)?.kind, .sizeLimit)
+        }
+    }
+
+    func testSkipValueAndTransfer() throws {
+        let text = #"{"skip":{"a":[1,{"b":"\u00e9"}]},"keep":{"x":[true,false,null,"s\"q"],"n":-1.5e3}}"#
+        let r = JSONReader(source: MemoryByteSource(text))
+        let sink = MemoryByteSink()
+        let w = JSONWriter(sink: sink)
+        XCTAssertEqual(try r.next(), .beginObject)
+        XCTAssertEqual(try r.next(), .name)
+        XCTAssertEqual(r.stringValue, "skip")
+        try r.skipValue()
+        XCTAssertEqual(try r.next(), .name)
+        try r.transfer(to: w)
+        try w.flush()
+        XCTAssertEqual(sink.string, #"{"x":[true,false,null,"s\"q"],"n":-1.5e3}"#)
+        XCTAssertEqual(try r.next(), .endObject)
+        XCTAssertEqual(try r.next(), .end)
+        XCTAssertThrowsError(try r.readValue())
+    }
+
+    func testMultipleDocuments() throws {
+        let r = JSONReader(source: MemoryByteSource("{\"a\":1}\n[2]\n\n3\n"), options: .init(multipleDocuments: true))
+        XCTAssertEqual(try r.readValue(), .object(["a": .number("1")]))
+        XCTAssertEqual(try r.readValue(), .array([.number("2")]))
+        XCTAssertEqual(try r.readValue(), .number("3"))
+        XCTAssertEqual(try r.next(), .end)
+    }
+}
