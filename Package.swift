@@ -12,6 +12,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -21,7 +23,15 @@ let package = Package(
         ),
         .target(name: "ArchiveKit", dependencies: ["CArchive"]),
         .target(name: "JSONStream"),
-        .target(name: "DumpKit", dependencies: ["JSONStream", "ArchiveKit"]),
+        .target(
+            name: "DumpKit",
+            dependencies: [
+                "JSONStream",
+                "ArchiveKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
         .executableTarget(
             name: "dumpkit",
             dependencies: [
