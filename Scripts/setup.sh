@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what DumpKit needs on Debian when it is missing: libarchive-dev (the C library the
+# ArchiveKit module wraps) and the archive/compression tools the interoperability tests compare with.
+set -euo pipefail
+
+need=()
+pkg-config --exists libarchive 2>/dev/null || need+=(libarchive-dev pkg-config)
+command -v bsdtar >/dev/null || need+=(libarchive-tools)
+command -v unzip >/dev/null || need+=(unzip)
+command -v zip >/dev/null || need+=(zip)
+command -v zstd >/dev/null || need+=(zstd)
+command -v xz >/dev/null || need+=(xz-utils)
+command -v bzip2 >/dev/null || need+=(bzip2)
+command -v file >/dev/null || need+=(file)
+command -v jq >/dev/null || need+=(jq)
+
+if [ ${#need[@]} -gt 0 ]; then
+    echo "setup: installing ${need[*]}" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "setup: Swift 6 is required (https://www.swift.org/install/linux/)" >&2; exit 1; }

@@ -1,0 +1,120 @@
+import ArchiveKit
+import JSONStream
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An input path or `-` (standard input), decompressed on the fly when its magic bytes say gzip,
+/// zstd, xz or bzip2.
+public final class InputFile: JSONByteSource {
+    /// The name used in messages (`-` is shown as `<stdin>`).
+    public let name: String
+    /// Size of the file on disk, when known (for progress and ETA).
+    public let size: Int64?
+    /// The compression that was detected.
+    public let compression: CompressionFilter
+    private let fd: Int32
+    private let ownsDescriptor: Bool
+    private var prefix: [UInt8]
+    private var decompressor: DecompressingReader?
+    private var plainBytesRead: Int64 = 0
+
+    /// Opens `path` for reading; fails with a clear `InputError` for a missing file or a directory.
+    public init(path: String) throws {
+        if path == "-" {
+            name = "<stdin>"
+            fd = STDIN_FILENO
+            ownsDescriptor = false
+            size = nil
+        } else {
+            name = path
+            var st = stat()
+            guard stat(path, &st) == 0 else { throw InputError(file: path, message: "cannot open: \(String(cString: strerror(errno)))") }
+            if (st.st_mode & S_IFMT) == S_IFDIR { throw InputError(file: path, message: "is a directory, expected a file") }
+            let d = open(path, O_RDONLY | O_CLOEXEC)
+            guard d >= 0 else { throw InputError(file: path, message: "cannot open: \(String(cString: strerror(errno)))") }
+            fd = d
+            ownsDescriptor = true
+            size = (st.st_mode & S_IFMT) == S_IFREG ? Int64(st.st_size) : nil
+        }
+        // Sniff the magic bytes; they are served again before the rest.
+        var magic = [UInt8](repeating: 0, count: 6)
+        var got = 0
+        while got < magic.count {
+            let n = magic.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 {
+                let message = String(cString: strerror(errno))
+                if ownsDescriptor { close(fd) }
+                throw InputError(file: name, message: "cannot read: \(message)")
+            }
+            if n == 0 { break }
+            got += n
+        }
+        prefix = Array(magic[0..<got])
+        compression = prefix.withUnsafeBytes { CompressionFilter.detect(magic: $0) }
+        if compression != .none {
+            do {
+                decompressor = try DecompressingReader(fileDescriptor: fd, prefix: prefix, name: name)
+            } catch {
+                if ownsDescriptor { close(fd) }
+                throw InputError(file: name, message: error.description)
+            }
+            prefix = []
+        }
+    }
+
+    deinit { if ownsDescriptor { close(fd) } }
+
+    /// Bytes consumed from the file so far (compressed bytes for compressed input), for progress.
+    public var bytesRead: Int64 { decompressor?.compressedBytesRead ?? plainBytesRead }
+
+    /// Called after every read with `bytesRead`.
+    public var onRead: ((Int64) -> Void)?
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = try readBytes(into: buffer)
+        onRead?(bytesRead)
+        return n
+    }
+
+    private func readBytes(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        if let decompressor {
+            do {
+                return try decompressor.read(into: buffer)
+            } catch {
+                throw InputError(file: name, message: error.description)
+            }
+        }
+        if !prefix.isEmpty {
+            let n = min(prefix.count, buffer.count)
+            prefix.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: n) }
+            prefix.removeFirst(n)
+            plainBytesRead += Int64(n)
+            return n
+        }
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress!, buffer.count)
+            if n >= 0 {
+                plainBytesRead += Int64(n)
+                return n
+            }
+            if errno == EINTR { continue }
+            throw InputError(file: name, message: "cannot read: \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// A file that cannot be opened or read (as opposed to bad JSON inside it).
+public struct InputError: Error, CustomStringConvertible, Sendable {
+    public let file: String
+    public let message: String
+    public init(file: String, message: String) {
+        self.file = file
+        self.message = message
+    }
+    public var description: String { "\(file): \(message)" }
+}

@@ -1,0 +1,135 @@
+import ArchiveKit
+import JSONStream
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An output path or `-` (standard output), written to a temporary file beside the target and
+/// renamed over it only by `commit()`; compressed when the name ends in `.gz`, `.zst`, `.xz` or `.bz2`.
+///
+/// Until `commit()`, an existing file at the path is untouched; `abort()` (or deinit without
+/// commit) removes the temporary file, so a failed run never leaves a partial output.
+public final class OutputFile: JSONByteSink {
+    public let path: String
+    public let compression: CompressionFilter
+    private let fd: Int32
+    private let temporaryPath: String?
+    private var compressor: CompressingWriter?
+    private var finished = false
+    /// Bytes handed to `write` (before compression).
+    public private(set) var bytesWritten: Int64 = 0
+
+    /// Creates the temporary file; fails with an `OutputError` when the directory is not writable.
+    public init(path: String, compression: CompressionFilter? = nil, level: Int? = nil, threads: Int? = nil) throws {
+        self.path = path
+        if path == "-" {
+            fd = STDOUT_FILENO
+            temporaryPath = nil
+            self.compression = compression ?? .none
+        } else {
+            var st = stat()
+            if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+                throw OutputError(file: path, message: "is a directory, expected a file name")
+            }
+            let dir = OutputFile.directory(of: path)
+            let base = path.split(separator: "/").last.map(String.init) ?? path
+            var template = Array("\(dir)/.\(base).dumpkit-XXXXXX".utf8CString)
+            let d = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard d >= 0 else {
+                throw OutputError(file: path, message: "cannot create a file in \(dir): \(String(cString: strerror(errno)))")
+            }
+            fd = d
+            temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            self.compression = compression ?? CompressionFilter.forPath(path)
+        }
+        if self.compression != .none {
+            do {
+                compressor = try CompressingWriter(fileDescriptor: fd, filter: self.compression, level: level, threads: threads, name: path)
+            } catch {
+                abort()
+                throw OutputError(file: path, message: error.description)
+            }
+        }
+    }
+
+    deinit { if !finished { abort() } }
+
+    /// The folder part of a path (`.` for a bare name).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        bytesWritten += Int64(bytes.count)
+        if let compressor {
+            do { try compressor.write(bytes) } catch { throw OutputError(file: path, message: error.description) }
+            return
+        }
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw OutputError(file: path, message: "cannot write: \(String(cString: strerror(errno)))")
+            }
+            done += n
+        }
+    }
+
+    /// Finishes compression, syncs, and renames the temporary file over `path`.
+    public func commit() throws {
+        guard !finished else { return }
+        do {
+            try compressor?.finish()
+        } catch {
+            abort()
+            throw OutputError(file: path, message: error.description)
+        }
+        guard let temporaryPath else {
+            finished = true
+            return
+        }
+        if fsync(fd) != 0 || close(fd) != 0 {
+            let message = String(cString: strerror(errno))
+            finished = true
+            unlink(temporaryPath)
+            throw OutputError(file: path, message: "cannot write: \(message)")
+        }
+        // mkstemp creates 0600; give the output the usual permissions.
+        let mask = umask(0)
+        umask(mask)
+        chmod(temporaryPath, 0o666 & ~mask)
+        finished = true
+        guard rename(temporaryPath, path) == 0 else {
+            let message = String(cString: strerror(errno))
+            unlink(temporaryPath)
+            throw OutputError(file: path, message: "cannot replace the file: \(message)")
+        }
+    }
+
+    /// Discards the temporary file; the target path is left as it was.
+    public func abort() {
+        guard !finished else { return }
+        finished = true
+        compressor = nil
+        if let temporaryPath {
+            close(fd)
+            unlink(temporaryPath)
+        }
+    }
+}
+
+/// An output that cannot be created or written.
+public struct OutputError: Error, CustomStringConvertible, Sendable {
+    public let file: String
+    public let message: String
+    public init(file: String, message: String) {
+        self.file = file
+        self.message = message
+    }
+    public var description: String { "\(file): \(message)" }
+}

@@ -1,0 +1,52 @@
+import JSONStream
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// An anonymous temporary file: written first, then read back from the start; unlinked on creation,
+/// so it disappears with the process whatever happens.
+final class TemporaryFile: JSONByteSink, JSONByteSource {
+    private let fd: Int32
+    private var readOffset: Int64 = 0
+    private(set) var size: Int64 = 0
+
+    init(directory: String? = nil) throws {
+        let dir = directory ?? (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp")
+        var template = Array((dir + "/dumpkit-XXXXXX").utf8CString)
+        let d = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard d >= 0 else { throw OutputError(file: dir, message: "cannot create a temporary file: \(String(cString: strerror(errno)))") }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        fd = d
+    }
+
+    deinit { close(fd) }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(size))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw OutputError(file: "temporary file", message: "cannot write: \(String(cString: strerror(errno)))")
+            }
+            done += n
+            size += Int64(n)
+        }
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            let n = pread(fd, buffer.baseAddress!, buffer.count, off_t(readOffset))
+            if n >= 0 {
+                readOffset += Int64(n)
+                return n
+            }
+            if errno != EINTR {
+                throw InputError(file: "temporary file", message: "cannot read: \(String(cString: strerror(errno)))")
+            }
+        }
+    }
+}

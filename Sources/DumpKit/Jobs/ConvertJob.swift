@@ -1,0 +1,72 @@
+import JSONStream
+
+/// `dumpkit convert`: a dump tree to NDJSON records and back, re-formatting and recompressing on
+/// the way, in one streaming pass.
+public struct ConvertJob {
+    public var input: String
+    public var output: String
+    /// Input format; `nil` guesses from the file name (JSON when it says nothing).
+    public var from: DumpFormat?
+    /// Output format; `nil` guesses from the file name (JSON when it says nothing).
+    public var to: DumpFormat?
+    /// Patterns of the records written as NDJSON lines (default: the root's children, `/*`).
+    public var records: [PathPattern] = []
+    public var writerOptions: JSONWriter.Options = .compact
+    public var compressionLevel: Int?
+    public var threads: Int?
+
+    public init(input: String, output: String) {
+        self.input = input
+        self.output = output
+    }
+
+    /// What a run did.
+    public struct Summary: Sendable {
+        public var records: Int
+        public var bytesIn: Int64
+        public var bytesOut: Int64
+    }
+
+    /// Runs the conversion; the output appears only if it succeeds.
+    public func run(progress: Progress? = nil) throws -> Summary {
+        let from = self.from ?? DumpFormat.forPath(input) ?? .json
+        let to = self.to ?? DumpFormat.forPath(output) ?? .json
+        if to == .ndjson && writerOptions.pretty {
+            throw UsageError("--pretty makes no sense for NDJSON output (one record per line)")
+        }
+        let inFile = try InputFile(path: input)
+        progress?.attach(inFile)
+        let outFile = try OutputFile(path: output, level: compressionLevel, threads: threads)
+        do {
+            let reader: RecordReader
+            switch from {
+            case .json:
+                let patterns = records.isEmpty && to == .ndjson ? [try PathPattern("/*")] : records
+                reader = DumpReader(source: inFile, patterns: patterns, sourceName: inFile.name)
+            case .ndjson:
+                reader = NDJSONReader(source: inFile, sourceName: inFile.name)
+            }
+            let jsonWriter = JSONWriter(sink: outFile, options: writerOptions)
+            let writer: RecordWriter = to == .json ? DumpWriter(writer: jsonWriter) : NDJSONWriter(writer: jsonWriter)
+            let pipeline = Pipeline()
+            pipeline.onRecord = { progress?.recordDone() }
+            try pipeline.run(reader: reader, writer: writer)
+            try outFile.commit()
+            progress?.finish()
+            return Summary(records: pipeline.recordsRead, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten)
+        } catch {
+            outFile.abort()
+            progress?.finish()
+            throw error
+        }
+    }
+}
+
+/// Options that do not fit together or values out of range (exit code 2).
+public struct UsageError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ message: String) { description = message }
+}
+
+/// An error in the data itself rather than in how it was given: the command exits with 1.
+public protocol DataError: Error {}

@@ -1,0 +1,250 @@
+import Foundation
+import JSONStream
+
+/// Runs reader -> transformers -> writer, records in input order, memory bounded.
+///
+/// Cheap transformers run inline on the reading thread. When a transformer declares
+/// `maxConcurrency > 1`, records go through an ordered window of that size on worker threads: at
+/// most that many are in flight, results leave in input order, and the first error stops reading,
+/// waits for the records in flight and is rethrown (the caller then discards its output).
+public final class Pipeline {
+    public let transformers: [RecordTransformer]
+    /// Called on the reading thread after each record is read.
+    public var onRecord: (() -> Void)?
+    /// Records read so far.
+    public private(set) var recordsRead = 0
+
+    public init(transformers: [RecordTransformer] = []) {
+        self.transformers = transformers
+    }
+
+    /// The window size: the smallest `maxConcurrency` above 1, or 1 when every step is cheap.
+    public var window: Int {
+        transformers.map(\.maxConcurrency).filter { $0 > 1 }.min() ?? 1
+    }
+
+    /// Streams every record from `reader` through the transformers to `writer`, then finishes it.
+    public func run(reader: RecordReader, writer: RecordWriter) throws {
+        if window > 1 {
+            try runWindowed(reader: reader, writer: writer, window: window)
+        } else {
+            while let record = try reader.next(passThrough: writer.passThrough) {
+                recordsRead += 1
+                onRecord?()
+                for out in try apply(record) { try writer.write(out, from: record.path) }
+            }
+        }
+        try writer.finish()
+    }
+
+    /// Applies every transformer in order.
+    func apply(_ record: Record) throws -> [Record] {
+        var current = [record]
+        for t in transformers {
+            var next: [Record] = []
+            for r in current {
+                do {
+                    next += try t.transform(r)
+                } catch let e as PipelineError {
+                    throw e
+                } catch {
+                    throw PipelineError(step: t.name, pointer: r.pointer, underlying: error)
+                }
+            }
+            current = next
+        }
+        return current
+    }
+
+    private func runWindowed(reader: RecordReader, writer: RecordWriter, window: Int) throws {
+        let recorder = writer.passThrough.map { PassThroughRecorder(target: $0) }
+        var queue: [Slot] = []
+        var head = 0
+        let inFlight = DispatchSemaphore(value: window)
+        let group = DispatchGroup()
+        let cancelled = CancelFlag()
+        let transformers = self  // captured for apply; the pipeline itself is not shared otherwise
+
+        func drain(all: Bool) throws {
+            while head < queue.count {
+                let slot = queue[head]
+                if !all && !slot.isDone && queue.count - head <= window * 2 { return }
+                switch try slot.wait() {
+                case .passThrough(let events): try recorder?.replay(events)
+                case .records(let original, let records):
+                    for r in records { try writer.write(r, from: original) }
+                }
+                queue[head] = .finished
+                head += 1
+                if head > 1024 && head * 2 > queue.count {
+                    queue.removeFirst(head)
+                    head = 0
+                }
+            }
+        }
+
+        do {
+            while let record = try reader.next(passThrough: recorder) {
+                recordsRead += 1
+                onRecord?()
+                if let events = recorder?.take() { queue.append(.ready(.passThrough(events))) }
+                let job = Job(original: record.path)
+                queue.append(.job(job))
+                inFlight.wait()
+                group.enter()
+                let box = UncheckedBox(transformers)
+                DispatchQueue.global().async {
+                    defer {
+                        inFlight.signal()
+                        group.leave()
+                    }
+                    if cancelled.isSet {
+                        job.fail(CancellationError())
+                        return
+                    }
+                    do {
+                        job.succeed(try box.value.apply(record))
+                    } catch {
+                        cancelled.set()
+                        job.fail(error)
+                    }
+                }
+                try drain(all: false)
+            }
+            if let events = recorder?.take() { queue.append(.ready(.passThrough(events))) }
+            try drain(all: true)
+        } catch {
+            cancelled.set()
+            group.wait()
+            // Report the earliest failing record rather than a cancellation.
+            for slot in queue[head...] {
+                if case .job(let j) = slot, let e = j.error, !(e is CancellationError) { throw e }
+            }
+            throw error
+        }
+    }
+}
+
+/// One entry of the ordered window: pass-through content or a record's transformation.
+private enum Slot {
+    enum Output {
+        case passThrough([PassThroughRecorder.Event])
+        case records(original: [String], [Record])
+    }
+
+    case ready(Output)
+    case job(Job)
+    case finished
+
+    var isDone: Bool {
+        switch self {
+        case .ready, .finished: return true
+        case .job(let j): return j.isDone
+        }
+    }
+
+    func wait() throws -> Output {
+        switch self {
+        case .ready(let o): return o
+        case .job(let j): return .records(original: j.original, try j.wait())
+        case .finished: return .records(original: [], [])
+        }
+    }
+}
+
+/// A record being transformed on a worker thread.
+private final class Job: @unchecked Sendable {
+    let original: [String]
+    private let condition = NSCondition()
+    private var result: [Record]?
+    private(set) var error: Error?
+
+    init(original: [String]) { self.original = original }
+
+    var isDone: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return result != nil || error != nil
+    }
+
+    func succeed(_ records: [Record]) {
+        condition.lock()
+        result = records
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func fail(_ e: Error) {
+        condition.lock()
+        error = e
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait() throws -> [Record] {
+        condition.lock()
+        defer { condition.unlock() }
+        while result == nil && error == nil { condition.wait() }
+        if let error { throw error }
+        return result!
+    }
+}
+
+private final class CancelFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+/// Hands a value to a worker thread; used for the pipeline, whose `apply` only reads immutable
+/// transformers (which are `Sendable`).
+private struct UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// Records pass-through content while records are in flight, and replays it in order.
+final class PassThroughRecorder: PassThroughSink {
+    enum Event {
+        case begin(isObject: Bool)
+        case end
+        case name(String)
+        case value([UInt8])
+    }
+
+    private let target: PassThroughSink
+    private var events: [Event] = []
+
+    init(target: PassThroughSink) { self.target = target }
+
+    func beginContainer(isObject: Bool) throws { events.append(.begin(isObject: isObject)) }
+    func endContainer() throws { events.append(.end) }
+    func name(_ key: String) throws { events.append(.name(key)) }
+    func transferValue(from reader: JSONReader) throws {
+        let sink = MemoryByteSink()
+        let w = JSONWriter(sink: sink)
+        try reader.transfer(to: w)
+        try w.flush()
+        events.append(.value(sink.bytes))
+    }
+
+    /// The events recorded since the last call.
+    func take() -> [Event]? {
+        guard !events.isEmpty else { return nil }
+        defer { events = [] }
+        return events
+    }
+
+    /// Sends recorded events to the real sink.
+    func replay(_ list: [Event]) throws {
+        for e in list {
+            switch e {
+            case .begin(let o): try target.beginContainer(isObject: o)
+            case .end: try target.endContainer()
+            case .name(let n): try target.name(n)
+            case .value(let bytes): try target.transferValue(from: JSONReader(bytes: bytes))
+            }
+        }
+    }
+}

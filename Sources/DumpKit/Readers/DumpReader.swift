@@ -1,0 +1,104 @@
+import JSONStream
+
+/// Streams a dump tree and yields the subtrees that path patterns match as records; everything else
+/// is passed through token by token without being built in memory.
+public final class DumpReader: RecordReader {
+    private struct Level {
+        var isObject: Bool
+        var active: [Int]  // patterns whose first segments match the path to this container
+        var index: Int = 0  // next array index
+    }
+
+    public let reader: JSONReader
+    public let patterns: [PathPattern]
+    private var levels: [Level] = []
+    private var path: [String] = []
+    private var started = false
+    private var finished = false
+
+    /// Reads `source`; `patterns` name the records (none: the whole dump passes through).
+    public init(source: JSONByteSource, patterns: [PathPattern], options: JSONReader.Options = .init(), sourceName: String? = nil) {
+        reader = JSONReader(source: source, options: options, sourceName: sourceName)
+        self.patterns = patterns
+    }
+
+    public func next(passThrough sink: PassThroughSink?) throws -> Record? {
+        if !started {
+            started = true
+            if let record = try readRoot(sink) { return record }
+        }
+        while let level = levels.last {
+            let k = try reader.peek()
+            if k == .endObject || k == .endArray {
+                try reader.next()
+                levels.removeLast()
+                if !levels.isEmpty { path.removeLast() }
+                try sink?.endContainer()
+                continue
+            }
+            let key: String
+            if level.isObject {
+                try reader.next()
+                key = reader.stringValue
+            } else {
+                key = String(level.index)
+                levels[levels.count - 1].index += 1
+            }
+            let depth = path.count
+            var exact: Int? = nil
+            var deeper: [Int] = []
+            for i in level.active where patterns[i].segmentMatches(key, at: depth) {
+                if patterns[i].depth == depth + 1 {
+                    if exact == nil { exact = i }
+                } else {
+                    deeper.append(i)
+                }
+            }
+            if let exact {
+                let recordPath = path + [key]
+                let value = try reader.readValue()
+                return Record(path: recordPath, captures: patterns[exact].match(recordPath) ?? [:], value: value)
+            }
+            let next = try reader.peek()
+            if !deeper.isEmpty && (next == .beginObject || next == .beginArray) {
+                if level.isObject { try sink?.name(key) }
+                try reader.next()
+                try sink?.beginContainer(isObject: next == .beginObject)
+                levels.append(Level(isObject: next == .beginObject, active: deeper))
+                path.append(key)
+                continue
+            }
+            if let sink {
+                if level.isObject { try sink.name(key) }
+                try sink.transferValue(from: reader)
+                continue
+            }
+            return Record(path: path + [key], value: try reader.readValue())
+        }
+        if !finished {
+            finished = true
+            let k = try reader.next()
+            guard k == .end else { throw reader.error(.trailingData, "unexpected data after the JSON value") }
+        }
+        return nil
+    }
+
+    /// Handles the root value: a record itself, a container to descend into, or pass-through.
+    private func readRoot(_ sink: PassThroughSink?) throws -> Record? {
+        let k = try reader.peek()
+        if patterns.contains(where: { $0.depth == 0 }) {
+            return Record(path: [], value: try reader.readValue())
+        }
+        if !patterns.isEmpty && (k == .beginObject || k == .beginArray) {
+            try reader.next()
+            try sink?.beginContainer(isObject: k == .beginObject)
+            levels.append(Level(isObject: k == .beginObject, active: Array(patterns.indices)))
+            return nil
+        }
+        if let sink {
+            try sink.transferValue(from: reader)
+            return nil
+        }
+        return Record(path: [], value: try reader.readValue())
+    }
+}

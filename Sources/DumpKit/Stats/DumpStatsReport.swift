@@ -1,0 +1,58 @@
+import JSONStream
+
+extension DumpStats {
+    /// The statistics as a JSON value (for `dumpkit stats --json`).
+    public var jsonValue: JSONValue {
+        .object([
+            "bytes": .number(JSONNumber(totalBytes)),
+            "maxDepth": .number(JSONNumber(maxDepth)),
+            "maxDepthPointer": .string(maxDepthPointer),
+            "longestKey": .object(["bytes": .number(JSONNumber(longestKeyBytes)), "pointer": .string(longestKeyPointer)]),
+            "forbiddenKeys": .object(["count": .number(JSONNumber(forbiddenKeyCount)), "first": .array(forbiddenKeys.map { .string($0) })]),
+            "base64Images": .object(["count": .number(JSONNumber(base64Images)), "bytes": .number(JSONNumber(base64ImageBytes))]),
+            "patterns": .array(patterns.map { p in
+                .object([
+                    "pattern": .string(p.pattern),
+                    "count": .number(JSONNumber(p.count)),
+                    "bytes": .number(JSONNumber(p.bytes)),
+                    "types": .object(JSONObject(p.types.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(p.types[$0]!))) })),
+                ])
+            }),
+        ])
+    }
+
+    /// Patterns of objects whose children are variable keys: good `--records` choices.
+    public var suggestedRecordPatterns: [String] {
+        patterns.filter { $0.pattern.hasSuffix("/{id}") && !$0.pattern.dropLast(5).contains("{id}") && ($0.types["object"] ?? 0) > 0 }
+            .map(\.pattern)
+    }
+
+    /// A report for people: a table of patterns and the notable findings.
+    public var text: String {
+        var lines: [String] = []
+        lines.append("\(Progress.format(bytes: totalBytes)) in all, depth \(maxDepth)" + (maxDepthPointer.isEmpty ? "" : " (at \(maxDepthPointer))"))
+        let width = min(70, patterns.map(\.pattern.count).max() ?? 10)
+        lines.append("")
+        lines.append("pattern".padding(width) + "       count        bytes  types")
+        for p in patterns {
+            let types = p.types.keys.sorted().map { "\($0) \(p.types[$0]!)" }.joined(separator: ", ")
+            lines.append(p.pattern.padding(width) + " " + String(p.count).leftPadding(11) + " " + Progress.format(bytes: p.bytes).leftPadding(12) + "  " + types)
+        }
+        lines.append("")
+        lines.append("longest key: \(longestKeyBytes) bytes" + (longestKeyPointer.isEmpty ? "" : " at \(longestKeyPointer)"))
+        if forbiddenKeyCount > 0 {
+            lines.append("keys the Realtime Database forbids: \(forbiddenKeyCount), e.g. " + forbiddenKeys.prefix(5).joined(separator: ", "))
+        } else {
+            lines.append("keys the Realtime Database forbids: none")
+        }
+        lines.append("strings that look like base64 files: \(base64Images) (\(Progress.format(bytes: base64ImageBytes)))")
+        let suggested = suggestedRecordPatterns
+        if !suggested.isEmpty { lines.append("record patterns: " + suggested.joined(separator: " ")) }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension String {
+    fileprivate func padding(_ n: Int) -> String { count >= n ? self : self + String(repeating: " ", count: n - count) }
+    fileprivate func leftPadding(_ n: Int) -> String { count >= n ? self : String(repeating: " ", count: n - count) + self }
+}

@@ -1,0 +1,69 @@
+import JSONStream
+
+/// Writes records given by absolute paths into a tree, opening and closing objects as paths
+/// change; records must come grouped by path (a closed object is never reopened). It remembers the
+/// paths of the objects it closed (not of the records), to refuse reopening one.
+final class PathPlacer {
+    private let writer: JSONWriter
+    /// Depth of the object the placer writes into (its keys are not written).
+    private let baseDepth: Int
+    private var open: [String] = []  // keys of the objects opened below the base
+    private var closed: Set<[String]> = []
+
+    init(writer: JSONWriter, baseDepth: Int) {
+        self.writer = writer
+        self.baseDepth = baseDepth
+    }
+
+    /// The top-level keys (first key below the base) that the placer has written.
+    private(set) var topKeys: Set<String> = []
+
+    /// Places `value` at `path` (the full path from the root).
+    func place(_ path: [String], _ value: JSONValue) throws {
+        guard path.count > baseDepth else { throw PlacementError.notBelowBase(JSONPointer.string(path)) }
+        let rel = Array(path[baseDepth...])
+        var common = 0
+        while common < open.count, common < rel.count - 1, open[common] == rel[common] { common += 1 }
+        while open.count > common {
+            try writer.endObject()
+            closed.insert(open)
+            open.removeLast()
+        }
+        for key in rel[common..<(rel.count - 1)] {
+            open.append(key)
+            if closed.contains(open) { throw PlacementError.outOfOrder(JSONPointer.string(path)) }
+            if open.count == 1 { topKeys.insert(key) }
+            try writer.name(key)
+            try writer.beginObject()
+        }
+        if open.count == 0 { topKeys.insert(rel[0]) }
+        try writer.name(rel[rel.count - 1])
+        try writer.value(value)
+    }
+
+    /// Closes every object the placer opened.
+    func closeAll() throws {
+        while !open.isEmpty {
+            try writer.endObject()
+            open.removeLast()
+        }
+    }
+}
+
+/// A record that cannot be placed in the output tree.
+public enum PlacementError: Error, CustomStringConvertible, Sendable {
+    case outOfOrder(String)
+    case notBelowBase(String)
+    case conflict(String)
+
+    public var description: String {
+        switch self {
+        case .outOfOrder(let p):
+            return "record \(p) comes after its parent object was closed; records must be grouped by path (sort the NDJSON by path)"
+        case .notBelowBase(let p):
+            return "record \(p) cannot be placed: it would replace the whole document"
+        case .conflict(let p):
+            return "records are moved to \(p), which the input already has; move them to a new path"
+        }
+    }
+}

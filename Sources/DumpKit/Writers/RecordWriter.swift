@@ -1,0 +1,10 @@
+/// A writer of records: a dump tree (`DumpWriter`) or NDJSON lines (`NDJSONWriter`).
+public protocol RecordWriter: AnyObject {
+    /// Where content outside records goes; `nil` when this writer only takes records.
+    var passThrough: PassThroughSink? { get }
+    /// Writes a record; `original` is the path it was read at (`nil` when it has none), so a record
+    /// that kept its path is written in place and a moved one is placed at its new path.
+    func write(_ record: Record, from original: [String]?) throws
+    /// Ends the output (closing what is open) and flushes it.
+    func finish() throws
+}

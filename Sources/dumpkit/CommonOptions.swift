@@ -1,0 +1,46 @@
+import ArgumentParser
+import DumpKit
+import Foundation
+
+/// Options every command shares.
+struct CommonOptions: ParsableArguments {
+    @Flag(name: .shortAndLong, help: "Print nothing but errors (no progress line).")
+    var quiet = false
+
+    /// A progress reporter drawing one line on standard error, when that is a terminal.
+    func progress() -> Progress? {
+        guard !quiet, isatty(STDERR_FILENO) != 0 else { return nil }
+        return Progress { snapshot in
+            let line = "\r\u{1B}[K" + snapshot.line + (snapshot.done ? "\n" : "")
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
+    /// Prints a message for people on standard error unless `--quiet`.
+    func note(_ message: String) {
+        guard !quiet else { return }
+        FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+}
+
+/// Exit codes: 0 ok, 1 findings or data errors, 2 usage or input errors.
+enum Exit {
+    static let findings = ExitCode(1)
+    static let input = ExitCode(2)
+}
+
+/// Runs a command body, turning library errors into one clear line on standard error and the
+/// documented exit code.
+func reportingErrors<T>(_ body: () throws -> T) throws -> T {
+    do {
+        return try body()
+    } catch let e as ExitCode {
+        throw e
+    } catch let e as UsageError {
+        FileHandle.standardError.write(Data("dumpkit: error: \(e)\n".utf8))
+        throw Exit.input
+    } catch {
+        FileHandle.standardError.write(Data("dumpkit: error: \(error)\n".utf8))
+        throw error is DataError ? Exit.findings : Exit.input
+    }
+}

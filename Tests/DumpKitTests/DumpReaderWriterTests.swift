@@ -1,0 +1,113 @@
+import DumpKit
+import JSONStream
+import XCTest
+
+/// Reading records out of a tree and writing the tree back around them.
+final class DumpReaderWriterTests: XCTestCase {
+    private let dump = #"{"meta":{"version":1},"v1":{"todolist":{"-Ka":{"title":"a","n":1},"-Kb":{"title":"b"},"-Kc":{"title":"c"}},"empty":{}},"list":[{"x":1},{"x":2}]}"#
+
+    /// Runs `transform` over the records `patterns` match and returns the written tree.
+    private func rewrite(_ text: String, _ patterns: [String], options: JSONWriter.Options = .compact,
+                         transform: @escaping @Sendable (Record) throws -> [Record] = { [$0] }, concurrency: Int = 1) throws -> String {
+        let reader = DumpReader(source: MemoryByteSource(text), patterns: try patterns.map { try PathPattern($0) })
+        let sink = MemoryByteSink()
+        let writer = DumpWriter(writer: JSONWriter(sink: sink, options: options))
+        try Pipeline(transformers: [ClosureTransformer(concurrency: concurrency, body: transform)]).run(reader: reader, writer: writer)
+        return sink.string
+    }
+
+    func testUnchangedRecordsGiveTheSameBytes() throws {
+        XCTAssertEqual(try rewrite(dump, ["/v1/todolist/{id}"]), dump + "\n")
+        XCTAssertEqual(try rewrite(dump, ["/list/*", "/meta"]), dump + "\n")
+        XCTAssertEqual(try rewrite(dump, []), dump + "\n")
+        XCTAssertEqual(try rewrite(dump, ["/"]), dump + "\n")
+    }
+
+    func testRecordsCarryPathAndCaptures() throws {
+        let reader = DumpReader(source: MemoryByteSource(dump), patterns: [try PathPattern("/v1/todolist/{id}")])
+        var seen: [Record] = []
+        while let r = try reader.next(passThrough: nil) { seen.append(r) }
+        let todo = seen.filter { $0.path.count == 3 }
+        XCTAssertEqual(todo.map(\.captures), [["id": "-Ka"], ["id": "-Kb"], ["id": "-Kc"]])
+        XCTAssertEqual(todo[0].value, .object(["title": .string("a"), "n": .number("1")]))
+        // Content outside the pattern becomes records of its own, so nothing is lost.
+        XCTAssertEqual(seen.filter { $0.path.count != 3 }.map(\.pointer), ["/meta", "/v1/empty", "/list"])
+    }
+
+    func testDeletedAndMovedRecords() throws {
+        let out = try rewrite(dump, ["/v1/todolist/{id}"]) { r in
+            if r.captures["id"] == "-Kb" { return [] }
+            return [Record(path: ["v2", "todolist", r.captures["id"]!], value: r.value)]
+        }
+        // /v1/todolist lost all its records and is left out; /v1/empty was empty already and stays.
+        XCTAssertEqual(out, #"{"meta":{"version":1},"v1":{"empty":{}},"list":[{"x":1},{"x":2}],"v2":{"todolist":{"-Ka":{"title":"a","n":1},"-Kc":{"title":"c"}}}}"# + "\n")
+    }
+
+    func testMovingIntoAnExistingTopLevelKeyIsRefused() {
+        XCTAssertThrowsError(try rewrite(dump, ["/v1/todolist/{id}"]) { r in [Record(path: ["meta", r.captures["id"]!], value: r.value)] }) { e in
+            XCTAssertTrue("\(e)".contains("/meta"), "\(e)")
+        }
+    }
+
+    func testWindowedPipelineKeepsOrder() throws {
+        var members: [String] = []
+        for i in 0..<500 { members.append("\"k\(i)\":{\"v\":\(i)}") }
+        let text = "{\"a\":{" + members.joined(separator: ",") + "},\"z\":[1,{\"b\":2}]}"
+        let out = try rewrite(text, ["/a/{k}"], transform: { r in
+            usleep(UInt32.random(in: 0...300))
+            var v = r.value!.objectValue!
+            v["seen"] = .bool(true)
+            return [Record(path: r.path, value: .object(v))]
+        }, concurrency: 4)
+        let expected = "{\"a\":{" + (0..<500).map { "\"k\($0)\":{\"v\":\($0),\"seen\":true}" }.joined(separator: ",") + "},\"z\":[1,{\"b\":2}]}\n"
+        XCTAssertEqual(out, expected)
+    }
+
+    func testFirstErrorStopsTheWindow() {
+        var members: [String] = []
+        for i in 0..<200 { members.append("\"k\(i)\":\(i)") }
+        let text = "{\"a\":{" + members.joined(separator: ",") + "}}"
+        XCTAssertThrowsError(try rewrite(text, ["/a/{k}"], transform: { r in
+            if r.captures["k"] == "k50" || r.captures["k"] == "k120" { throw UsageError("bad \(r.captures["k"]!)") }
+            return [r]
+        }, concurrency: 3)) { e in
+            XCTAssertTrue("\(e)".contains("bad k50"), "\(e)")
+            XCTAssertTrue("\(e)".contains("/a/k50"), "\(e)")
+        }
+    }
+
+    func testNDJSONRoundTrip() throws {
+        let reader = DumpReader(source: MemoryByteSource(dump), patterns: [try PathPattern("/v1/todolist/{id}")])
+        let nd = MemoryByteSink()
+        try Pipeline().run(reader: reader, writer: NDJSONWriter(writer: JSONWriter(sink: nd)))
+        XCTAssertEqual(nd.string.split(separator: "\n").first, #"{"path":"/meta","value":{"version":1}}"#)
+        XCTAssertEqual(nd.string.split(separator: "\n").count, 6)
+        let back = MemoryByteSink()
+        try Pipeline().run(reader: NDJSONReader(source: MemoryByteSource(nd.bytes)), writer: DumpWriter(writer: JSONWriter(sink: back)))
+        XCTAssertEqual(back.string, dump + "\n")
+    }
+
+    func testNDJSONOutOfOrderIsAnError() {
+        let nd = "{\"path\":\"/a/x\",\"value\":1}\n{\"path\":\"/b/y\",\"value\":2}\n{\"path\":\"/a/z\",\"value\":3}\n"
+        XCTAssertThrowsError(try Pipeline().run(reader: NDJSONReader(source: MemoryByteSource(nd)), writer: DumpWriter(writer: JSONWriter(sink: MemoryByteSink())))) { e in
+            XCTAssertTrue("\(e)".contains("/a/z"), "\(e)")
+        }
+    }
+
+    func testBadNDJSONLinesSayWhichLine() {
+        for (text, expect) in [("{\"path\":\"x\",\"value\":1}", "JSON Pointer"), ("{\"value\":1}", "missing \"path\""), ("[1]", "record 1"), ("{\"path\":\"/a\",\"value\":1}\n{\"path\":\"/b\",\"value\":", "2:")] {
+            XCTAssertThrowsError(try Pipeline().run(reader: NDJSONReader(source: MemoryByteSource(text)), writer: NDJSONWriter(writer: JSONWriter(sink: MemoryByteSink())))) { e in
+                XCTAssertTrue("\(e)".contains(expect), "\(text): \(e)")
+            }
+        }
+    }
+}
+
+/// A transformer made of a closure, for tests.
+struct ClosureTransformer: RecordTransformer {
+    let concurrency: Int
+    let body: @Sendable (Record) throws -> [Record]
+    var name: String { "test-step" }
+    var maxConcurrency: Int { concurrency }
+    func transform(_ record: Record) throws -> [Record] { try body(record) }
+}
