@@ -52,7 +52,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import filecmp
-import hashlib
 import json
 import os
 import platform
@@ -257,8 +256,12 @@ def ensure_dumpkit(path: str | None) -> str:
             raise SystemExit(f"bench: --dumpkit {path} is not an executable file")
         return path
     if not os.access(DEFAULT_DUMPKIT, os.X_OK):
-        print("building dumpkit: swift build -c release --product dumpkit", file=sys.stderr)
-        subprocess.run(["swift", "build", "-c", "release", "--product", "dumpkit"], check=True, cwd=REPO)
+        build = ["swift", "build", "-c", "release", "--product", "dumpkit"]
+        print(f"building dumpkit: {shlex.join(build)}", file=sys.stderr)
+        try:
+            subprocess.run(build, check=True, cwd=REPO)
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise SystemExit(f"bench: could not build dumpkit ({e}); pass --dumpkit PATH")
     return DEFAULT_DUMPKIT
 
 
