@@ -1,0 +1,478 @@
+#!/usr/bin/env python3
+"""Benchmark harness: DumpKit against the tools a user would use instead.
+
+Usage:
+  python3 Benchmarks/bench.py --size 100MB [--runs 3] [--jobs convert,...]
+                              [--dumpkit PATH] [--out BENCHMARKS.md]
+  make bench SIZE=1GB        # writes BENCHMARKS.md
+  make bench-tiny            # 5MB, one run: checks that everything still works
+
+For each job the harness makes sure its dataset exists (generated with
+Scripts/gen_dataset.py and cached in bench-data/ by dataset, size and seed),
+reads it once to warm the page cache, then runs the job's commands in turn
+(A B C A B C ...) --runs times. Each command runs as a direct child; os.wait4
+gives its CPU time (user+sys) and peak RSS, which on Linux include the
+processes it waited for. The table shows the median wall and CPU times, the
+largest peak RSS, throughput (input MB per second of median wall time; MB is
+10^6 bytes) and each tool's median wall time divided by DumpKit's.
+
+A peer's time counts only if its output is equivalent to DumpKit's: parsed
+with json and compared (outputs that are byte-identical pass without
+parsing). Above --max-check-size (300 MB) only the byte comparison runs, and
+the table says when equivalence was not checked. Timings are never asserted:
+the exit status is 1 only if a command fails or an output differs.
+
+The DumpKit binary defaults to .build/release/dumpkit, built with
+`swift build -c release --product dumpkit` when missing.
+
+Adding a job: append a dict to JOBS. For example (CLI forms are illustrative):
+
+    {"name": "extract-blobs", "dataset": "images", "output": "dir",
+     "commands": [
+         {"tool": "dumpkit",
+          "argv": ["{dumpkit}", "extract-blobs", "{in}", "-o", "{out}"]},
+         {"tool": "python", "argv": ["{python}", "{peers}/extract_blobs.py", "{in}", "{out}"]},
+     ],
+     "check": same_tree}
+
+The first command is DumpKit, the reference for ratios and checks. Placeholders
+in argv: {dumpkit}, {python}, {peers}, {in} (the dataset), {out} (a fresh
+output path: a file, or a directory when "output" is "dir"; it is deleted
+before each run). Optional per command: "stdout": "{out}" to capture standard
+output there, "requires": an executable that must be on PATH (otherwise the
+command is skipped and the table says so), "note": text for the notes,
+"ok_status": accepted exit statuses (default [0]). "check" is a function
+(reference_path, output_path, parse) -> (equivalent, description), or None;
+`parse` is False above --max-check-size (compare cheaply or return None), and
+equivalent is True, False, or None for "not checked".
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import filecmp
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GENERATOR = os.path.join(REPO, "Scripts", "gen_dataset.py")
+PEERS = os.path.join(REPO, "Benchmarks", "peers")
+DEFAULT_DUMPKIT = os.path.join(REPO, ".build", "release", "dumpkit")
+
+sys.path.insert(0, os.path.join(REPO, "Scripts"))
+from gen_dataset import parse_size  # noqa: E402
+
+
+# --------------------------------------------------------------------------
+# Output checks: (reference, output) -> (equivalent, description)
+
+def _same_bytes(a: str, b: str) -> bool:
+    """Whether two files hold the same bytes, ignoring one final newline."""
+    def trimmed_size(p: str) -> int:
+        size = os.path.getsize(p)
+        if size:
+            with open(p, "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) == b"\n":
+                    return size - 1
+        return size
+    n = trimmed_size(a)
+    if n != trimmed_size(b):
+        return False
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while n > 0:
+            k = min(n, 1 << 22)
+            if fa.read(k) != fb.read(k):
+                return False
+            n -= k
+    return True
+
+
+def json_equivalent(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """Same JSON value (object key order ignored). Byte-identical files pass at
+    once; otherwise both are parsed unless `parse` is False."""
+    if _same_bytes(reference, output):
+        return True, "byte-identical"
+    if not parse:
+        return None, "bytes differ; equivalence not checked (too large)"
+    try:
+        with open(reference, "rb") as f:
+            a = json.load(f)
+        with open(output, "rb") as f:
+            b = json.load(f)
+    except ValueError as e:
+        return False, f"not JSON: {e}"
+    if a == b:
+        return True, "equivalent JSON (bytes differ)"
+    return False, "different JSON values"
+
+
+def same_tree(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """Same relative file paths with the same bytes."""
+    def files(root: str) -> list[str]:
+        return sorted(os.path.relpath(os.path.join(r, n), root)
+                      for r, _, names in os.walk(root) for n in names)
+    a, b = files(reference), files(output)
+    if a != b:
+        return False, f"different files ({len(a)} vs {len(b)})"
+    for rel in a:
+        if not filecmp.cmp(os.path.join(reference, rel), os.path.join(output, rel), shallow=False):
+            return False, f"{rel} differs"
+    return True, f"same {len(a)} files"
+
+
+# --------------------------------------------------------------------------
+# Datasets and jobs
+
+DATASETS = {
+    # name: (generator arguments, "file" or "dir")
+    "todolist": (["todolist"], "file"),
+    "images": (["images"], "file"),
+    "errors": (["errors"], "file"),
+    "bucket": (["bucket", "--count", "{objects}"], "dir"),
+}
+
+JOBS = [
+    {
+        "name": "convert",
+        "dataset": "todolist",
+        "output": "file",
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "convert", "{in}", "-o", "{out}", "--canonical"]},
+            {"tool": "python json",
+             "argv": ["{python}", "{peers}/convert_canonical.py", "{in}", "-o", "{out}"],
+             "note": "python json: json.load, keys sorted in database order, "
+                     "json.dump(separators=(',', ':'), ensure_ascii=False)."},
+            {"tool": "jq -c .",
+             "argv": ["jq", "-c", ".", "{in}"], "stdout": "{out}", "requires": "jq",
+             "note": "jq -c . keeps the input's key order (not a canonical sort); `jq -S` "
+                     "sorts keys plainly as strings, not in the database's order "
+                     "(integer keys first, numerically), so neither is a full canonical peer."},
+        ],
+        "check": json_equivalent,
+    },
+]
+
+
+# --------------------------------------------------------------------------
+# Measurement
+
+@dataclass
+class Result:
+    job: str
+    tool: str
+    argv: list[str]
+    stdout: str | None = None
+    walls: list[float] = field(default_factory=list)
+    cpus: list[float] = field(default_factory=list)
+    rss_kib: int = 0
+    failed: str | None = None
+    skipped: str | None = None
+    check: tuple[bool | None, str] | None = None
+
+    def shell(self) -> str:
+        """The command as one would type it in a shell."""
+        return shlex.join(self.argv) + (f" > {shlex.quote(self.stdout)}" if self.stdout else "")
+
+
+def run_once(argv: list[str], stdout_path: str | None, log_path: str) -> tuple[int, float, float, int]:
+    """Run a command; returns (exit status, wall s, cpu s, peak RSS KiB)."""
+    with open(os.path.join(REPO, stdout_path) if stdout_path else os.devnull, "wb") as out, open(log_path, "ab") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped
+    return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.remove(path)
+
+
+def path_size(path: str) -> int:
+    if os.path.isdir(path):
+        return sum(os.path.getsize(os.path.join(r, n)) for r, _, ns in os.walk(path) for n in ns)
+    return os.path.getsize(path)
+
+
+def warm_cache(path: str) -> None:
+    paths = ([os.path.join(r, n) for r, _, ns in os.walk(path) for n in ns]
+             if os.path.isdir(path) else [path])
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(1 << 24):
+                pass
+
+
+def rel(path: str) -> str:
+    """A path relative to the repository when inside it, for readable commands."""
+    r = os.path.relpath(path, REPO)
+    return path if r.startswith("..") else r
+
+
+def size_label(nbytes: int) -> str:
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if nbytes % scale == 0:
+            return f"{nbytes // scale}{unit}"
+    return f"{nbytes}B"
+
+
+def ensure_dataset(name: str, size: int, seed: int, objects: int, data_dir: str) -> tuple[str, list[str]]:
+    """The cached dataset's path (generating it if missing) and the generator command."""
+    args, kind = DATASETS[name]
+    args = [a.format(objects=objects) for a in args]
+    suffix = f"-n{objects}" if kind == "dir" else ""
+    path = os.path.join(data_dir, f"{name}-{size_label(size)}{suffix}-s{seed}" + (".json" if kind == "file" else ""))
+    cmd = [sys.executable, rel(GENERATOR), *args, "--size", size_label(size), "--seed", str(seed)]
+    if not os.path.exists(path):
+        os.makedirs(data_dir, exist_ok=True)
+        target = path + ".partial" if kind == "dir" else path
+        remove(target)
+        print(f"generating {rel(path)} ...", file=sys.stderr)
+        subprocess.run([*cmd, "-o", target], check=True, cwd=REPO)
+        if kind == "dir":
+            os.replace(target, path)
+    return path, [*cmd, "-o", rel(path)]
+
+
+def ensure_dumpkit(path: str | None) -> str:
+    if path:
+        path = os.path.abspath(path)
+        if not os.access(path, os.X_OK):
+            raise SystemExit(f"bench: --dumpkit {path} is not an executable file")
+        return path
+    if not os.access(DEFAULT_DUMPKIT, os.X_OK):
+        build = ["swift", "build", "-c", "release", "--product", "dumpkit"]
+        print(f"building dumpkit: {shlex.join(build)}", file=sys.stderr)
+        try:
+            subprocess.run(build, check=True, cwd=REPO)
+        except (OSError, subprocess.CalledProcessError) as e:
+            raise SystemExit(f"bench: could not build dumpkit ({e}); pass --dumpkit PATH")
+    return DEFAULT_DUMPKIT
+
+
+def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Result]:
+    work = os.path.join(args.work_dir, job["name"])
+    os.makedirs(work, exist_ok=True)
+    subs = {"dumpkit": rel(dumpkit) if dumpkit else "dumpkit", "python": sys.executable,
+            "peers": rel(PEERS), "in": rel(input_path)}
+    results, outputs, logs = [], [], []
+    for cmd in job["commands"]:
+        slug = "".join(c if c.isalnum() else "-" for c in cmd["tool"]).strip("-")
+        out = os.path.join(work, slug + (".json" if job["output"] == "file" else ""))
+        argv = [a.format(**subs, out=rel(out)) for a in cmd["argv"]]
+        stdout = cmd["stdout"].format(out=rel(out)) if cmd.get("stdout") else None
+        result = Result(job["name"], cmd["tool"], argv, stdout)
+        need = cmd.get("requires")
+        if need and not shutil.which(need):
+            result.skipped = f"{need} not installed"
+        results.append(result)
+        outputs.append(out)
+        logs.append(os.path.join(work, slug + ".stderr"))
+        remove(logs[-1])
+
+    warm_cache(input_path)
+    for run in range(args.runs):
+        for cmd, result, out, log in zip(job["commands"], results, outputs, logs):
+            if result.failed or result.skipped:
+                continue
+            remove(out)
+            status, wall, cpu, rss = run_once(result.argv, result.stdout, log)
+            if status not in cmd.get("ok_status", [0]):
+                with open(log, "rb") as f:
+                    tail = f.read()[-600:].decode("utf-8", "replace").strip()
+                result.failed = f"exit status {status}"
+                print(f"{job['name']}/{result.tool}: FAILED ({result.failed})\n  $ {result.shell()}"
+                      + (f"\n  {tail}" if tail else ""), file=sys.stderr)
+                continue
+            result.walls.append(wall)
+            result.cpus.append(cpu)
+            result.rss_kib = max(result.rss_kib, rss)
+            print(f"{job['name']}/{result.tool} run {run + 1}/{args.runs}: "
+                  f"{wall:.2f} s wall, {cpu:.2f} s cpu, {rss / 1024:.0f} MiB", file=sys.stderr)
+
+    reference, ref_out = results[0], outputs[0]
+    parse = path_size(input_path) <= args.max_check_size
+    for result, out in zip(results[1:], outputs[1:]):
+        if result.failed or result.skipped or not job.get("check"):
+            continue
+        if reference.failed or not os.path.exists(ref_out):
+            result.check = (None, "not checked: no DumpKit output")
+            continue
+        result.check = job["check"](ref_out, out, parse=parse)
+        if result.check[0] is False:
+            print(f"{job['name']}/{result.tool}: output NOT equivalent to DumpKit's: {result.check[1]}",
+                  file=sys.stderr)
+    if not args.keep_outputs:
+        for out in outputs:
+            remove(out)
+    return results
+
+
+# --------------------------------------------------------------------------
+# Report
+
+def machine() -> str:
+    mem = "?"
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    kib = int(line.split()[1])
+                    mem = f"{kib / 2**20:.1f} GiB (MemTotal {kib} kB)"
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs (nproc {len(os.sched_getaffinity(0))}), {cpu}, {mem}, {platform.system()} {platform.release()}"
+
+
+def tool_versions(dumpkit: str | None) -> str:
+    parts = [f"Python {platform.python_version()}"]
+    for name, argv in (("jq", ["jq", "--version"]), ("dumpkit", [dumpkit, "--version"] if dumpkit else None)):
+        if not argv or not shutil.which(argv[0]):
+            continue
+        try:
+            v = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip()
+            parts.append(f"{name} {v}" if v and not v.startswith(name) else v or f"{name} ?")
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    return ", ".join(parts)
+
+
+def table(results: list[Result], sizes: dict[str, int]) -> str:
+    rows = ["| Job | Tool | Wall s (median) | CPU s (median) | Peak RSS MiB | MB/s | × DumpKit time | Output |",
+            "|---|---|---:|---:|---:|---:|---:|---|"]
+    base: dict[str, float] = {}
+    for r in results:
+        if r.tool == "dumpkit" and r.walls and not r.failed:
+            base[r.job] = statistics.median(r.walls)
+    for r in results:
+        if r.skipped or (r.failed and not r.walls):
+            state = f"skipped: {r.skipped}" if r.skipped else f"FAILED: {r.failed}"
+            rows.append(f"| {r.job} | {r.tool} | – | – | – | – | – | {state} |")
+            continue
+        wall, cpu = statistics.median(r.walls), statistics.median(r.cpus)
+        mbps = sizes[r.job] / 1e6 / wall if wall else 0
+        if r.tool == "dumpkit":
+            ratio, output = "1.00×", "reference"
+        else:
+            output = r.check[1] if r.check else "not checked"
+            if r.check and r.check[0] is False:
+                ratio, output = "n/a", "NOT EQUIVALENT: " + output
+            else:
+                ratio = f"{wall / base[r.job]:.2f}×" if r.job in base else "n/a"
+        if r.failed:
+            output = f"FAILED after {len(r.walls)} runs: {r.failed}"
+        rows.append(f"| {r.job} | {r.tool} | {wall:.2f} | {cpu:.2f} | {r.rss_kib / 1024:.0f} "
+                    f"| {mbps:.1f} | {ratio} | {output} |")
+    return "\n".join(rows)
+
+
+# --------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    names = [j["name"] for j in JOBS]
+    parser = argparse.ArgumentParser(
+        description="Benchmark DumpKit against peer tools on generated datasets.",
+        epilog=f"jobs: {', '.join(names)}. Sizes are decimal (MB = 10^6 bytes).")
+    parser.add_argument("--size", type=parse_size, default=parse_size("100MB"), help="dataset size (default 100MB)")
+    parser.add_argument("--seed", type=int, default=1, help="dataset seed (default 1)")
+    parser.add_argument("--runs", type=int, default=3, help="runs per command (default 3)")
+    parser.add_argument("--jobs", default=",".join(names), help=f"comma-separated jobs (default: all: {','.join(names)})")
+    parser.add_argument("--dumpkit", help="dumpkit binary (default .build/release/dumpkit, built if missing)")
+    parser.add_argument("--out", help="also write the report (markdown) to this file")
+    parser.add_argument("--objects", type=int, default=1000, help="object count for bucket datasets (default 1000)")
+    parser.add_argument("--data-dir", default=os.path.join(REPO, "bench-data"), help="dataset cache (default bench-data/)")
+    parser.add_argument("--work-dir", default=os.path.join(REPO, "bench-out"), help="outputs and logs (default bench-out/)")
+    parser.add_argument("--max-check-size", type=parse_size, default=parse_size("300MB"),
+                        help="largest input whose outputs are parsed for equivalence (default 300MB)")
+    parser.add_argument("--keep-outputs", action="store_true", help="keep the commands' outputs in --work-dir")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
+    wanted = [n.strip() for n in args.jobs.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in names]
+    if unknown or not wanted:
+        parser.error(f"unknown jobs {unknown}; available: {', '.join(names)}")
+    jobs = [j for j in JOBS if j["name"] in wanted]
+
+    uses_dumpkit = any("{dumpkit}" in a for j in jobs for c in j["commands"] for a in c["argv"])
+    dumpkit = ensure_dumpkit(args.dumpkit) if uses_dumpkit else None
+
+    results: list[Result] = []
+    sizes: dict[str, int] = {}
+    data_lines: list[str] = []
+    unchecked: list[str] = []
+    for job in jobs:
+        path, gen_cmd = ensure_dataset(job["dataset"], args.size, args.seed, args.objects, args.data_dir)
+        sizes[job["name"]] = path_size(path)
+        line = f"- {job['name']}: `{rel(path)}` ({sizes[job['name']]:,} bytes), from `{shlex.join(gen_cmd)}`"
+        if line not in data_lines:
+            data_lines.append(line)
+        if sizes[job["name"]] > args.max_check_size:
+            unchecked.append(job["name"])
+        results += run_job(job, path, args, dumpkit)
+
+    notes = [c["note"] for j in jobs for c in j["commands"] if c.get("note")]
+    if unchecked:
+        notes.append(f"Equivalence NOT checked for {', '.join(unchecked)}: input larger than "
+                     f"{args.max_check_size / 1e6:.0f} MB, so outputs were only compared byte for byte.")
+    commands = [f"{r.job}/{r.tool}: {r.shell()}" for r in results]
+    report = "\n".join([
+        f"# DumpKit benchmarks ({size_label(args.size)}, {args.runs} run{'s' if args.runs > 1 else ''})",
+        "",
+        f"- Date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- Machine: {machine()}",
+        f"- Tools: {tool_versions(dumpkit)}",
+        f"- Harness: `{shlex.join(['python3', 'Benchmarks/bench.py', *(argv if argv is not None else sys.argv[1:])])}`",
+        "",
+        "Data:",
+        *data_lines,
+        "",
+        "Each job's commands ran in turn (A B C A B C ...) after one read of the input to warm "
+        "the page cache. Wall and CPU (user+sys, including child processes) are medians over "
+        "the runs; peak RSS is the largest over the runs; MB/s is input bytes / 10^6 / median "
+        "wall; × DumpKit time is the tool's median wall divided by DumpKit's (above 1 means "
+        "DumpKit is faster). A peer's ratio counts only if its output is equivalent to DumpKit's.",
+        "",
+        table(results, sizes),
+        "",
+        "Commands:",
+        "",
+        "```",
+        *commands,
+        "```",
+        "",
+        *([f"Notes:", "", *[f"- {n}" for n in notes], ""] if notes else []),
+    ])
+    print(report)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(report)
+        print(f"wrote {args.out}", file=sys.stderr)
+
+    failed = [r for r in results if r.failed or (r.check and r.check[0] is False)]
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
