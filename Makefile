@@ -6,7 +6,17 @@ OUT ?= BENCHMARKS.md
 PYTHON ?= python3
 DUMPKIT ?=
 
-.PHONY: bench bench-tiny
+.PHONY: demo test format bench bench-tiny
+
+# The README's two set-up commands, as make targets.
+demo:
+	Scripts/demo.sh
+
+test:
+	Scripts/test.sh
+
+format:
+	Scripts/format.sh
 
 bench:
 	$(PYTHON) Benchmarks/bench.py --size $(SIZE) --runs $(RUNS) --out $(OUT) $(if $(DUMPKIT),--dumpkit $(DUMPKIT))

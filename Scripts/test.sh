@@ -9,5 +9,6 @@ swift build --build-tests
 swift test --skip-build
 if [ -f Benchmarks/bench.py ]; then
     swift build -c release --product dumpkit
+    python3 Scripts/test_gen_dataset.py
     python3 Benchmarks/bench.py --size 5MB --runs 1 --dumpkit .build/release/dumpkit
 fi
