@@ -102,6 +102,22 @@ func withFileDescriptor<T>(_ path: String, writing: Bool = false, _ body: (Int32
     return try body(fd)
 }
 
+/// Compresses `bytes` into `path` with `CompressingWriter`, writing chunks of `chunkSize` bytes.
+func compress(
+    _ bytes: [UInt8], to path: String, filter: CompressionFilter, level: Int? = nil, threads: Int? = nil,
+    chunkSize: Int = 1 << 20
+) throws {
+    try withFileDescriptor(path, writing: true) { fd in
+        let writer = try CompressingWriter(fileDescriptor: fd, filter: filter, level: level, threads: threads, name: path)
+        try bytes.withUnsafeBytes { all in
+            for start in stride(from: 0, to: all.count, by: chunkSize) {
+                try writer.write(UnsafeRawBufferPointer(rebasing: all[start..<min(start + chunkSize, all.count)]))
+            }
+        }
+        try writer.finish()
+    }
+}
+
 /// Reads everything `reader` yields, asking for `bufferSize` bytes at a time.
 func readAll(_ reader: DecompressingReader, bufferSize: Int) throws -> [UInt8] {
     var result: [UInt8] = []
