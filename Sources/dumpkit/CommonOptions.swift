@@ -8,9 +8,9 @@ struct CommonOptions: ParsableArguments {
     var quiet = false
 
     /// A progress reporter drawing one line on standard error, when that is a terminal.
-    func progress() -> Progress? {
+    func progress() -> ProgressMeter? {
         guard !quiet, isatty(STDERR_FILENO) != 0 else { return nil }
-        return Progress { snapshot in
+        return ProgressMeter { snapshot in
             let line = "\r\u{1B}[K" + snapshot.line + (snapshot.done ? "\n" : "")
             FileHandle.standardError.write(Data(line.utf8))
         }

@@ -60,7 +60,7 @@ struct ConvertCommand: ParsableCommand {
             job.threads = threads
             let summary = try job.run(progress: common.progress())
             if output != "-" {
-                common.note("wrote \(output): \(Progress.format(bytes: summary.bytesOut))" + (summary.records > 0 ? ", \(summary.records) records" : ""))
+                common.note("wrote \(output): \(ProgressMeter.format(bytes: summary.bytesOut))" + (summary.records > 0 ? ", \(summary.records) records" : ""))
             }
         }
     }

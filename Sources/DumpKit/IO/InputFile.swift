@@ -41,30 +41,30 @@ public final class InputFile: JSONByteSource {
             size = (st.st_mode & S_IFMT) == S_IFREG ? Int64(st.st_size) : nil
         }
         // Sniff the magic bytes; they are served again before the rest.
-        var magic = [UInt8](repeating: 0, count: 6)
-        var got = 0
-        while got < magic.count {
-            let n = magic.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 {
-                let message = String(cString: strerror(errno))
-                if ownsDescriptor { close(fd) }
-                throw InputError(file: name, message: "cannot read: \(message)")
-            }
-            if n == 0 { break }
-            got += n
-        }
-        prefix = Array(magic[0..<got])
+        prefix = try Self.readUpTo(CompressionFilter.magicLength, from: fd, name: name)
         compression = prefix.withUnsafeBytes { CompressionFilter.detect(magic: $0) }
         if compression != .none {
             do {
                 decompressor = try DecompressingReader(fileDescriptor: fd, prefix: prefix, name: name)
             } catch {
-                if ownsDescriptor { close(fd) }
-                throw InputError(file: name, message: error.description)
+                throw InputError(file: name, message: error.message)
             }
             prefix = []
         }
+    }
+
+    /// Reads up to `count` bytes (fewer only at the end of the input).
+    private static func readUpTo(_ count: Int, from fd: Int32, name: String) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, count - got) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw InputError(file: name, message: "cannot read: \(String(cString: strerror(errno)))") }
+            if n == 0 { break }
+            got += n
+        }
+        return Array(bytes[0..<got])
     }
 
     deinit { if ownsDescriptor { close(fd) } }
@@ -86,7 +86,7 @@ public final class InputFile: JSONByteSource {
             do {
                 return try decompressor.read(into: buffer)
             } catch {
-                throw InputError(file: name, message: error.description)
+                throw InputError(file: name, message: error.message)
             }
         }
         if !prefix.isEmpty {

@@ -50,7 +50,7 @@ public final class OutputFile: JSONByteSink {
                 compressor = try CompressingWriter(fileDescriptor: fd, filter: self.compression, level: level, threads: threads, name: path)
             } catch {
                 abort()
-                throw OutputError(file: path, message: error.description)
+                throw OutputError(file: path, message: error.message)
             }
         }
     }
@@ -66,7 +66,7 @@ public final class OutputFile: JSONByteSink {
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         bytesWritten += Int64(bytes.count)
         if let compressor {
-            do { try compressor.write(bytes) } catch { throw OutputError(file: path, message: error.description) }
+            do { try compressor.write(bytes) } catch { throw OutputError(file: path, message: error.message) }
             return
         }
         var done = 0
@@ -87,7 +87,7 @@ public final class OutputFile: JSONByteSink {
             try compressor?.finish()
         } catch {
             abort()
-            throw OutputError(file: path, message: error.description)
+            throw OutputError(file: path, message: error.message)
         }
         guard let temporaryPath else {
             finished = true

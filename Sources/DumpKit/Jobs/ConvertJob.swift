@@ -28,7 +28,7 @@ public struct ConvertJob {
     }
 
     /// Runs the conversion; the output appears only if it succeeds.
-    public func run(progress: Progress? = nil) throws -> Summary {
+    public func run(progress: ProgressMeter? = nil) throws -> Summary {
         let from = self.from ?? DumpFormat.forPath(input) ?? .json
         let to = self.to ?? DumpFormat.forPath(output) ?? .json
         if to == .ndjson && writerOptions.pretty {

@@ -30,13 +30,13 @@ extension DumpStats {
     /// A report for people: a table of patterns and the notable findings.
     public var text: String {
         var lines: [String] = []
-        lines.append("\(Progress.format(bytes: totalBytes)) in all, depth \(maxDepth)" + (maxDepthPointer.isEmpty ? "" : " (at \(maxDepthPointer))"))
+        lines.append("\(ProgressMeter.format(bytes: totalBytes)) in all, depth \(maxDepth)" + (maxDepthPointer.isEmpty ? "" : " (at \(maxDepthPointer))"))
         let width = min(70, patterns.map(\.pattern.count).max() ?? 10)
         lines.append("")
         lines.append("pattern".padding(width) + "       count        bytes  types")
         for p in patterns {
             let types = p.types.keys.sorted().map { "\($0) \(p.types[$0]!)" }.joined(separator: ", ")
-            lines.append(p.pattern.padding(width) + " " + String(p.count).leftPadding(11) + " " + Progress.format(bytes: p.bytes).leftPadding(12) + "  " + types)
+            lines.append(p.pattern.padding(width) + " " + String(p.count).leftPadding(11) + " " + ProgressMeter.format(bytes: p.bytes).leftPadding(12) + "  " + types)
         }
         lines.append("")
         lines.append("longest key: \(longestKeyBytes) bytes" + (longestKeyPointer.isEmpty ? "" : " at \(longestKeyPointer)"))
@@ -45,7 +45,7 @@ extension DumpStats {
         } else {
             lines.append("keys the Realtime Database forbids: none")
         }
-        lines.append("strings that look like base64 files: \(base64Images) (\(Progress.format(bytes: base64ImageBytes)))")
+        lines.append("strings that look like base64 files: \(base64Images) (\(ProgressMeter.format(bytes: base64ImageBytes)))")
         let suggested = suggestedRecordPatterns
         if !suggested.isEmpty { lines.append("record patterns: " + suggested.joined(separator: " ")) }
         return lines.joined(separator: "\n")

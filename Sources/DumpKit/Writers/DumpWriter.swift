@@ -22,6 +22,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     private var movedWriter: JSONWriter?
     private let temporaryDirectory: String?
     private var placer: PathPlacer?  // for record-only input (no pass-through structure)
+    private var sawStructure = false
 
     public init(writer: JSONWriter, temporaryDirectory: String? = nil) {
         self.writer = writer
@@ -33,6 +34,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     // MARK: - Pass-through
 
     public func beginContainer(isObject: Bool) throws {
+        sawStructure = true
         markChild()
         levels.append(Level(isObject: isObject, name: pendingName, opened: false, hadChildren: false))
         pendingName = nil
@@ -62,6 +64,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     }
 
     public func transferValue(from reader: JSONReader) throws {
+        sawStructure = true
         markChild()
         try openLevels()
         if let name = pendingName {
@@ -89,7 +92,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         }
         if original != nil { markChild() }
         guard let value = record.value else { return }
-        if original == nil && levels.isEmpty {
+        if !sawStructure {
             // Record-only input: place records directly, in order.
             if record.path.isEmpty {
                 guard placer == nil else { throw PlacementError.notBelowBase("") }

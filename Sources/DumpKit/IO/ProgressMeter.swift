@@ -1,8 +1,8 @@
 import Foundation
 
-/// Progress of a long run: bytes read of the input's size, records, MB/s and ETA, reported to a
+/// ProgressMeter of a long run: bytes read of the input's size, records, MB/s and ETA, reported to a
 /// callback at most a few times a second.
-public final class Progress {
+public final class ProgressMeter {
     /// One report.
     public struct Snapshot: Sendable {
         public var bytes: Int64
@@ -21,9 +21,9 @@ public final class Progress {
 
         /// A one-line rendering: `45.2 MB / 1.0 GB (4%)  120 MB/s  ETA 0:07  12,345 records`.
         public var line: String {
-            var s = Progress.format(bytes: bytes)
+            var s = ProgressMeter.format(bytes: bytes)
             if let total, total > 0 {
-                s += " / \(Progress.format(bytes: total)) (\(Int(Double(bytes) * 100 / Double(total)))%)"
+                s += " / \(ProgressMeter.format(bytes: total)) (\(Int(Double(bytes) * 100 / Double(total)))%)"
             }
             s += String(format: "  %.0f MB/s", megabytesPerSecond)
             if let eta, !done { s += "  ETA \(Int(eta) / 60):" + String(format: "%02d", Int(eta) % 60) }
