@@ -35,8 +35,12 @@ enum CLI {
         let input = Pipe()
         p.standardInput = input
         try p.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
+        // Feed standard input from another thread so a large input cannot deadlock with the output pipes.
+        let writer = Thread {
+            if let stdin { input.fileHandleForWriting.write(stdin) }
+            try? input.fileHandleForWriting.close()
+        }
+        writer.start()
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()

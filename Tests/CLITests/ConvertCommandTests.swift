@@ -1,0 +1,125 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `dumpkit convert` run as a user would: real files, real compressors, exit codes and messages.
+final class ConvertCommandTests: XCTestCase {
+    private let dump = #"{"v1":{"todolist":{"-Kb":{"title":"買い物 🛒","n":1.50},"-Ka":{"title":"a\"q","big":12345678901234567890}},"meta":{"10":1,"2":2}}}"#
+
+    private func write(_ text: String, _ name: String, in dir: TemporaryDirectory) throws -> String {
+        let path = dir.path(name)
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    private func read(_ path: String) throws -> String { String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self) }
+
+    func testTreeToNDJSONAndBackKeepsEveryValue() throws {
+        let dir = try TemporaryDirectory()
+        let input = try write(dump, "in.json", in: dir)
+        let r1 = try CLI.run(["convert", input, "-o", dir.path("out.ndjson"), "--records", "/v1/todolist/{id}"])
+        XCTAssertEqual(r1.status, 0, r1.stderr)
+        XCTAssertEqual(try read(dir.path("out.ndjson")), """
+            {"path":"/v1/todolist/-Kb","value":{"title":"買い物 🛒","n":1.50}}
+            {"path":"/v1/todolist/-Ka","value":{"title":"a\\"q","big":12345678901234567890}}
+            {"path":"/v1/meta","value":{"10":1,"2":2}}
+
+            """)
+        let r2 = try CLI.run(["convert", dir.path("out.ndjson"), "-o", dir.path("back.json")])
+        XCTAssertEqual(r2.status, 0, r2.stderr)
+        XCTAssertEqual(try read(dir.path("back.json")), dump + "\n")
+    }
+
+    func testCanonicalIsStableAndOrdered() throws {
+        let dir = try TemporaryDirectory()
+        let input = try write(dump, "in.json", in: dir)
+        let r = try CLI.run(["convert", input, "--canonical"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stdout, #"{"v1":{"meta":{"2":2,"10":1},"todolist":{"-Ka":{"big":12345678901234567890,"title":"a\"q"},"-Kb":{"n":1.50,"title":"買い物 🛒"}}}}"# + "\n")
+        let again = try CLI.run(["convert", "-", "--canonical"], stdin: Data(r.stdout.utf8))
+        XCTAssertEqual(again.stdout, r.stdout)
+    }
+
+    func testCompressedInputAndOutputInteroperate() throws {
+        let dir = try TemporaryDirectory()
+        let input = try write(dump, "in.json", in: dir)
+        for (ext, tool) in [("gz", "gzip"), ("zst", "zstd"), ("xz", "xz"), ("bz2", "bzip2")] {
+            let out = dir.path("out.json.\(ext)")
+            let r = try CLI.run(["convert", input, "-o", out])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let p = try Shell.run(tool, ["-dc", out])
+            XCTAssertEqual(p, dump + "\n", ext)
+            // And read back through magic-byte detection, whatever the name says.
+            let renamed = dir.path("compressed-\(ext).bin")
+            try FileManager.default.moveItem(atPath: out, toPath: renamed)
+            let back = try CLI.run(["convert", renamed])
+            XCTAssertEqual(back.stdout, dump + "\n", ext)
+        }
+    }
+
+    func testBadInputsGiveOneClearLineExitTwoAndNoOutput() throws {
+        let dir = try TemporaryDirectory()
+        var gz = try Shell.runData("gzip", ["-c"], stdin: Data(String(repeating: dump, count: 200).utf8))
+        gz = gz.prefix(gz.count / 2)
+        try gz.write(to: URL(fileURLWithPath: dir.path("cut.json.gz")))
+        let cases: [(String, [UInt8], String)] = [
+            ("truncated.json", Array(#"{"a":[1,2"#.utf8), "1:10 (byte 9) at /a/1: unexpected end of input"),
+            ("utf8.json", Array(#"{"a":""#.utf8) + [0xFF] + Array(#""}"#.utf8), "1:7 (byte 6) at /a: invalid UTF-8"),
+            ("garbage.json", [0x00, 0x01, 0x02], "1:1 (byte 0): unexpected byte 0x0"),
+            ("empty.json", [], "empty input"),
+            ("trailing.json", Array("{} {}".utf8), "1:4 (byte 3): unexpected data after the JSON value"),
+            ("comment.json", Array("{\"a\":1 // no\n}".utf8), "1:8 (byte 7) at /a: unexpected '/'"),
+        ]
+        for (name, bytes, expected) in cases {
+            let path = dir.path(name)
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let out = dir.path(name + ".out.json")
+            let r = try CLI.run(["convert", path, "-o", out])
+            XCTAssertEqual(r.status, 2, name)
+            XCTAssertTrue(r.stderr.hasPrefix("dumpkit: error: \(path):"), r.stderr)
+            XCTAssertTrue(r.stderr.contains(expected), "\(name): \(r.stderr)")
+            XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: out), name)
+        }
+        let cut = try CLI.run(["convert", dir.path("cut.json.gz"), "-o", dir.path("cut.out")])
+        XCTAssertEqual(cut.status, 2)
+        XCTAssertTrue(cut.stderr.contains("cut.json.gz: truncated gzip stream"), cut.stderr)
+        XCTAssertEqual(try CLI.run(["convert", dir.url.path]).status, 2)
+        XCTAssertTrue(try CLI.run(["convert", dir.url.path]).stderr.contains("is a directory"))
+        XCTAssertTrue(try CLI.run(["convert", dir.path("missing.json")]).stderr.contains("No such file"))
+        // No temporary files are left behind.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".") }
+        XCTAssertEqual(leftovers, [])
+    }
+
+    func testFailedRunLeavesTheOldOutputUntouched() throws {
+        let dir = try TemporaryDirectory()
+        let out = try write("previous good output", "out.json", in: dir)
+        let bad = try write(#"{"a": [1, 2, oops]}"#, "bad.json", in: dir)
+        let r = try CLI.run(["convert", bad, "-o", out])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertEqual(try read(out), "previous good output")
+        let unwritable = try CLI.run(["convert", bad, "-o", "/nonexistent-dir/out.json"])
+        XCTAssertEqual(unwritable.status, 2)
+        XCTAssertTrue(unwritable.stderr.contains("/nonexistent-dir/out.json: cannot create a file in /nonexistent-dir"), unwritable.stderr)
+    }
+
+    func testPrettyNDJSONIsAUsageError() throws {
+        let dir = try TemporaryDirectory()
+        let input = try write(dump, "in.json", in: dir)
+        let r = try CLI.run(["convert", input, "-o", dir.path("x.ndjson"), "--pretty"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("--pretty"), r.stderr)
+        XCTAssertEqual(try CLI.run(["convert", input, "--records", "v1/x"]).status, 2)
+    }
+
+    func testHelpHasExamples() throws {
+        for command in ["convert", "stats"] {
+            let r = try CLI.run([command, "--help"])
+            XCTAssertEqual(r.status, 0)
+            XCTAssertTrue(r.stdout.contains("Examples:"), command)
+        }
+        let root = try CLI.run(["--help"])
+        XCTAssertTrue(root.stdout.contains("convert") && root.stdout.contains("stats"), root.stdout)
+    }
+}
