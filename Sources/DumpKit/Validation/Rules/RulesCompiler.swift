@@ -3,7 +3,7 @@ import JSONStream
 /// The variables a rule is evaluated with.
 public struct RulesContext {
     /// `auth`: the signed-in user's token claims, or null.
-    public var auth: JSONValue { didSet { authValue = RulesValue(auth) } }
+    public var auth: JSONValue
     /// `now`: server time in milliseconds since the epoch.
     public var now: Double
     public var root: RulesSnapshot
@@ -14,7 +14,6 @@ public struct RulesContext {
     public var query: JSONValue
     /// The keys the path's `$wildcards` captured, in the order the wildcards appear on the rule's path.
     public var captures: [String]
-    fileprivate var authValue: RulesValue
 
     public init(auth: JSONValue = .null, now: Double, root: RulesSnapshot, data: RulesSnapshot, newData: RulesSnapshot? = nil,
                 query: JSONValue = .object(JSONObject()), captures: [String] = []) {
@@ -25,7 +24,6 @@ public struct RulesContext {
         self.newData = newData
         self.query = query
         self.captures = captures
-        self.authValue = RulesValue(auth)
     }
 }
 
@@ -212,7 +210,7 @@ struct RulesCompiler {
     private func variable(_ name: String, at offset: Int) throws(RulesExpressionError) -> Compiled {
         switch name {
         case "auth":
-            return Compiled(type: .any) { c throws(RulesEvaluationError) in c.authValue }
+            return Compiled(type: .any) { c throws(RulesEvaluationError) in RulesValue(c.auth) }
         case "now":
             return Compiled(type: .number) { c throws(RulesEvaluationError) in .number(c.now) }
         case "root":

@@ -13,10 +13,11 @@ import JSONStream
 /// Dumps larger than memory: pass a `RulesSnapshotSource` backed by an on-disk index and validate one
 /// record at a time with `validateDump(_:at:strict:)` at the record's path (its `.validate` rules and
 /// everything below), then `validateNode(_:at:)` once for each container above the records (their own
-/// `.validate`, e.g. `newData.hasChildren()`). Inside a record, lookups stay within the record; `root`,
-/// `parent()` and `child()` that leave it are served by the source, which can overlay the record in
-/// memory on the index. In strict mode a record whose every value is refused is then reported at the
-/// record's pointer, rather than merged into its container.
+/// `.validate`, e.g. `newData.hasChildren()`). Every lookup (`newData` within the record, and `root`,
+/// `parent()` or `child()` leaving it) goes through the source, so memory stays bounded by one record
+/// when the source overlays the record being checked, held in memory, on the index. In strict mode a
+/// record in which nothing may be written is then reported at the record's pointer, rather than merged
+/// into its container.
 public struct RulesEvaluator {
     public let rules: RulesFile
     /// The `auth` variable: the user's token claims (`uid`, `token.email`, ...), or null.
@@ -46,23 +47,18 @@ public struct RulesEvaluator {
     /// written if a `.write` on its path from the root is true (rules cascade). Each finding is the
     /// topmost node of a subtree in which nothing may be written.
     public func validateDump(_ dump: any RulesSnapshotSource, at path: [String] = [], strict: Bool = false) -> [Finding] {
+        guard dump.content(at: path) != .absent else { return [] }
         let sources = Sources(root: dump, data: InMemoryRulesSource(.null), newData: dump)
-        var node: RulesNode? = rules.root
-        var captures: [String] = []
         var granted = false
-        for (depth, key) in path.enumerated() {
-            guard let n = node else { break }
-            if strict, !granted, let write = n.write {
+        let target = descend(path) { depth, node, captures in
+            if strict, !granted, let write = node.write {
                 granted = evaluate(write, at: Array(path[..<depth]), captures, sources).passed
             }
-            let next = n.child(for: key)
-            node = next?.node
-            if let captured = next?.captured { captures.append(captured) }
         }
-        guard dump.content(at: path) != .absent else { return [] }
         var findings: [Finding] = []
         var at = path
-        if walk(&at, node, &captures, granted: granted, sources, strict: strict, into: &findings) {
+        var captures = target?.captures ?? []
+        if walk(&at, target?.node, &captures, granted: granted, sources, strict: strict, into: &findings) {
             findings.append(writeRefused(path))
         }
         return findings
@@ -70,7 +66,7 @@ public struct RulesEvaluator {
 
     /// Evaluates only the `.validate` of the node at `path` (none when the node is absent).
     public func validateNode(_ dump: any RulesSnapshotSource, at path: [String]) -> [Finding] {
-        guard dump.content(at: path) != .absent, let (node, captures) = resolve(path), let validate = node.validate else { return [] }
+        guard dump.content(at: path) != .absent, let (node, captures) = descend(path), let validate = node.validate else { return [] }
         let sources = Sources(root: dump, data: InMemoryRulesSource(.null), newData: dump)
         let outcome = evaluate(validate, at: path, captures, sources)
         return outcome.passed ? [] : [validateFailure(validate, node, path, outcome.error)]
@@ -123,27 +119,23 @@ public struct RulesEvaluator {
     public func checkWrite(at path: [String], data: any RulesSnapshotSource, newData: any RulesSnapshotSource) -> RulesWriteResult {
         let sources = Sources(root: data, data: data, newData: newData)
         var result = RulesWriteResult(permitted: false, failures: [])
-        var node = rules.root
-        var captures: [String] = []
-        for depth in 0...path.count {
+        let target = descend(path) { depth, node, captures in
             let prefix = Array(path[..<depth])
             if !result.permitted, let write = node.write {
                 result.permitted = evaluate(write, at: prefix, captures, sources).passed
-            }
-            if depth == path.count {
-                if newData.content(at: path) != .absent {
-                    var at = path
-                    _ = walk(&at, node, &captures, granted: true, sources, strict: false, into: &result.failures)
-                }
-                break
             }
             if let validate = node.validate, newData.content(at: prefix) != .absent {
                 let outcome = evaluate(validate, at: prefix, captures, sources)
                 if !outcome.passed { result.failures.append(validateFailure(validate, node, prefix, outcome.error)) }
             }
-            guard let next = node.child(for: path[depth]) else { break }
-            node = next.node
-            if let captured = next.captured { captures.append(captured) }
+        }
+        guard let node = target?.node, var captures = target?.captures else { return result }
+        if !result.permitted, let write = node.write {
+            result.permitted = evaluate(write, at: path, captures, sources).passed
+        }
+        if newData.content(at: path) != .absent {
+            var at = path
+            _ = walk(&at, node, &captures, granted: true, sources, strict: false, into: &result.failures)
         }
         return result
     }
@@ -151,24 +143,25 @@ public struct RulesEvaluator {
     /// Whether a read of `path` is allowed: some `.read` from the root down to `path` is true.
     public func canRead(at path: [String], data: any RulesSnapshotSource, query: JSONValue = .object(JSONObject())) -> Bool {
         let sources = Sources(root: data, data: data, newData: data)
-        var node = rules.root
-        var captures: [String] = []
-        for depth in 0...path.count {
-            if let read = node.read, evaluate(read, at: Array(path[..<depth]), captures, sources, query: query).passed { return true }
-            guard depth < path.count, let next = node.child(for: path[depth]) else { return false }
-            node = next.node
-            if let captured = next.captured { captures.append(captured) }
+        var allowed = false
+        func check(_ node: RulesNode, _ at: [String], _ captures: [String]) {
+            if !allowed, let read = node.read { allowed = evaluate(read, at: at, captures, sources, query: query).passed }
         }
-        return false
+        let target = descend(path) { depth, node, captures in check(node, Array(path[..<depth]), captures) }
+        if let (node, captures) = target { check(node, path, captures) }
+        return allowed
     }
 
     // MARK: - Helpers
 
-    /// The rules node for `path` and the keys its wildcards capture, or nil where no rules reach.
-    private func resolve(_ path: [String]) -> (RulesNode, [String])? {
+    /// Follows the rules from the root down `path`, calling `visit` at each node above its end with the
+    /// depth and the keys captured so far; returns the rules for `path` itself, or nil where no rules reach.
+    private func descend(_ path: [String], visit: (_ depth: Int, _ node: RulesNode, _ captures: [String]) -> Void = { _, _, _ in })
+        -> (node: RulesNode, captures: [String])? {
         var node = rules.root
         var captures: [String] = []
-        for key in path {
+        for (depth, key) in path.enumerated() {
+            visit(depth, node, captures)
             guard let next = node.child(for: key) else { return nil }
             node = next.node
             if let captured = next.captured { captures.append(captured) }
