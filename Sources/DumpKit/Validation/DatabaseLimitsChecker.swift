@@ -1,0 +1,193 @@
+import JSONStream
+
+/// Checks the Realtime Database's own limits token by token, as a dump streams past: key
+/// characters and length, depth, string size, `.value` beside children, `.sv` placeholders,
+/// non-finite numbers; and warns about integer-keyed objects that read back as arrays with holes and
+/// keys that are not push IDs where a pattern says they are.
+public final class DatabaseLimitsChecker {
+    /// The database's limits.
+    public static let maxKeyBytes = 768
+    public static let maxDepth = 32
+    public static let maxStringBytes = 10 * 1024 * 1024
+
+    /// Capture names that say a key is a push ID (`/v1/todolist/{pushId}`).
+    public static let pushIDCaptureNames: Set<String> = ["pushId", "pushID", "push_id"]
+
+    private struct ObjectState {
+        var isObject: Bool
+        var hasValueKey = false
+        var hasOtherKeys = false
+        var integerKeysOnly = true
+        var count = 0
+        var maxIntegerKey = -1
+    }
+
+    private enum ServerValueState {
+        case none
+        case expectValue  // after the name ".sv"
+        case expectIncrementName  // inside {".sv": {
+        case expectIncrementNumber  // after "increment"
+        case expectIncrementEnd
+    }
+
+    private let report: (Finding) -> Void
+    private let pushIDPatterns: [(pattern: PathPattern, depth: Int)]
+    private var stack: [ObjectState] = []
+    private var tooDeepAt: Int? = nil  // depth of the first key past the limit, until its subtree ends
+    private var sv: ServerValueState = .none
+
+    /// `patterns` are the record patterns of the run; those with a push-ID capture get their keys
+    /// checked. Findings go to `report`.
+    public init(patterns: [PathPattern] = [], report: @escaping (Finding) -> Void) {
+        self.report = report
+        var list: [(PathPattern, Int)] = []
+        for p in patterns {
+            for (i, s) in p.segments.enumerated() {
+                if case .capture(let name) = s, Self.pushIDCaptureNames.contains(name) { list.append((p, i)) }
+            }
+        }
+        pushIDPatterns = list
+    }
+
+    private func finding(_ severity: Finding.Severity, _ rule: String, _ reader: JSONReader, _ message: String) {
+        let loc = reader.location
+        report(Finding(severity: severity, rule: "limits:" + rule, pointer: reader.pointer, message: message, line: loc.line, column: loc.column))
+    }
+
+    /// Looks at the token `reader.next()` just returned.
+    public func observe(_ token: JSONToken, _ reader: JSONReader) {
+        if sv != .none { checkServerValue(token, reader) }
+        switch token {
+        case .beginObject, .beginArray:
+            stack.append(ObjectState(isObject: token == .beginObject))
+        case .endObject, .endArray:
+            let s = stack.removeLast()
+            if let d = tooDeepAt, reader.depth < d { tooDeepAt = nil }
+            guard s.isObject else { return }
+            if s.hasValueKey && s.hasOtherKeys {
+                finding(.error, "value-beside-children", reader, "\".value\" stands beside other children")
+            }
+            if s.integerKeysOnly && s.count > 0 && s.maxIntegerKey < 2 * s.count && s.count < s.maxIntegerKey + 1 {
+                finding(.warning, "array-with-holes", reader,
+                        "keys are integers 0...\(s.maxIntegerKey) with \(s.maxIntegerKey + 1 - s.count) missing: the database reads this back as an array with null holes")
+            }
+        case .name:
+            if reader.depth > Self.maxDepth && tooDeepAt == nil {
+                tooDeepAt = reader.depth
+                finding(.error, "depth", reader, "path deeper than \(Self.maxDepth) keys")
+            }
+            checkName(reader)
+        case .string:
+            if reader.bytes.count > Self.maxStringBytes {
+                finding(.error, "string-size", reader, "string of \(reader.bytes.count) bytes is over the 10 MiB limit")
+            }
+        case .number:
+            let text = reader.bytes
+            if let d = Double(String(decoding: text, as: UTF8.self)), !d.isFinite {
+                finding(.error, "non-finite", reader, "number \(String(decoding: text, as: UTF8.self)) is not a finite 64-bit float")
+            }
+        default:
+            break
+        }
+    }
+
+    private func checkName(_ reader: JSONReader) {
+        let key = reader.bytes
+        guard !stack.isEmpty else { return }
+        var s = stack[stack.count - 1]
+        s.count += 1
+        let special = key.elementsEqual(".value".utf8) || key.elementsEqual(".priority".utf8) || key.elementsEqual(".sv".utf8)
+        if key.elementsEqual(".value".utf8) {
+            s.hasValueKey = true
+        } else if !key.elementsEqual(".priority".utf8) {
+            s.hasOtherKeys = true
+        }
+        if let i = DatabaseKeyOrder.integerValue(key), i >= 0 {
+            s.maxIntegerKey = max(s.maxIntegerKey, Int(i))
+        } else {
+            s.integerKeysOnly = false
+        }
+        stack[stack.count - 1] = s
+        if key.elementsEqual(".sv".utf8) { sv = .expectValue }
+        if special { return }
+        if key.isEmpty {
+            finding(.error, "key-empty", reader, "empty key")
+        } else if key.count > Self.maxKeyBytes {
+            finding(.error, "key-length", reader, "key of \(key.count) bytes is over the \(Self.maxKeyBytes)-byte limit")
+        }
+        if let bad = key.first(where: Self.isForbiddenKeyByte) {
+            let shown = bad < 0x20 || bad == 0x7F ? "control character 0x" + String(bad, radix: 16, uppercase: true) : "'\(Character(Unicode.Scalar(bad)))'"
+            finding(.error, "key-characters", reader, "key contains \(shown); keys cannot contain . $ # [ ] / or control characters")
+        }
+        if !pushIDPatterns.isEmpty { checkPushID(key, reader) }
+    }
+
+    private func checkPushID(_ key: UnsafeRawBufferPointer, _ reader: JSONReader) {
+        let level = reader.depth - 1  // index of this key in the path
+        guard pushIDPatterns.contains(where: { $0.depth == level }) else { return }
+        let segments = reader.pathSegments
+        for (pattern, depth) in pushIDPatterns where depth == level {
+            guard pattern.isPrefix(Array(segments.prefix(depth))) else { continue }
+            if !PushID.isValid(key) {
+                finding(.warning, "push-id", reader, "key is not a push ID (20 characters of -0-9A-Z_a-z), as \(pattern) says")
+            }
+            return
+        }
+    }
+
+    static func isForbiddenKeyByte(_ c: UInt8) -> Bool {
+        c < 0x20 || c == 0x7F || c == UInt8(ascii: ".") || c == UInt8(ascii: "$") || c == UInt8(ascii: "#")
+            || c == UInt8(ascii: "[") || c == UInt8(ascii: "]") || c == UInt8(ascii: "/")
+    }
+
+    /// Follows `{".sv": "timestamp"}` and `{".sv": {"increment": n}}`.
+    private func checkServerValue(_ token: JSONToken, _ reader: JSONReader) {
+        let bad = { (what: String) in
+            self.finding(.error, "server-value", reader, "malformed .sv placeholder: \(what); expected \"timestamp\" or {\"increment\": number}")
+            self.sv = .none
+        }
+        switch sv {
+        case .none:
+            return
+        case .expectValue:
+            if token == .string {
+                if reader.bytes.elementsEqual("timestamp".utf8) { sv = .none } else { bad("unknown server value \"\(reader.stringValue)\"") }
+            } else if token == .beginObject {
+                sv = .expectIncrementName
+            } else if token != .name {
+                bad("a \(token) value")
+            }
+        case .expectIncrementName:
+            if token == .name && reader.bytes.elementsEqual("increment".utf8) { sv = .expectIncrementNumber } else { bad("an object without \"increment\"") }
+        case .expectIncrementNumber:
+            if token == .number { sv = .expectIncrementEnd } else { bad("\"increment\" is not a number") }
+        case .expectIncrementEnd:
+            if token == .endObject { sv = .none } else { bad("extra members beside \"increment\"") }
+        }
+    }
+}
+
+/// Firebase push IDs: 20 characters over `-0-9A-Z_a-z`, the first 8 encoding the creation time.
+public enum PushID {
+    /// The alphabet, in ASCII order (which is also time order).
+    public static let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
+
+    /// Whether `key` has the shape of a push ID.
+    public static func isValid(_ key: some Collection<UInt8>) -> Bool {
+        key.count == 20 && key.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F
+        }
+    }
+
+    /// The creation time in milliseconds since the epoch encoded in a push ID's first 8 characters.
+    public static func timestamp(_ key: String) -> Int64? {
+        let u = Array(key.utf8)
+        guard isValid(u) else { return nil }
+        var t: Int64 = 0
+        for c in u.prefix(8) {
+            guard let i = alphabet.firstIndex(of: c) else { return nil }
+            t = t * 64 + Int64(i)
+        }
+        return t
+    }
+}
