@@ -81,10 +81,10 @@ struct PlanNode {
         switch node {
         case .scalar(let s):
             let value: JSONValue
-            switch s.tag.rawValue {
-            case Tag.Name.bool.rawValue: value = .bool(s.string.lowercased() == "true")
-            case Tag.Name.null.rawValue: value = .null
-            case Tag.Name.int.rawValue, Tag.Name.float.rawValue:
+            switch resolver.resolveTag(of: node) {
+            case .bool: value = .bool(s.string.lowercased() == "true")
+            case .null: value = .null
+            case .int, .float:
                 guard let n = jsonNumber(s.string) else {
                     throw PlanError(file: file, line: location.line, column: location.column, message: "'\(s.string)' is not a number JSON can hold")
                 }
