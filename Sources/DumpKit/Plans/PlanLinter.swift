@@ -31,11 +31,14 @@ enum PlanLinter {
         }
         for (i, step) in recordSteps.enumerated() {
             for p in step.patterns {
+                // One warning per pattern: the first step whose records enclose it.
                 for other in recordSteps where other.index != step.index {
                     if let outer = other.patterns.first(where: { isInside(p, $0) }) {
                         warn(step, "\(p) lies inside \(outer) of \(other.label): the reader hands over whole records at that depth, so this step never sees them")
+                        break
                     } else if let target = other.outputPatterns.first(where: { isInside(p, $0) }), other.index < step.index {
                         warn(step, "\(p) lies inside \(target), where \(other.label) moves whole records, so this step never sees them")
+                        break
                     }
                 }
                 let earlier = recordSteps[..<i]

@@ -70,7 +70,9 @@ struct PlanNode {
             let where_ = context.map { " (\($0.text) at \($0.mark.line):\($0.mark.column))" } ?? ""
             return PlanError(file: file, line: mark.line, column: mark.column, message: "YAML: \(problem)\(where_)")
         case .duplicatedKeysInMapping(let duplicates, let context):
-            return PlanError(file: file, line: context.mark.line, column: context.mark.column, message: "YAML: duplicate keys \(duplicates)")
+            return PlanError(
+                file: file, line: context.mark.line, column: context.mark.column,
+                message: "YAML: duplicate key " + duplicates.map { "'\($0)'" }.joined(separator: ", "))
         default:
             return PlanError(file: file, message: "YAML: \(e)")
         }
@@ -133,10 +135,10 @@ struct PlanNode {
         var stack: [(node: PlanNode, key: PlanNode?)] = []
         var key: PlanNode? = nil
         while true {
-            _ = try reader.peek()
+            let token = try reader.next()
             let loc = PlanLocation(line: reader.location.line, column: reader.location.column)
             var done: PlanNode?
-            switch try reader.next() {
+            switch token {
             case .beginObject:
                 stack.append((PlanNode(content: .mapping([]), location: loc), key))
                 key = nil
