@@ -45,17 +45,6 @@ struct PlanDecoder {
         return s
     }
 
-    /// A string or a list of strings.
-    func strings(_ node: PlanNode, _ what: String) throws(PlanError) -> [String] {
-        if case .sequence(let items) = node.content {
-            var out: [String] = []
-            for item in items { out.append(try string(item, "each item of \(what)")) }
-            guard !out.isEmpty else { throw error(node.location, "\(what) must not be empty") }
-            return out
-        }
-        return [try string(node, "\(what) (a string or a list of strings)")]
-    }
-
     func bool(_ node: PlanNode, _ what: String) throws(PlanError) -> Bool {
         guard case .scalar(.bool(let b), _) = node.content else { throw error(node.location, "\(what) must be true or false, not \(node.kindName)") }
         return b

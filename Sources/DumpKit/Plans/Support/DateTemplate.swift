@@ -6,8 +6,8 @@ import Foundation
 /// `SSS` (milliseconds); any other character is literal, and text in single quotes (`'T'`) is
 /// literal too. Reading is strict (widths and literals must match), so a date that reads back
 /// writes back as the same text.
-struct DateTemplate: Sendable, Hashable {
-    private enum Piece: Hashable, Sendable {
+struct DateTemplate: Sendable {
+    private enum Piece: Sendable {
         case literal(String)
         case field(Field, width: Int, minWidth: Int)
     }
@@ -21,13 +21,10 @@ struct DateTemplate: Sendable, Hashable {
     private let pieces: [Piece]
     private let zone: Zone
 
-    private enum Zone: Hashable, Sendable {
+    private enum Zone: Sendable {
         case fixed(seconds: Int)
         case named(TimeZone)
     }
-
-    /// Whether the format has a milliseconds field.
-    var hasMilliseconds: Bool { pieces.contains { if case .field(.millisecond, _, _) = $0 { return true } else { return false } } }
 
     /// Compiles `format` for `timeZone`; the error is a message for the plan author.
     init(format: String, timeZone: String) throws(TemplateError) {
@@ -216,11 +213,5 @@ struct DateTemplate: Sendable, Hashable {
         let month = Int(mp < 10 ? mp + 3 : mp - 9)
         let year = Int(yoe + era * 400) + (month <= 2 ? 1 : 0)
         return (year, month, day)
-    }
-
-    static func == (a: DateTemplate, b: DateTemplate) -> Bool { a.format == b.format && a.zoneName == b.zoneName }
-    func hash(into h: inout Hasher) {
-        h.combine(format)
-        h.combine(zoneName)
     }
 }

@@ -2,7 +2,7 @@ import JSONStream
 
 /// Converts one value between two kinds (`string` -> `integer`, `date` -> `milliseconds`), reading
 /// leniently; exactness is checked by converting back with `inverse`.
-struct ValueConverter: Sendable, Hashable {
+struct ValueConverter: Sendable {
     /// The kinds a value can be converted between.
     enum Kind: String, Sendable, CaseIterable {
         case string, number, integer, boolean
