@@ -84,14 +84,15 @@ extension JSONValue {
         return removed
     }
 
-    /// Moves a field to another name: within the same parent object the key keeps its position,
-    /// otherwise the value is appended at the end of its new parent.
-    mutating func renameField(_ from: FieldPath, to: FieldPath) throws(FieldPathConflict) {
-        if from.segments.dropLast() == to.segments.dropLast(), renameInPlace(from.segments[...], to: to.segments.last!) { return }
+    /// Moves a field to another name and returns whether it was there: within the same parent object
+    /// the key keeps its position, otherwise the value is appended at the end of its new parent.
+    mutating func renameField(_ from: FieldPath, to: FieldPath) throws(FieldPathConflict) -> Bool {
+        if from.segments.dropLast() == to.segments.dropLast(), renameInPlace(from.segments[...], to: to.segments.last!) { return true }
         var changed = self
-        guard let value = changed.removeField(from) else { return }
+        guard let value = changed.removeField(from) else { return false }
         try changed.setField(to, value)
         self = changed
+        return true
     }
 
     private mutating func renameInPlace(_ keys: ArraySlice<String>, to newKey: String) -> Bool {

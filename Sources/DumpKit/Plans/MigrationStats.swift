@@ -6,7 +6,7 @@ public struct MigrationStats: Sendable {
     public var records = 0
     /// Records at least one step applied to.
     public var matched = 0
-    /// Records whose output differs from the input (moved ones included).
+    /// Records an operation changed (moved ones included).
     public var changed = 0
     /// Records that left their path.
     public var moved = 0

@@ -62,41 +62,38 @@ public final class PlanRunner: @unchecked Sendable {
     /// Under `onError: .fail` the first value an operation cannot migrate throws.
     public func apply(_ record: Record) throws(MigrationError) -> MigrationResult {
         var edit = RecordEdit(record: record, policy: onError)
-        var delta = totals.steps.map { StepStats(plan: $0.plan, step: $0.step, name: $0.name, patterns: [], operations: $0.operations.map { OperationStats(name: $0.name, summary: "") }) }
-        var matched = false
+        var trace: [StepTrace] = []
         for (si, entry) in steps.enumerated() {
             guard edit.value != nil, let captures = entry.step.match(path: edit.path, value: edit.value) else { continue }
-            matched = true
             edit.begin(plan: entry.plan, step: entry.step.index, stepName: entry.step.name, captures: captures)
             let before = Record(path: edit.path, captures: captures, value: edit.value)
-            delta[si].matched = 1
-            for (oi, op) in entry.step.operations.enumerated() {
+            var t = StepTrace(step: si, applied: [], rejected: [], example: MigrationExample(before: before, after: nil))
+            for op in entry.step.operations {
                 edit.operation = op.name
                 let rejectsBefore = edit.rejects.count
-                if try op.apply(to: &edit) { delta[si].operations[oi].applied = 1 }
-                delta[si].operations[oi].rejected = edit.rejects.count - rejectsBefore
+                t.applied.append(try op.apply(to: &edit))
+                t.rejected.append(edit.rejects.count - rejectsBefore)
                 if edit.value == nil { break }
             }
-            let after = edit.value.map { Record(path: edit.path, captures: captures, value: $0) }
-            delta[si].example = MigrationExample(before: before, after: after)
+            t.example.after = edit.value.map { Record(path: edit.path, captures: captures, value: $0) }
+            trace.append(t)
         }
+        let matched = !trace.isEmpty
         let output = edit.value.map { Record(path: edit.path, captures: record.captures, value: $0) }
         let result = MigrationResult(originalPath: record.path, records: output.map { [$0] } ?? [], rejects: edit.rejects, matched: matched)
         lock.withLock {
             totals.records += 1
             if matched { totals.matched += 1 }
-            if output != record { totals.changed += 1 }
+            if trace.contains(where: { $0.applied.contains(true) }) { totals.changed += 1 }
             if let output, output.path != record.path { totals.moved += 1 }
             if output == nil { totals.deleted += 1 }
             totals.rejects += edit.rejects.count
-            for (si, d) in delta.enumerated() where d.matched > 0 {
-                totals.steps[si].matched += 1
-                for (oi, o) in d.operations.enumerated() {
-                    totals.steps[si].operations[oi].applied += o.applied
-                    totals.steps[si].operations[oi].rejected += o.rejected
-                }
-                if let candidate = d.example, totals.steps[si].example.map({ Self.precedes(candidate.before.path, $0.before.path) }) ?? true {
-                    totals.steps[si].example = candidate
+            for t in trace {
+                totals.steps[t.step].matched += 1
+                for (oi, applied) in t.applied.enumerated() where applied { totals.steps[t.step].operations[oi].applied += 1 }
+                for (oi, rejected) in t.rejected.enumerated() { totals.steps[t.step].operations[oi].rejected += rejected }
+                if totals.steps[t.step].example.map({ Self.precedes(t.example.before.path, $0.before.path) }) ?? true {
+                    totals.steps[t.step].example = t.example
                 }
             }
         }
@@ -108,6 +105,16 @@ public final class PlanRunner: @unchecked Sendable {
         for (x, y) in zip(a, b) where x != y { return DatabaseKeyOrder.less(x, y) }
         return a.count < b.count
     }
+}
+
+/// What one step did to one record, merged into the totals under the lock.
+private struct StepTrace {
+    /// Index into the runner's steps.
+    var step: Int
+    /// Per operation run (the list stops early when the record was deleted).
+    var applied: [Bool]
+    var rejected: [Int]
+    var example: MigrationExample
 }
 
 /// An `extract-blobs` step handed to the blob extractor, with the step's patterns and `where`.

@@ -39,12 +39,16 @@ public struct RecordEdit {
     /// The value of a field of the record, when the record is an object that has it.
     public func field(_ path: FieldPath) -> JSONValue? { value?.field(path) }
 
-    /// Sets a field; an object on the way that is not an object is reported as a bad value.
-    public mutating func set(_ path: FieldPath, _ newValue: JSONValue) throws(MigrationError) {
+    /// Sets a field and returns whether it could; a value on the way that is not an object is reported
+    /// as a bad value.
+    @discardableResult
+    public mutating func set(_ path: FieldPath, _ newValue: JSONValue) throws(MigrationError) -> Bool {
         do {
             try value?.setField(path, newValue)
+            return value != nil
         } catch {
             try reject(at: error.at.isEmpty ? nil : FieldPath(segments: error.at), value: error.found, reason: "cannot set '\(path)': \(error.reason)")
+            return false
         }
     }
 
@@ -52,12 +56,14 @@ public struct RecordEdit {
     @discardableResult
     public mutating func remove(_ path: FieldPath) -> JSONValue? { value?.removeField(path) }
 
-    /// Renames a field (keeping its position within the same parent object).
-    public mutating func rename(_ from: FieldPath, to: FieldPath) throws(MigrationError) {
+    /// Renames a field (keeping its position within the same parent object) and returns whether it could.
+    @discardableResult
+    public mutating func rename(_ from: FieldPath, to: FieldPath) throws(MigrationError) -> Bool {
         do {
-            try value?.renameField(from, to: to)
+            return try value?.renameField(from, to: to) ?? false
         } catch {
             try reject(at: error.at.isEmpty ? nil : FieldPath(segments: error.at), value: error.found, reason: "cannot rename '\(from)' to '\(to)': \(error.reason)")
+            return false
         }
     }
 

@@ -33,8 +33,6 @@ public struct BackfillOperation: PlanOperation {
             return false
         }
         let time = DecimalNumber(ms)
-        let before = edit.value
-        try edit.set(field, .number((inSeconds ? time.shifted(by: -3) : time).jsonNumber))
-        return edit.value != before
+        return try edit.set(field, .number((inSeconds ? time.shifted(by: -3) : time).jsonNumber))
     }
 }

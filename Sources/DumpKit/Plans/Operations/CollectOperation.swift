@@ -71,7 +71,6 @@ public struct CollectOperation: PlanOperation {
             return false
         }
         for f in fields { edit.remove(f) }
-        try edit.set(into, .array(present))
-        return true
+        return try edit.set(into, .array(present))
     }
 }

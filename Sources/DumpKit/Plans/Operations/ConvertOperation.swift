@@ -86,10 +86,7 @@ public struct ConvertOperation: PlanOperation {
                     try edit.reject(at: field, value: value, reason: problem)
                     continue
                 }
-                if converted != value {
-                    try edit.set(field, converted)
-                    changed = true
-                }
+                if converted != value, try edit.set(field, converted) { changed = true }
             }
         }
         return changed

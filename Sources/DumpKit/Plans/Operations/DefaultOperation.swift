@@ -30,9 +30,7 @@ public struct DefaultOperation: PlanOperation {
     public func apply(to edit: inout RecordEdit) throws(MigrationError) -> Bool {
         var changed = false
         for (field, value) in values where edit.field(field) == nil {
-            let before = edit.value
-            try edit.set(field, value)
-            changed = changed || edit.value != before
+            if try edit.set(field, value) { changed = true }
             if edit.value == nil { break }
         }
         return changed

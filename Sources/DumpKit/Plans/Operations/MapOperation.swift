@@ -90,10 +90,7 @@ public struct MapOperation: PlanOperation {
         for field in fields {
             guard let value = edit.field(field) else { continue }
             if let entry = table.first(where: { $0.from.isEquivalent(to: value) }) {
-                if entry.to != value {
-                    try edit.set(field, entry.to)
-                    changed = true
-                }
+                if entry.to != value, try edit.set(field, entry.to) { changed = true }
                 continue
             }
             switch unmapped {
@@ -106,8 +103,7 @@ public struct MapOperation: PlanOperation {
                         reason: "\(value.preview()) is not in the table but equals what \(entry.from.preview()) maps to, so reversing the plan would change it (set 'exact: false' to accept)")
                 }
             case .default(let d):
-                try edit.set(field, d)
-                changed = true
+                if try edit.set(field, d) { changed = true }
             }
         }
         return changed

@@ -81,8 +81,7 @@ public struct NormalizeFileOperation: PlanOperation {
             result = n
         }
         guard result != value else { return false }
-        try edit.set(field, result)
-        return true
+        return try edit.set(field, result)
     }
 
     /// The normalised value, or `nil` after reporting a bad one.

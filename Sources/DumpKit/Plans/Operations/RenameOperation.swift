@@ -42,9 +42,7 @@ public struct RenameOperation: PlanOperation {
                 try edit.reject(at: from, value: value, reason: "cannot rename '\(from)' to '\(to)': '\(to)' already exists")
                 continue
             }
-            let before = edit.value
-            try edit.rename(from, to: to)
-            changed = changed || edit.value != before
+            if try edit.rename(from, to: to) { changed = true }
         }
         return changed
     }
