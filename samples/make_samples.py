@@ -100,9 +100,12 @@ def jpeg_bytes(width, height, pixel, quality=70):
 
 
 def gradient(r0, g0, b0, r1, g1, b1, width, height):
+    """A diagonal colour gradient with some fixed grain, so it compresses like a small photo."""
+
     def pixel(x, y):
         t = (x + y) / (width + height - 2)
-        return (int(r0 + (r1 - r0) * t), int(g0 + (g1 - g0) * t), int(b0 + (b1 - b0) * t))
+        grain = (x * 31 + y * 17 + x * y * 7) % 29 - 14
+        return tuple(max(0, min(255, int(a + (b - a) * t) + grain)) for a, b in ((r0, r1), (g0, g1), (b0, b1)))
 
     return pixel
 
