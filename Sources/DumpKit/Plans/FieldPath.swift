@@ -13,6 +13,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
         segments = parts
     }
 
+    /// A path of unescaped keys (at least one).
     public init(segments: [String]) { self.segments = segments }
 
     public var description: String { segments.map(JSONPointer.escape).joined(separator: "/") }

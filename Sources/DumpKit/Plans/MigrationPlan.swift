@@ -14,12 +14,14 @@ import Foundation
 ///       - move: /v2/todolist/{id}
 /// ```
 public struct MigrationPlan: Sendable {
+    /// The plan's `name`, used in rejects, errors and stats.
     public let name: String
     /// The schema version the plan reads and the one it writes.
     public let from: String
     public let to: String
     /// The plan's `description`, if it has one.
     public let summary: String?
+    /// The steps, in order.
     public let steps: [PlanStep]
     /// The file the plan was read from, as given (used in every error and warning).
     public let sourceFile: String

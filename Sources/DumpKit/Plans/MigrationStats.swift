@@ -31,7 +31,9 @@ public struct MigrationStats: Sendable {
 public struct StepStats: Sendable {
     /// The plan's name and the step's 1-based index and name.
     public var plan: String
+    /// The step's 1-based index in its plan.
     public var step: Int
+    /// The step's name.
     public var name: String?
     /// The step's source patterns as written.
     public var patterns: [String]
@@ -58,6 +60,7 @@ public struct StepStats: Sendable {
 public struct OperationStats: Sendable {
     /// The operation's name (`rename`) and a one-line summary (`rename _createdAt -> createdAt`).
     public var name: String
+    /// One line about what it does.
     public var summary: String
     /// Records the operation changed.
     public var applied = 0
@@ -74,7 +77,9 @@ public struct OperationStats: Sendable {
 
 /// A record before and after a step (`after` is `nil` when the step deleted it).
 public struct MigrationExample: Sendable {
+    /// The record as the step got it.
     public var before: Record
+    /// The record as the step left it.
     public var after: Record?
 
     var jsonValue: JSONValue {

@@ -22,7 +22,9 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
         case type(String)
     }
 
+    /// The field tested.
     public let field: FieldPath
+    /// What it must be.
     public let test: Test
     /// Where the condition is written.
     public let location: PlanLocation

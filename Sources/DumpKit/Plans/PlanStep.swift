@@ -5,10 +5,12 @@ import JSONStream
 public struct PlanStep: Sendable {
     /// 1-based position in the plan.
     public let index: Int
+    /// The step's `name`, used in messages.
     public let name: String?
     /// Source patterns; a record at a path any of them matches (and meeting `conditions`) goes
     /// through the step.
     public let patterns: [PathPattern]
+    /// The `where` conditions; all must hold.
     public let conditions: [PlanCondition]
     /// The operations, in order; empty for an `extract-blobs` step.
     public let operations: [any PlanOperation]

@@ -18,6 +18,7 @@ public struct Reject: Hashable, Sendable, CustomStringConvertible {
     /// Why the value could not be migrated.
     public var reason: String
 
+    /// A reject with every fact given.
     public init(pointer: String, value: JSONValue, plan: String, step: Int, stepName: String?, operation: String, reason: String) {
         self.pointer = pointer
         self.value = value

@@ -30,6 +30,7 @@ public struct ExtractBlobsOptions: Hashable, Sendable, CustomStringConvertible {
     /// Placeholders `name` may use besides the step pattern's captures.
     public static let placeholders = ["sha256", "ext", "field", "key"]
 
+    /// Which strings are blobs.
     public var match: Match
     /// Fields to look in; empty means every string in the record.
     public var fields: [FieldPath]
@@ -37,6 +38,7 @@ public struct ExtractBlobsOptions: Hashable, Sendable, CustomStringConvertible {
     public var minBytes: Int
     /// The object name template, e.g. `todolist/{id}/{sha256}.{ext}`.
     public var nameTemplate: String
+    /// What replaces an extracted string.
     public var refStyle: RefStyle
     /// Where the operation is written.
     public var location: PlanLocation
