@@ -166,28 +166,3 @@ public final class DatabaseLimitsChecker {
         }
     }
 }
-
-/// Firebase push IDs: 20 characters over `-0-9A-Z_a-z`, the first 8 encoding the creation time.
-public enum PushID {
-    /// The alphabet, in ASCII order (which is also time order).
-    public static let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz".utf8)
-
-    /// Whether `key` has the shape of a push ID.
-    public static func isValid(_ key: some Collection<UInt8>) -> Bool {
-        key.count == 20 && key.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F
-        }
-    }
-
-    /// The creation time in milliseconds since the epoch encoded in a push ID's first 8 characters.
-    public static func timestamp(_ key: String) -> Int64? {
-        let u = Array(key.utf8)
-        guard isValid(u) else { return nil }
-        var t: Int64 = 0
-        for c in u.prefix(8) {
-            guard let i = alphabet.firstIndex(of: c) else { return nil }
-            t = t * 64 + Int64(i)
-        }
-        return t
-    }
-}
