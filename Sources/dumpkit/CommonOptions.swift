@@ -41,6 +41,7 @@ func reportingErrors<T>(_ body: () throws -> T) throws -> T {
         throw Exit.input
     } catch {
         FileHandle.standardError.write(Data("dumpkit: error: \(error)\n".utf8))
-        throw error is DataError ? Exit.findings : Exit.input
+        let underlying = (error as? PipelineError)?.underlying ?? error
+        throw underlying is DataError ? Exit.findings : Exit.input
     }
 }

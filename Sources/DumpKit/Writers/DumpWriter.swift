@@ -4,6 +4,11 @@ import JSONStream
 /// was, records that kept their path are written in place, and records moved to a new path are
 /// placed at the end of the root object, grouped by path.
 ///
+/// Moved records may land in objects the input already has (`/v1/user` stays while records move
+/// into `/v1/todolist`): objects on the way to a move target (`relocationTargets`) are therefore not
+/// written where they stand; their content is spooled, like the moved records, to an anonymous
+/// temporary file and placed together with them at the end, so every object appears once.
+///
 /// Objects whose every child was removed (deleted or moved records) are left out, as the Realtime
 /// Database has no empty objects; objects that were already empty in the input are kept.
 public final class DumpWriter: RecordWriter, PassThroughSink {
@@ -12,21 +17,35 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         var name: String?  // key in the parent object
         var opened: Bool
         var hadChildren: Bool
+        /// Content below goes to the spool at full paths instead of the output.
+        var spooling: Bool
     }
 
     public let writer: JSONWriter
     private var levels: [Level] = []
+    private var path: [String] = []  // keys of the levels below the root (objects only; arrays give "")
     private var pendingName: String?
     private var rootKeys: Set<String> = []
-    private var moved: TemporaryFile?
-    private var movedWriter: JSONWriter?
+    private var spool: TemporaryFile?
+    private var spoolWriter: JSONWriter?
     private let temporaryDirectory: String?
+    private let deferredPrefixes: [[String]]
     private var placer: PathPlacer?  // for record-only input (no pass-through structure)
     private var sawStructure = false
 
-    public init(writer: JSONWriter, temporaryDirectory: String? = nil) {
+    /// `relocationTargets` are the patterns records may be moved to (their literal prefixes decide
+    /// which input objects are spooled).
+    public init(writer: JSONWriter, relocationTargets: [PathPattern] = [], temporaryDirectory: String? = nil) {
         self.writer = writer
         self.temporaryDirectory = temporaryDirectory
+        deferredPrefixes = relocationTargets.map { p in
+            var prefix: [String] = []
+            for s in p.segments.dropLast() {
+                guard case .literal(let l) = s else { break }
+                prefix.append(l)
+            }
+            return prefix
+        }
     }
 
     public var passThrough: PassThroughSink? { self }
@@ -36,13 +55,27 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     public func beginContainer(isObject: Bool) throws {
         sawStructure = true
         markChild()
-        levels.append(Level(isObject: isObject, name: pendingName, opened: false, hadChildren: false))
+        let name = pendingName
         pendingName = nil
+        let parentSpooling = levels.last?.spooling ?? false
+        var spooling = parentSpooling
+        if !spooling, !levels.isEmpty, let name {
+            let p = path + [name]
+            spooling = deferredPrefixes.contains { $0.count >= p.count && Array($0.prefix(p.count)) == p }
+        }
+        if !levels.isEmpty { path.append(name ?? "") }
+        levels.append(Level(isObject: isObject, name: name, opened: false, hadChildren: false, spooling: spooling))
     }
 
     public func endContainer() throws {
-        if levels.count == 1 { try placeMovedRecords() }
+        if levels.count == 1 { try placeSpooledRecords() }
         let level = levels.removeLast()
+        if !levels.isEmpty { path.removeLast() }
+        if level.spooling {
+            // An object that was empty in the input is kept as an empty value at its path.
+            if !level.hadChildren { try spoolRecord(path + [level.name ?? ""], level.isObject ? .object([:]) : .array([])) }
+            return
+        }
         if level.opened {
             if level.isObject { try writer.endObject() } else { try writer.endArray() }
         } else if !level.hadChildren {
@@ -66,6 +99,13 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     public func transferValue(from reader: JSONReader) throws {
         sawStructure = true
         markChild()
+        if levels.last?.spooling == true {
+            let w = try spoolLine(path + [pendingName ?? ""])
+            try reader.transfer(to: w)
+            try endSpoolLine(w)
+            pendingName = nil
+            return
+        }
         try openLevels()
         if let name = pendingName {
             if levels.count == 1 { rootKeys.insert(name) }
@@ -81,6 +121,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         if let original, original == record.path, original.count == levels.count, !levels.isEmpty {
             markChild()
             guard let value = record.value else { return }
+            if levels[levels.count - 1].spooling { return try spoolRecord(record.path, value) }
             try openLevels()
             if levels[levels.count - 1].isObject {
                 let key = original[original.count - 1]
@@ -106,20 +147,14 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
             try placer!.place(record.path, value)
             return
         }
-        // Moved: spool until the root object closes.
-        if movedWriter == nil {
-            let file = try TemporaryFile(directory: temporaryDirectory)
-            moved = file
-            movedWriter = JSONWriter(sink: file)
-        }
-        try NDJSONWriter.writeLine(Record(path: record.path, value: value), to: movedWriter!)
+        try spoolRecord(record.path, value)
     }
 
     public func finish() throws {
         if let placer {
             try placer.closeAll()
             try writer.endObject()
-        } else if movedWriter != nil {
+        } else if spoolWriter != nil {
             throw PlacementError.conflict("the document root (it is not an object)")
         }
         try writer.raw("\n")
@@ -145,9 +180,35 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         }
     }
 
-    /// Places the spooled moved records inside the root object, before it closes.
-    private func placeMovedRecords() throws {
-        guard let file = moved, let w = movedWriter else { return }
+    /// Starts an NDJSON line `{"path": ..., "value": ` in the spool; the caller writes the value.
+    private func spoolLine(_ path: [String]) throws -> JSONWriter {
+        if spoolWriter == nil {
+            let file = try TemporaryFile(directory: temporaryDirectory)
+            spool = file
+            spoolWriter = JSONWriter(sink: file)
+        }
+        let w = spoolWriter!
+        try w.beginObject()
+        try w.name("path")
+        try w.string(JSONPointer.string(path))
+        try w.name("value")
+        return w
+    }
+
+    private func endSpoolLine(_ w: JSONWriter) throws {
+        try w.endObject()
+        try w.raw("\n")
+    }
+
+    private func spoolRecord(_ path: [String], _ value: JSONValue) throws {
+        let w = try spoolLine(path)
+        try w.value(value)
+        try endSpoolLine(w)
+    }
+
+    /// Places the spooled content inside the root object, before it closes.
+    private func placeSpooledRecords() throws {
+        guard let file = spool, let w = spoolWriter else { return }
         try w.flush()
         guard levels[0].isObject else { throw PlacementError.conflict("the document root (it is not an object)") }
         try openLevels()
@@ -160,7 +221,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
             try placer.place(r.path, r.value!)
         }
         try placer.closeAll()
-        moved = nil
-        movedWriter = nil
+        spool = nil
+        spoolWriter = nil
     }
 }

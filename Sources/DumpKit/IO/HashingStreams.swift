@@ -1,0 +1,63 @@
+import Crypto
+import Foundation
+import JSONStream
+
+/// Passes bytes through from a source while computing their SHA-256.
+final class HashingByteSource: JSONByteSource {
+    private let source: JSONByteSource
+    private var hasher = SHA256()
+
+    init(_ source: JSONByteSource) { self.source = source }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = try source.read(into: buffer)
+        if n > 0 { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<n])) }
+        return n
+    }
+
+    /// The digest of everything read, lowercase hex (call once, at the end).
+    var hex: String { FileHash.hex(hasher.finalize()) }
+}
+
+/// Passes bytes through to a sink while computing their SHA-256.
+final class HashingByteSink: JSONByteSink {
+    private let sink: JSONByteSink
+    private var hasher = SHA256()
+
+    init(_ sink: JSONByteSink) { self.sink = sink }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        hasher.update(bufferPointer: bytes)
+        try sink.write(bytes)
+    }
+
+    /// The digest of everything written, lowercase hex (call once, at the end).
+    var hex: String { FileHash.hex(hasher.finalize()) }
+}
+
+/// Drops every byte (dry runs).
+final class DiscardingByteSink: JSONByteSink {
+    func write(_ bytes: UnsafeRawBufferPointer) throws {}
+}
+
+/// SHA-256 of files, for reports.
+public enum FileHash {
+    /// The SHA-256 of the file at `path`, lowercase hex, read in blocks.
+    public static func sha256(path: String) throws -> String {
+        guard let h = FileHandle(forReadingAtPath: path) else { throw InputError(file: path, message: "cannot open") }
+        defer { try? h.close() }
+        var hasher = SHA256()
+        while let chunk = try h.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+        return hex(hasher.finalize())
+    }
+
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        for b in digest {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

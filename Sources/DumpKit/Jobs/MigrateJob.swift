@@ -1,0 +1,196 @@
+import Crypto
+import Foundation
+import JSONStream
+
+/// `dumpkit migrate`: runs a chain of plans over a dump in one streaming pass, with a dry run, a
+/// report, rejects and the reverse direction.
+public struct MigrateJob {
+    public var input: String
+    public var output: String
+    public var planPaths: [String]
+    public var onError: OnErrorPolicy = .fail
+    /// Where rejected values go (NDJSON); defaults to `<output>.rejects.ndjson` under skip/keep.
+    public var rejectsPath: String?
+    public var reportPath: String?
+    public var dryRun = false
+    public var reverse = false
+    public var writerOptions: JSONWriter.Options = .compact
+    public var compressionLevel: Int?
+    public var threads: Int?
+
+    public init(input: String, output: String, planPaths: [String]) {
+        self.input = input
+        self.output = output
+        self.planPaths = planPaths
+    }
+
+    /// What a run did.
+    public struct Summary: Sendable {
+        public var plans: [MigrationPlan]
+        public var stats: MigrationStats
+        public var warnings: [String]
+        /// Records read at the plans' output patterns (already migrated data).
+        public var alreadyMigrated: Int
+        public var inputSHA256: String
+        public var outputSHA256: String?
+        public var rejectsPath: String?
+        public var seconds: Double
+
+        /// Whether the run changed nothing because the dump is already in the target shape.
+        public var nothingToDo: Bool { stats.changed == 0 && stats.rejects == 0 }
+    }
+
+    /// Loads the plans (reversed and in reverse order for `reverse`).
+    public func loadPlans() throws -> [MigrationPlan] {
+        guard !planPaths.isEmpty else { throw UsageError("give at least one --plan") }
+        let plans = try planPaths.map { try MigrationPlan.load(path: $0) }
+        return reverse ? try plans.reversed().map { try $0.reversed() } : plans
+    }
+
+    /// Runs the migration; outputs (dump, rejects, report) appear only if it succeeds.
+    public func run(progress: ProgressMeter? = nil) throws -> Summary {
+        let started = Date()
+        let plans = try loadPlans()
+        let runner = PlanRunner(plans: plans, onError: onError)
+        if !runner.blobExtractions.isEmpty {
+            throw UsageError("the plan has extract-blobs steps; run them with dumpkit extract-blobs after the migration")
+        }
+        var rejectsPath = self.rejectsPath
+        if rejectsPath == nil && onError != .fail && !dryRun {
+            guard output != "-" else { throw UsageError("--on-error \(onError.rawValue) writes rejected values to a file: give --rejects FILE") }
+            rejectsPath = output + ".rejects.ndjson"
+        }
+
+        // Records at the last plan's output patterns are read too, to tell "already migrated" from
+        // "not this kind of dump"; the runner passes them through unchanged.
+        let outputs = plans.last.map { $0.steps.flatMap(\.outputPatterns) } ?? []
+        let probes = outputs.filter { p in !runner.patterns.contains(p) }
+        let inFile = try InputFile(path: input)
+        progress?.attach(inFile)
+        let hashedInput = HashingByteSource(inFile)
+        let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
+        let rejectsFile = try rejectsPath.map { try OutputFile(path: $0) }
+        do {
+            let sink: JSONByteSink = outFile.map { HashingByteSink($0) } ?? DiscardingByteSink()
+            let reader = DumpReader(source: hashedInput, patterns: runner.patterns + probes, sourceName: inFile.name)
+            let targets = plans.flatMap { $0.steps.flatMap(\.outputPatterns) }
+            let writer = DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), relocationTargets: targets)
+            let rejects = rejectsFile.map { RejectsWriter(file: $0) }
+            let migrate = Migrate(runner: runner, probes: probes, rejects: rejects)
+            let pipeline = Pipeline(transformers: [migrate])
+            pipeline.onRecord = { progress?.recordDone() }
+            try pipeline.run(reader: reader, writer: writer)
+            try rejects?.finish()
+            let stats = runner.stats
+            if stats.records == 0 && migrate.probed == 0 {
+                let expected = runner.patterns.map(\.text).joined(separator: ", ")
+                throw MigrationMismatch(message: "\(inFile.name) has no data at the plans' patterns (\(expected)): it does not look like a '\(plans.first?.from ?? "")' dump; nothing was written")
+            }
+            try outFile?.commit()
+            try rejectsFile?.commit()
+            progress?.finish()
+            var summary = Summary(plans: plans, stats: stats, warnings: runner.warnings, alreadyMigrated: migrate.probed,
+                                  inputSHA256: hashedInput.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
+                                  rejectsPath: stats.rejects > 0 ? rejectsPath : nil, seconds: Date().timeIntervalSince(started))
+            if let reportPath {
+                try writeReport(summary, to: reportPath)
+            }
+            summary.seconds = Date().timeIntervalSince(started)
+            return summary
+        } catch {
+            outFile?.abort()
+            rejectsFile?.abort()
+            progress?.finish()
+            throw error
+        }
+    }
+
+    private func writeReport(_ s: Summary, to path: String) throws {
+        var o = JSONObject()
+        o["tool"] = .string("dumpkit \(DumpKitVersion.string)")
+        // Plans run in reverse order under --reverse.
+        o["plans"] = .array(zip(s.plans, reverse ? Array(planPaths.reversed()) : planPaths).map { plan, file in
+            .object(["name": .string(plan.name), "from": .string(plan.from), "to": .string(plan.to), "file": .string(file),
+                     "sha256": .string((try? FileHash.sha256(path: file)) ?? "")])
+        })
+        o["reverse"] = .bool(reverse)
+        o["onError"] = .string(onError.rawValue)
+        o["input"] = .object(["path": .string(input), "sha256": .string(s.inputSHA256)])
+        if let out = s.outputSHA256 { o["output"] = .object(["path": .string(output), "sha256": .string(out)]) }
+        o["dryRun"] = .bool(dryRun)
+        o["alreadyMigrated"] = .number(JSONNumber(s.alreadyMigrated))
+        o["stats"] = s.stats.jsonValue
+        if let r = s.rejectsPath { o["rejects"] = .string(r) }
+        o["warnings"] = .array(s.warnings.map { .string($0) })
+        o["seconds"] = .number(JSONNumber(text: String(format: "%.3f", s.seconds)))
+        let file = try OutputFile(path: path)
+        let w = JSONWriter(sink: file, options: .init(pretty: true))
+        try w.value(.object(o))
+        try w.raw("\n")
+        try w.flush()
+        try file.commit()
+    }
+}
+
+/// The `migrate` transformer: applies the plan runner to each record and sets rejects aside.
+struct Migrate: RecordTransformer {
+    let runner: PlanRunner
+    let probes: [PathPattern]
+    let rejects: RejectsWriter?
+    private let probeCount = Counter()
+
+    init(runner: PlanRunner, probes: [PathPattern], rejects: RejectsWriter?) {
+        self.runner = runner
+        self.probes = probes
+        self.rejects = rejects
+    }
+
+    var name: String { "migrate" }
+    /// Records read at the output patterns only.
+    var probed: Int { probeCount.value }
+
+    func transform(_ record: Record) throws -> [Record] {
+        if !probes.isEmpty && !runner.patterns.contains(where: { $0.match(record.path) != nil }) {
+            probeCount.increment()
+            return [record]
+        }
+        let result = try runner.apply(record)
+        if !result.rejects.isEmpty { try rejects?.write(result.rejects) }
+        return result.records
+    }
+}
+
+/// A thread-safe count.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    var value: Int { lock.withLock { n } }
+    func increment() { lock.withLock { n += 1 } }
+}
+
+/// Writes rejected values as NDJSON, one `Reject.jsonValue` per line.
+final class RejectsWriter: @unchecked Sendable {
+    private let lock = NSLock()
+    private let writer: JSONWriter
+
+    init(file: OutputFile) { writer = JSONWriter(sink: file) }
+
+    func write(_ rejects: [Reject]) throws {
+        try lock.withLock {
+            for r in rejects {
+                try writer.value(r.jsonValue)
+                try writer.raw("\n")
+            }
+        }
+    }
+
+    func finish() throws { try writer.flush() }
+}
+
+/// The dump holds no data the plans apply to.
+public struct MigrationMismatch: Error, CustomStringConvertible, DataError {
+    public let message: String
+    public var description: String { message }
+}
+
+extension MigrationError: DataError {}

@@ -1,0 +1,48 @@
+import JSONStream
+
+/// How `dumpkit migrate` tells people what a run did or would do.
+public enum MigrationSummaryText {
+    /// The dry-run report: per step, records matched, what each operation did, values that fail,
+    /// and the first record before and after.
+    public static func dryRun(_ s: MigrateJob.Summary) -> String {
+        var out = "dry run: nothing written\n"
+        out += "\(s.stats.records) records read, \(s.stats.matched) matched, \(s.stats.changed) would change (\(s.stats.moved) moved, \(s.stats.deleted) deleted), \(s.stats.rejects) values would be rejected\n"
+        if s.nothingToDo { out += alreadyDone(s) + "\n" }
+        for step in s.stats.steps {
+            out += "\n\(step.plan) step \(step.step)\(step.name.map { " '\($0)'" } ?? "") [\(step.patterns.joined(separator: ", "))]: \(step.matched) records\n"
+            for op in step.operations {
+                out += "  \(op.summary): \(op.applied) changed" + (op.rejected > 0 ? ", \(op.rejected) failed" : "") + "\n"
+            }
+            if let e = step.example {
+                out += "  example \(e.before.pointer):\n"
+                out += "    before: \(compact(e.before.value))\n"
+                out += "    after:  " + (e.after.map { ($0.path != e.before.path ? "\($0.pointer) " : "") + compact($0.value) } ?? "(deleted)") + "\n"
+            }
+        }
+        return out
+    }
+
+    /// The line printed after a run.
+    public static func done(_ s: MigrateJob.Summary, output: String) -> String {
+        var line = "migrated \(s.stats.matched) of \(s.stats.records) records (\(s.stats.changed) changed, \(s.stats.moved) moved, \(s.stats.deleted) deleted)"
+        if output != "-" { line += " -> \(output)" }
+        if let r = s.rejectsPath { line += "; \(s.stats.rejects) rejected values in \(r)" }
+        if s.nothingToDo { line += "\n" + alreadyDone(s) }
+        return line
+    }
+
+    private static func alreadyDone(_ s: MigrateJob.Summary) -> String {
+        let to = s.plans.last?.to ?? "the target version"
+        return "nothing to change: the dump is already at \(to)" + (s.alreadyMigrated > 0 ? " (\(s.alreadyMigrated) records found at the plans' output paths)" : "")
+    }
+
+    private static func compact(_ v: JSONValue?) -> String {
+        guard let v else { return "null" }
+        let sink = MemoryByteSink()
+        let w = JSONWriter(sink: sink)
+        try? w.value(v)
+        try? w.flush()
+        let s = sink.string
+        return s.count > 300 ? String(s.prefix(300)) + "…" : s
+    }
+}

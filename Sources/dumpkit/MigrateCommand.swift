@@ -1,0 +1,76 @@
+import ArgumentParser
+import DumpKit
+import JSONStream
+
+/// `dumpkit migrate`: apply migration plans to a dump.
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Migrate a dump from one schema version to the next with declarative plan files.",
+        discussion: """
+            Plans are YAML or JSON files (see docs/PLANS.md). Several --plan options chain (v1 -> v2 -> v3) \
+            in one pass. Everything the plans do not match passes through unchanged. The output, the \
+            rejects file and the report appear only when the run succeeds.
+
+            Examples:
+              dumpkit migrate samples/todolist/v1.json -o v2.json --plan schemas/todolist/plan.yaml
+              dumpkit migrate backup.json.gz -o v2.json.zst --plan a.yaml --plan b.yaml --report report.json
+              dumpkit migrate v1.json --plan plan.yaml --dry-run
+              dumpkit migrate v1.json -o v2.json --plan plan.yaml --on-error keep --rejects rejects.ndjson
+              dumpkit migrate v2.json -o v1.json --plan plan.yaml --reverse
+            """
+    )
+
+    @Argument(help: "Input dump, or - for standard input.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "Output file, or - for standard output.")
+    var output: String = "-"
+
+    @Option(name: .customLong("plan"), help: "A plan file (repeatable; applied in order).")
+    var plans: [String] = []
+
+    @Flag(help: "Write nothing; print what would change per step, with an example record.")
+    var dryRun = false
+
+    @Option(help: "Write a JSON report: plans and their sha256, input/output sha256, counts, rejects, duration.")
+    var report: String?
+
+    @Option(help: "A value an operation cannot migrate: fail (stop), skip (drop it) or keep (keep it as it was); skip and keep write it to the rejects file.")
+    var onError: OnErrorPolicy = .fail
+
+    @Option(help: "NDJSON file for rejected values (default with skip/keep: OUTPUT.rejects.ndjson).")
+    var rejects: String?
+
+    @Flag(help: "Run the plans backwards (v2 -> v1); refused when a step loses information and states no inverse.")
+    var reverse = false
+
+    @Flag(help: "Members in the Realtime Database's key order.")
+    var canonical = false
+
+    @Flag(help: "Indented output.")
+    var pretty = false
+
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        try reportingErrors {
+            var job = MigrateJob(input: input, output: output, planPaths: plans)
+            job.onError = onError
+            job.rejectsPath = rejects
+            job.reportPath = report
+            job.dryRun = dryRun
+            job.reverse = reverse
+            job.writerOptions = JSONWriter.Options(pretty: pretty, sortKeys: canonical)
+            for w in try job.loadPlans().flatMap(\.warnings) { common.note("warning: \(w)") }
+            let s = try job.run(progress: common.progress())
+            if dryRun {
+                print(MigrationSummaryText.dryRun(s), terminator: "")
+            } else {
+                common.note(MigrationSummaryText.done(s, output: output))
+            }
+        }
+    }
+}
+
+extension OnErrorPolicy: ExpressibleByArgument {}
