@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job on the samples: installs what is missing, builds dumpkit, and runs it on the todolist
-# sample app's v1 dump. Outputs go to demo-out/.
+# The main job on the samples: installs what is missing, builds dumpkit, and migrates the todolist
+# sample app's v1 dump to v2 (then checks the result and rolls it back). Outputs go to demo-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,14 +11,24 @@ out=demo-out
 mkdir -p "$out"
 
 input=samples/todolist/v1.json
+plan=schemas/todolist/plan.yaml
+
 echo "== What is in $input"
 "$dumpkit" stats "$input"
 
 echo
-echo "== Records as NDJSON, canonical, zstd-compressed"
-"$dumpkit" convert "$input" -o "$out/todolist.v1.ndjson.zst" --records '/v1/todolist/{id}' --canonical
+echo "== Dry run of $plan"
+"$dumpkit" migrate "$input" --plan "$plan" --on-error keep --dry-run
 
 echo
-echo "== And back to one canonical tree"
-"$dumpkit" convert "$out/todolist.v1.ndjson.zst" -o "$out/todolist.v1.canonical.json" --canonical --pretty
-echo "Outputs are in $out/."
+echo "== Migration v1 -> v2 (values that cannot be migrated are kept and listed in the rejects file)"
+"$dumpkit" migrate "$input" -o "$out/todolist.v2.json" --plan "$plan" --on-error keep \
+    --report "$out/todolist.report.json" --canonical --pretty
+
+echo
+echo "== Rollback v2 -> v1"
+"$dumpkit" migrate "$out/todolist.v2.json" -o "$out/todolist.v1.json" --plan "$plan" --reverse --on-error keep \
+    --rejects "$out/todolist.reverse.rejects.ndjson"
+
+echo
+echo "Outputs are in $out/: todolist.v2.json, its rejects and report, and the rolled-back todolist.v1.json."

@@ -1,0 +1,130 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `dumpkit migrate` on the four sample apps, as a user runs it.
+final class MigrateCommandTests: XCTestCase {
+    private let root = TestData.projectRoot
+
+    private func sample(_ app: String, _ file: String) -> String { root.appendingPathComponent("samples/\(app)/\(file)").path }
+    private func plan(_ app: String) -> String { root.appendingPathComponent("schemas/\(app)/plan.yaml").path }
+
+    private func json(_ path: String) throws -> NSObject {
+        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)), options: [.fragmentsAllowed]) as! NSObject
+    }
+
+    private func lines(_ path: String) throws -> [[String: NSObject]] {
+        try String(decoding: Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: NSObject]
+        }
+    }
+
+    func testEverySampleMigratesToItsExpectedOutput() throws {
+        let dir = try TemporaryDirectory()
+        for app in ["todolist", "chat", "todo-app", "wedding"] {
+            let out = dir.path("\(app).v2.json")
+            let r = try CLI.run(["migrate", sample(app, "v1.json"), "-o", out, "--plan", plan(app), "--on-error", "keep"])
+            XCTAssertEqual(r.status, 0, "\(app): \(r.stderr)")
+            XCTAssertEqual(try json(out), try json(sample(app, "v2.expected.json")), app)
+            // Every rejected value is in the rejects file, with its pointer.
+            let expected = try lines(sample(app, "v2.rejects.ndjson")).map { [$0["pointer"]!, $0["operation"]!, $0["value"]!] }
+            let got = try lines(out + ".rejects.ndjson").map { [$0["pointer"]!, $0["operation"]!, $0["value"]!] }
+            XCTAssertEqual(got, expected, app)
+        }
+    }
+
+    func testRerunChangesNothingAndSaysSo() throws {
+        let dir = try TemporaryDirectory()
+        let v2 = dir.path("v2.json"), again = dir.path("again.json")
+        XCTAssertEqual(try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", v2, "--plan", plan("todolist"), "--on-error", "keep"]).status, 0)
+        let r = try CLI.run(["migrate", v2, "-o", again, "--plan", plan("todolist")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("nothing to change: the dump is already at v2"), r.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: again)), try Data(contentsOf: URL(fileURLWithPath: v2)))
+    }
+
+    func testReverseGivesTheOriginalBack() throws {
+        let dir = try TemporaryDirectory()
+        let v2 = dir.path("v2.json"), v1 = dir.path("v1.json")
+        for app in ["todolist", "wedding"] {
+            XCTAssertEqual(try CLI.run(["migrate", sample(app, "v1.json"), "-o", v2, "--plan", plan(app), "--on-error", "keep"]).status, 0)
+            let r = try CLI.run(["migrate", v2, "-o", v1, "--plan", plan(app), "--reverse", "--on-error", "keep", "--rejects", dir.path("r.ndjson")])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(try json(v1), try json(sample(app, "v1.json")), app)
+        }
+        // A plan with a lossy step and no stated inverse is refused for --reverse, naming the step.
+        let lossy = dir.path("lossy.yaml")
+        try Data("name: lossy\nfrom: v1\nto: v2\nsteps:\n  - name: trim\n    match: /v1/todolist/{id}\n    ops:\n      - drop: [detail]\n".utf8)
+            .write(to: URL(fileURLWithPath: lossy))
+        let r = try CLI.run(["migrate", v2, "-o", v1, "--plan", lossy, "--reverse"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("lossy.yaml:") && r.stderr.contains("trim"), r.stderr)
+    }
+
+    func testDryRunWritesNothingAndShowsAnExample() throws {
+        let dir = try TemporaryDirectory()
+        let out = dir.path("out.json")
+        let r = try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", out, "--plan", plan("todolist"), "--dry-run", "--on-error", "keep"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out + ".rejects.ndjson"))
+        XCTAssertTrue(r.stdout.contains("dry run: nothing written"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("40 records read, 40 matched"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("convert photoCount from string to integer: 38 changed, 2 failed"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("before: {") && r.stdout.contains("after:  /v2/todolist/"), r.stdout)
+    }
+
+    func testReportHasHashesAndCounts() throws {
+        let dir = try TemporaryDirectory()
+        let out = dir.path("out.json"), report = dir.path("report.json")
+        let r = try CLI.run(["migrate", sample("chat", "v1.json"), "-o", out, "--plan", plan("chat"), "--on-error", "skip", "--report", report])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let o = try json(report) as! [String: Any]
+        let input = o["input"] as! [String: Any], output = o["output"] as! [String: Any]
+        XCTAssertEqual(input["sha256"] as? String, try Shell.run("sha256sum", [sample("chat", "v1.json")]).split(separator: " ").first.map(String.init))
+        XCTAssertEqual(output["sha256"] as? String, try Shell.run("sha256sum", [out]).split(separator: " ").first.map(String.init))
+        let plans = o["plans"] as! [[String: Any]]
+        XCTAssertEqual(plans.first?["sha256"] as? String, try Shell.run("sha256sum", [plan("chat")]).split(separator: " ").first.map(String.init))
+        let stats = o["stats"] as! [String: Any]
+        XCTAssertEqual(stats["records"] as? Int, 32)
+        XCTAssertEqual(stats["rejects"] as? Int, try lines(out + ".rejects.ndjson").count)
+    }
+
+    func testFailPolicyStopsWithThePointerAndWritesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let out = dir.path("out.json")
+        let r = try CLI.run(["migrate", sample("chat", "v1.json"), "-o", out, "--plan", plan("chat")])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("/users/") && r.stderr.contains("/date"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    func testWrongDumpOrBadPlanIsRefusedBeforeWriting() throws {
+        let dir = try TemporaryDirectory()
+        let out = dir.path("out.json")
+        let r = try CLI.run(["migrate", sample("chat", "v1.json"), "-o", out, "--plan", plan("todolist")])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("does not look like a 'v1' dump"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+        let bad = dir.path("bad.yaml")
+        try Data("name: x\nfrom: v1\nto: v2\nsteps:\n  - match: /a/{id}\n    ops:\n      - renam: {a: b}\n".utf8).write(to: URL(fileURLWithPath: bad))
+        let p = try CLI.run(["migrate", sample("chat", "v1.json"), "-o", out, "--plan", bad])
+        XCTAssertEqual(p.status, 2)
+        XCTAssertTrue(p.stderr.contains("bad.yaml:7:9: step 1: unknown operation 'renam' (did you mean 'rename'?)"), p.stderr)
+    }
+
+    func testChainedPlansRunInOnePass() throws {
+        let dir = try TemporaryDirectory()
+        let second = dir.path("v3.yaml")
+        try Data("name: v3\nfrom: v2\nto: v3\nsteps:\n  - match: /v2/todolist/{id}\n    ops:\n      - rename: {detail: notes}\n      - move: /v3/todos/{id}\n".utf8)
+            .write(to: URL(fileURLWithPath: second))
+        let out = dir.path("v3.json")
+        let r = try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", out, "--plan", plan("todolist"), "--plan", second, "--on-error", "keep"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let o = try json(out) as! [String: Any]
+        let todos = (o["v3"] as! [String: Any])["todos"] as! [String: [String: Any]]
+        XCTAssertEqual(todos.count, 40)
+        XCTAssertNil(o["v2"])
+        XCTAssertTrue(todos.values.allSatisfy { $0["detail"] == nil })
+    }
+}
