@@ -83,6 +83,10 @@ public final class JSONReader {
     /// Whether the last string or name contained escape sequences.
     public private(set) var lastStringHadEscapes = false
 
+    /// Called with every token `next()` returns (also inside `readValue`, `skipValue`, `transfer`),
+    /// so a checker can see a whole stream that others consume.
+    public var tokenObserver: ((JSONToken, JSONReader) -> Void)?
+
     /// Creates a reader over `source`.
     public init(source: JSONByteSource, options: Options = Options(), sourceName: String? = nil) {
         self.source = source
@@ -216,6 +220,7 @@ public final class JSONReader {
         case .end:
             if options.multipleDocuments { state = .start }
         }
+        if let tokenObserver { tokenObserver(k, self) }
         return k
     }
 

@@ -15,6 +15,8 @@ public final class DumpReader: RecordReader {
     private var path: [String] = []
     private var started = false
     private var finished = false
+    /// Line and column where the last record's value starts.
+    public private(set) var lastRecordLocation: (line: Int, column: Int) = (1, 1)
 
     /// Reads `source`; `patterns` name the records (none: the whole dump passes through).
     public init(source: JSONByteSource, patterns: [PathPattern], options: JSONReader.Options = .init(), sourceName: String? = nil) {
@@ -56,6 +58,8 @@ public final class DumpReader: RecordReader {
             }
             if let exact {
                 let recordPath = path + [key]
+                _ = try reader.peek()
+                lastRecordLocation = reader.location
                 let value = try reader.readValue()
                 return Record(path: recordPath, captures: patterns[exact].match(recordPath) ?? [:], value: value)
             }
@@ -87,6 +91,7 @@ public final class DumpReader: RecordReader {
     private func readRoot(_ sink: PassThroughSink?) throws -> Record? {
         let k = try reader.peek()
         if patterns.contains(where: { $0.depth == 0 }) {
+            lastRecordLocation = reader.location
             return Record(path: [], value: try reader.readValue())
         }
         if !patterns.isEmpty && (k == .beginObject || k == .beginArray) {

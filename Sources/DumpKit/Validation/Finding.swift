@@ -25,6 +25,9 @@ public struct Finding: Hashable, Sendable {
     /// 1-based input line and column of the value, when known.
     public var line: Int?
     public var column: Int?
+    /// The check it belongs to when that is more than the rule, e.g. the schema file of a
+    /// `schema:required` finding (JUnit output has one test case per group).
+    public var group: String?
 
     public init(severity: Severity, rule: String, pointer: String, message: String, line: Int? = nil, column: Int? = nil) {
         self.severity = severity

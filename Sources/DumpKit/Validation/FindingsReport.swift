@@ -95,14 +95,15 @@ public struct FindingsReport: Sendable {
 
     /// JUnit XML: one test case per rule or schema; failures carry their findings.
     private func junit() -> String {
-        let rules = (Set(checkedRules).union(countsByRule.keys)).sorted()
-        let failing = Set(findings.filter { $0.severity == .error }.map(\.rule))
+        let groups = Set(findings.map { $0.group ?? $0.rule })
+        let rules = (Set(checkedRules).union(groups)).sorted()
+        let failing = Set(findings.filter { $0.severity == .error }.map { $0.group ?? $0.rule })
         let failures = rules.filter { failing.contains($0) }.count
         var out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         out += "<testsuites name=\"dumpkit validate\" tests=\"\(rules.count)\" failures=\"\(failures)\">\n"
         out += "  <testsuite name=\"\(xml(source))\" tests=\"\(rules.count)\" failures=\"\(failures)\">\n"
         for rule in rules {
-            let list = findings.filter { $0.rule == rule }
+            let list = findings.filter { ($0.group ?? $0.rule) == rule }
             out += "    <testcase classname=\"\(xml(source))\" name=\"\(xml(rule))\""
             let errors = list.filter { $0.severity == .error }
             if errors.isEmpty && list.isEmpty {
@@ -110,8 +111,8 @@ public struct FindingsReport: Sendable {
                 continue
             }
             out += ">\n"
-            let body = list.map { "\(location($0))\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.message)" }.joined(separator: "\n")
-            let n = countsByRule[rule] ?? 0
+            let body = list.map { "\(location($0))\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.rule): \($0.message)" }.joined(separator: "\n")
+            let n = list.count
             if !errors.isEmpty {
                 out += "      <failure message=\"\(n) finding\(n == 1 ? "" : "s")\" type=\"\(xml(rule))\">\(xml(body))</failure>\n"
             } else {
