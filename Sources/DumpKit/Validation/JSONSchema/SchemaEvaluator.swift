@@ -52,7 +52,7 @@ struct SchemaEvaluator {
 
     /// Deepest nesting of subschema evaluations (guards against `$ref` cycles that never descend
     /// into the instance, which would otherwise recurse forever).
-    static let maxDepth = 2048
+    static let maxDepth = 1000
 
     private let program: SchemaProgram
     private let nodes: [SchemaNode]
@@ -175,239 +175,283 @@ struct SchemaEvaluator {
         return nil
     }
 
-    // MARK: - Keywords
-
+    /// Dispatches one keyword. Kept free of message building (which lives in the helpers and in
+    /// `report...` functions) so that its stack frame stays small: evaluation recurses through it.
     private mutating func evaluate(_ keyword: SchemaKeyword, _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         switch keyword {
         case .never:
             if report { fail("false", "no value is allowed here") }
             return false
-
         case .type(let types):
             if SchemaEvaluator.matches(types, value) { return true }
-            if report { fail("type", "expected \(types.description), found \(value.typeName)") }
+            if report { reportType(types, value) }
             return false
-
         case .constant(let expected):
             if SchemaEquality.equal(value, expected) { return true }
-            if report { fail("const", "value must be \(SchemaEvaluator.describe(expected))") }
+            if report { reportConstant(expected) }
             return false
-
         case .enumeration(let allowed):
             if allowed.contains(value) { return true }
-            if report {
-                let list = allowed.values.prefix(5).map(SchemaEvaluator.describe).joined(separator: ", ")
-                fail("enum", "value must be one of \(list)\(allowed.values.count > 5 ? ", ..." : "")")
-            }
+            if report { reportEnumeration(allowed) }
             return false
-
         case .number(let limits):
             guard case .number(let n) = value else { return true }
             return checkNumber(n, limits, report)
-
         case .stringLength(let min, let max):
             guard case .string(let s) = value else { return true }
-            let bytes = s.utf8.count
-            // A scalar takes 1...4 UTF-8 bytes: the byte count often settles it without counting.
-            if min == 0, let max, bytes <= max { return true }
-            let length = s.unicodeScalars.count
-            if length < min {
-                if report { fail("minLength", "string is shorter than \(min) characters (\(length))") }
-                return false
-            }
-            if let max, length > max {
-                if report { fail("maxLength", "string is longer than \(max) characters (\(length))") }
-                return false
-            }
-            return true
-
+            return checkLength(s, min, max, report)
         case .pattern(let regex):
             guard case .string(let s) = value, !regex.matches(s) else { return true }
-            if report { fail("pattern", "string does not match the pattern \(SchemaEvaluator.quoted(regex.source))") }
+            if report { reportPattern(regex) }
             return false
-
         case .format(let name, let check):
             guard case .string(let s) = value, !check(s) else { return true }
-            if report { fail("format", "string is not a valid \(name)") }
+            if report { reportFormat(name) }
             return false
-
         case .arraySize(let min, let max):
             guard case .array(let a) = value else { return true }
-            if a.count < min {
-                if report { fail("minItems", "array has \(a.count) items, at least \(min) required") }
-                return false
-            }
-            if let max, a.count > max {
-                if report { fail("maxItems", "array has \(a.count) items, at most \(max) allowed") }
-                return false
-            }
-            return true
-
+            return checkSize(a.count, min, max, report, noun: "items", minKeyword: "minItems", maxKeyword: "maxItems", of: "array")
         case .uniqueItems:
-            guard case .array(let a) = value, let (i, j) = SchemaEquality.firstDuplicate(in: a) else { return true }
-            if report { fail("uniqueItems", "items \(i) and \(j) are equal") }
+            guard case .array(let a) = value, let duplicate = SchemaEquality.firstDuplicate(in: a) else { return true }
+            if report { reportDuplicate(duplicate) }
             return false
-
         case .objectSize(let min, let max):
             guard case .object(let o) = value else { return true }
-            if o.count < min {
-                if report { fail("minProperties", "object has \(o.count) properties, at least \(min) required") }
-                return false
-            }
-            if let max, o.count > max {
-                if report { fail("maxProperties", "object has \(o.count) properties, at most \(max) allowed") }
-                return false
-            }
-            return true
-
+            return checkSize(o.count, min, max, report, noun: "properties", minKeyword: "minProperties", maxKeyword: "maxProperties", of: "object")
         case .required(let names):
             guard case .object(let o) = value else { return true }
-            var valid = true
-            for name in names where o.index(of: name) == nil {
-                if !report { return false }
-                fail("required", "missing required property \(SchemaEvaluator.quoted(name))")
-                valid = false
-            }
-            return valid
-
+            return checkRequired(o, names, report)
         case .dependentRequired(let entries):
             guard case .object(let o) = value else { return true }
-            var valid = true
-            for entry in entries where o.index(of: entry.property) != nil {
-                for name in entry.required where o.index(of: name) == nil {
-                    if !report { return false }
-                    fail("dependentRequired", "property \(SchemaEvaluator.quoted(name)) is required when \(SchemaEvaluator.quoted(entry.property)) is present")
-                    valid = false
-                }
-            }
-            return valid
-
+            return checkDependentRequired(o, entries, report)
         case .ref(let target):
             return evaluate(target, value, report: report, marks: &marks)
-
         case .dynamicRef(let fallback, let anchor):
             return evaluate(dynamicTarget(anchor) ?? fallback, value, report: report, marks: &marks)
-
         case .allOf(let schemas):
-            var valid = true
-            for s in schemas where !evaluate(s, value, report: report, marks: &marks) {
-                if !report { return false }
-                valid = false
-            }
-            return valid
-
+            return checkAllOf(schemas, value, report, &marks)
         case .anyOf(let schemas):
-            var valid = false
-            for s in schemas {
-                var local = EvaluatedMarks(active: marks.active)
-                guard evaluate(s, value, report: false, marks: &local) else { continue }
-                valid = true
-                // Every passing alternative contributes annotations, so only stop early without them.
-                guard marks.active else { break }
-                marks.merge(local)
-            }
-            if !valid && report { fail("anyOf", "value matches none of the \(schemas.count) anyOf alternatives") }
-            return valid
-
+            return checkAnyOf(schemas, value, report, &marks)
         case .oneOf(let schemas):
-            var passed: [Int] = []
-            var passedMarks = EvaluatedMarks.inactive
-            for (i, s) in schemas.enumerated() {
-                var local = EvaluatedMarks(active: marks.active)
-                guard evaluate(s, value, report: false, marks: &local) else { continue }
-                passed.append(i)
-                passedMarks = local
-                if passed.count > 1 { break }
-            }
-            if passed.count == 1 {
-                if marks.active { marks.merge(passedMarks) }
-                return true
-            }
-            if report {
-                if passed.isEmpty {
-                    fail("oneOf", "value matches none of the \(schemas.count) oneOf alternatives")
-                } else {
-                    fail("oneOf", "value matches oneOf alternatives \(passed[0]) and \(passed[1]); exactly one must match")
-                }
-            }
-            return false
-
+            return checkOneOf(schemas, value, report, &marks)
         case .not(let schema):
             var none = EvaluatedMarks.inactive
             if !evaluate(schema, value, report: false, marks: &none) { return true }
             if report { fail("not", "value must not match the \"not\" schema") }
             return false
-
         case .conditional(let condition, let then, let otherwise):
-            var local = EvaluatedMarks(active: marks.active)
-            if evaluate(condition, value, report: false, marks: &local) {
-                if marks.active { marks.merge(local) }
-                guard let then else { return true }
-                return evaluate(then, value, report: report, marks: &marks)
-            }
-            guard let otherwise else { return true }
-            return evaluate(otherwise, value, report: report, marks: &marks)
-
+            return checkConditional(condition, then, otherwise, value, report, &marks)
         case .dependentSchemas(let entries):
             guard case .object(let o) = value else { return true }
-            var valid = true
-            for entry in entries where o.index(of: entry.property) != nil && !evaluate(entry.schema, value, report: report, marks: &marks) {
-                if !report { return false }
-                valid = false
-            }
-            return valid
-
+            return checkDependentSchemas(o, entries, value, report, &marks)
         case .items(let items):
             guard case .array(let a) = value else { return true }
             return checkItems(a, items, report, &marks)
-
         case .contains(let contains):
             guard case .array(let a) = value else { return true }
             return checkContains(a, contains, report, &marks)
-
         case .properties(let properties):
             guard case .object(let o) = value else { return true }
             return checkProperties(o, properties, report, &marks)
-
         case .propertyNames(let schema):
             guard case .object(let o) = value else { return true }
-            var valid = true
-            for m in o.members {
-                var none = EvaluatedMarks.inactive
-                if evaluate(schema, .string(m.key), report: false, marks: &none) { continue }
-                if !report { return false }
-                valid = false
-                path.append(.key(m.key))
-                fail("propertyNames", "property name \(SchemaEvaluator.quoted(m.key)) is not allowed by propertyNames")
-                path.removeLast()
-            }
-            return valid
-
+            return checkPropertyNames(o, schema, report)
         case .unevaluatedItems(let schema):
             guard case .array(let a) = value else { return true }
-            var valid = true
-            for (i, element) in a.enumerated() where !marks.contains(i) {
-                if !evaluateChild(schema, element, .index(i), report, keyword: "unevaluatedItems", notAllowed: "item \(i) is not allowed (unevaluatedItems)") {
-                    if !report { return false }
-                    valid = false
-                }
-            }
-            if valid { marks.markAll() }
-            return valid
-
+            return checkUnevaluatedItems(a, schema, report, &marks)
         case .unevaluatedProperties(let schema):
             guard case .object(let o) = value else { return true }
-            var valid = true
-            for (i, m) in o.members.enumerated() where !marks.contains(i) {
-                if !evaluateChild(schema, m.value, .key(m.key), report, keyword: "unevaluatedProperties",
-                                  notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed (unevaluatedProperties)") {
-                    if !report { return false }
-                    valid = false
-                }
-            }
-            if valid { marks.markAll() }
-            return valid
+            return checkUnevaluatedProperties(o, schema, report, &marks)
         }
+    }
+
+    // MARK: - Assertions
+
+    private mutating func reportType(_ types: SchemaTypeSet, _ value: JSONValue) {
+        fail("type", "expected \(types.description), found \(value.typeName)")
+    }
+
+    private mutating func reportConstant(_ expected: JSONValue) {
+        fail("const", "value must be \(SchemaEvaluator.describe(expected))")
+    }
+
+    private mutating func reportEnumeration(_ allowed: SchemaEnum) {
+        let list = allowed.values.prefix(5).map(SchemaEvaluator.describe).joined(separator: ", ")
+        fail("enum", "value must be one of \(list)\(allowed.values.count > 5 ? ", ..." : "")")
+    }
+
+    private mutating func reportPattern(_ regex: ECMARegex) {
+        fail("pattern", "string does not match the pattern \(SchemaEvaluator.quoted(regex.source))")
+    }
+
+    private mutating func reportFormat(_ name: String) {
+        fail("format", "string is not a valid \(name)")
+    }
+
+    private mutating func reportDuplicate(_ duplicate: (Int, Int)) {
+        fail("uniqueItems", "items \(duplicate.0) and \(duplicate.1) are equal")
+    }
+
+    private mutating func checkLength(_ s: String, _ min: Int, _ max: Int?, _ report: Bool) -> Bool {
+        // A scalar takes 1...4 UTF-8 bytes: the byte count often settles it without counting.
+        if min == 0, let max, s.utf8.count <= max { return true }
+        let length = s.unicodeScalars.count
+        if length < min {
+            if report { fail("minLength", "string is shorter than \(min) characters (\(length))") }
+            return false
+        }
+        if let max, length > max {
+            if report { fail("maxLength", "string is longer than \(max) characters (\(length))") }
+            return false
+        }
+        return true
+    }
+
+    private mutating func checkSize(_ count: Int, _ min: Int, _ max: Int?, _ report: Bool, noun: String,
+                                    minKeyword: String, maxKeyword: String, of container: String) -> Bool {
+        if count < min {
+            if report { fail(minKeyword, "\(container) has \(count) \(noun), at least \(min) required") }
+            return false
+        }
+        if let max, count > max {
+            if report { fail(maxKeyword, "\(container) has \(count) \(noun), at most \(max) allowed") }
+            return false
+        }
+        return true
+    }
+
+    private mutating func checkRequired(_ o: JSONObject, _ names: [String], _ report: Bool) -> Bool {
+        var valid = true
+        for name in names where o.index(of: name) == nil {
+            if !report { return false }
+            fail("required", "missing required property \(SchemaEvaluator.quoted(name))")
+            valid = false
+        }
+        return valid
+    }
+
+    private mutating func checkDependentRequired(_ o: JSONObject, _ entries: [DependentRequired], _ report: Bool) -> Bool {
+        var valid = true
+        for entry in entries where o.index(of: entry.property) != nil {
+            for name in entry.required where o.index(of: name) == nil {
+                if !report { return false }
+                fail("dependentRequired", "property \(SchemaEvaluator.quoted(name)) is required when \(SchemaEvaluator.quoted(entry.property)) is present")
+                valid = false
+            }
+        }
+        return valid
+    }
+
+    // MARK: - In-place applicators
+
+    private mutating func checkAllOf(_ schemas: [Int32], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for s in schemas where !evaluate(s, value, report: report, marks: &marks) {
+            if !report { return false }
+            valid = false
+        }
+        return valid
+    }
+
+    private mutating func checkAnyOf(_ schemas: [Int32], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = false
+        for s in schemas {
+            var local = EvaluatedMarks(active: marks.active)
+            guard evaluate(s, value, report: false, marks: &local) else { continue }
+            valid = true
+            // Every passing alternative contributes annotations, so only stop early without them.
+            guard marks.active else { break }
+            marks.merge(local)
+        }
+        if !valid && report { fail("anyOf", "value matches none of the \(schemas.count) anyOf alternatives") }
+        return valid
+    }
+
+    private mutating func checkOneOf(_ schemas: [Int32], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var passed: [Int] = []
+        var passedMarks = EvaluatedMarks.inactive
+        for (i, s) in schemas.enumerated() {
+            var local = EvaluatedMarks(active: marks.active)
+            guard evaluate(s, value, report: false, marks: &local) else { continue }
+            passed.append(i)
+            passedMarks = local
+            if passed.count > 1 { break }
+        }
+        if passed.count == 1 {
+            if marks.active { marks.merge(passedMarks) }
+            return true
+        }
+        if report {
+            if passed.isEmpty {
+                fail("oneOf", "value matches none of the \(schemas.count) oneOf alternatives")
+            } else {
+                fail("oneOf", "value matches oneOf alternatives \(passed[0]) and \(passed[1]); exactly one must match")
+            }
+        }
+        return false
+    }
+
+    private mutating func checkConditional(_ condition: Int32, _ then: Int32?, _ otherwise: Int32?, _ value: JSONValue,
+                                           _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var local = EvaluatedMarks(active: marks.active)
+        if evaluate(condition, value, report: false, marks: &local) {
+            if marks.active { marks.merge(local) }
+            guard let then else { return true }
+            return evaluate(then, value, report: report, marks: &marks)
+        }
+        guard let otherwise else { return true }
+        return evaluate(otherwise, value, report: report, marks: &marks)
+    }
+
+    private mutating func checkDependentSchemas(_ o: JSONObject, _ entries: [DependentSchema], _ value: JSONValue,
+                                                _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for entry in entries where o.index(of: entry.property) != nil && !evaluate(entry.schema, value, report: report, marks: &marks) {
+            if !report { return false }
+            valid = false
+        }
+        return valid
+    }
+
+    // MARK: - Child applicators
+
+    private mutating func checkPropertyNames(_ o: JSONObject, _ schema: Int32, _ report: Bool) -> Bool {
+        var valid = true
+        for m in o.members {
+            var none = EvaluatedMarks.inactive
+            if evaluate(schema, .string(m.key), report: false, marks: &none) { continue }
+            if !report { return false }
+            valid = false
+            path.append(.key(m.key))
+            fail("propertyNames", "property name \(SchemaEvaluator.quoted(m.key)) is not allowed by propertyNames")
+            path.removeLast()
+        }
+        return valid
+    }
+
+    private mutating func checkUnevaluatedItems(_ a: [JSONValue], _ schema: Int32, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for (i, element) in a.enumerated() where !marks.contains(i) {
+            if !evaluateChild(schema, element, .index(i), report, keyword: "unevaluatedItems", notAllowed: "item \(i) is not allowed (unevaluatedItems)") {
+                if !report { return false }
+                valid = false
+            }
+        }
+        if valid { marks.markAll() }
+        return valid
+    }
+
+    private mutating func checkUnevaluatedProperties(_ o: JSONObject, _ schema: Int32, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for (i, m) in o.members.enumerated() where !marks.contains(i) {
+            if !evaluateChild(schema, m.value, .key(m.key), report, keyword: "unevaluatedProperties",
+                              notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed (unevaluatedProperties)") {
+                if !report { return false }
+                valid = false
+            }
+        }
+        if valid { marks.markAll() }
+        return valid
     }
 
     private static func matches(_ types: SchemaTypeSet, _ value: JSONValue) -> Bool {
