@@ -1,0 +1,81 @@
+import JSONStream
+
+/// A compiled JSON Schema (draft 2020-12, or draft-07 when `$schema` says so) that validates
+/// instances into `Finding`s.
+///
+/// Compile once, then validate any number of instances, from any number of threads:
+///
+///     let schema = try JSONSchema.compile(schemaValue)
+///     let findings = schema.validate(record, pointerPrefix: "/v1/todolist/-Kabc")
+///
+/// Every keyword is checked and every reference resolved while compiling, so a schema that
+/// compiles never fails later. Validating a valid instance builds no strings; findings (rule
+/// `schema:<keyword>`, instance pointer, one-line message) are only produced for invalid ones.
+/// `format` is an annotation unless `Options.assertFormat` is set or the schema's metaschema
+/// enables the format-assertion vocabulary.
+public struct JSONSchema: Sendable {
+    /// The dialects this implementation understands.
+    public enum Dialect: Sendable {
+        case draft2020_12
+        case draft7
+
+        var dialect: SchemaDialect {
+            switch self {
+            case .draft2020_12: return .draft2020_12
+            case .draft7: return .draft7
+            }
+        }
+    }
+
+    /// Compilation settings.
+    public struct Options: Sendable {
+        /// The dialect of schemas (and referenced documents) without a `$schema`.
+        public var defaultDialect: Dialect
+        /// Whether `format` is validated (the common formats are; unknown ones are ignored).
+        public var assertFormat: Bool
+
+        public init(defaultDialect: Dialect = .draft2020_12, assertFormat: Bool = false) {
+            self.defaultDialect = defaultDialect
+            self.assertFormat = assertFormat
+        }
+    }
+
+    /// The base URI of a schema compiled without one (relative references resolve against it).
+    public static let defaultBaseURI = "urn:dumpkit:schema"
+
+    private let program: SchemaProgram
+
+    private init(program: SchemaProgram) { self.program = program }
+
+    /// Compiles `schema`, whose retrieval URI is `baseURI` (its `$id`, if any, takes precedence for
+    /// references inside it), loading other referenced documents through `resolver`.
+    ///
+    /// Throws `JSONSchemaError` when a keyword is malformed, a reference cannot be resolved, or
+    /// `$schema` names an unsupported dialect; the error names the place as a JSON Pointer.
+    public static func compile(_ schema: JSONValue, baseURI: String = defaultBaseURI, resolver: JSONSchemaResolver = .none,
+                               options: Options = Options()) throws(JSONSchemaError) -> JSONSchema {
+        guard SchemaURI(baseURI).isAbsolute else {
+            throw JSONSchemaError(kind: .invalidKeyword, message: "the base URI must be absolute", document: baseURI, pointer: "")
+        }
+        let registry = SchemaRegistry(resolver: resolver, defaultDialect: options.defaultDialect.dialect)
+        let document = try registry.addDocument(schema, uri: SchemaURI(baseURI).withoutFragment.description)
+        let program = try SchemaCompiler.compile(root: SchemaLocation(document: document, pointer: ""), registry: registry,
+                                                 assertFormat: options.assertFormat)
+        return JSONSchema(program: program)
+    }
+
+    /// Whether `instance` is valid (the fastest check: stops at the first failure, builds nothing).
+    public func isValid(_ instance: JSONValue) -> Bool {
+        var evaluator = SchemaEvaluator(program: program, pointerPrefix: "")
+        return evaluator.evaluateRoot(instance, report: false)
+    }
+
+    /// The problems with `instance`, empty when it is valid. Pointers are instance locations,
+    /// prefixed with `pointerPrefix` (the instance's own location in the dump).
+    public func validate(_ instance: JSONValue, pointerPrefix: String = "") -> [Finding] {
+        var evaluator = SchemaEvaluator(program: program, pointerPrefix: pointerPrefix)
+        if evaluator.evaluateRoot(instance, report: false) { return [] }
+        _ = evaluator.evaluateRoot(instance, report: true)
+        return evaluator.findings
+    }
+}

@@ -1,0 +1,583 @@
+import JSONStream
+
+/// Which members (of an object) or elements (of an array) of one instance were evaluated by
+/// adjacent keywords: the annotations `unevaluatedProperties`/`unevaluatedItems` look at.
+///
+/// Only collected while some enclosing subschema has an `unevaluated*` keyword (`active`), so
+/// ordinary validation never allocates for it.
+struct EvaluatedMarks {
+    var active: Bool
+    private var all = false
+    private var bits: [Bool] = []
+
+    init(active: Bool) { self.active = active }
+
+    static var inactive: EvaluatedMarks { EvaluatedMarks(active: false) }
+
+    mutating func mark(_ index: Int, of count: Int) {
+        if all { return }
+        if bits.isEmpty { bits = Array(repeating: false, count: count) }
+        bits[index] = true
+    }
+
+    mutating func markAll() { all = true }
+
+    func contains(_ index: Int) -> Bool { all || (index < bits.count && bits[index]) }
+
+    mutating func merge(_ other: EvaluatedMarks) {
+        if all { return }
+        if other.all {
+            all = true
+        } else if !other.bits.isEmpty {
+            if bits.isEmpty {
+                bits = other.bits
+            } else {
+                for i in other.bits.indices where other.bits[i] { bits[i] = true }
+            }
+        }
+    }
+}
+
+/// Evaluates one instance against a compiled program.
+///
+/// In check mode (`report: false`) it returns as soon as the answer is known and builds no strings.
+/// In report mode it visits everything and records a `Finding` per failed assertion, with the
+/// instance location as a JSON Pointer; the path is only turned into text when a finding is made.
+struct SchemaEvaluator {
+    /// A step from an instance to one of its members or elements.
+    enum PathSegment {
+        case key(String)
+        case index(Int)
+    }
+
+    /// Deepest nesting of subschema evaluations (guards against `$ref` cycles that never descend
+    /// into the instance, which would otherwise recurse forever).
+    static let maxDepth = 1000
+
+    private let program: SchemaProgram
+    private let nodes: [SchemaNode]
+    private let pointerPrefix: String
+    private var path: [PathSegment] = []
+    private var scope: [Int32] = []
+    private var depth = 0
+    private(set) var findings: [Finding] = []
+
+    init(program: SchemaProgram, pointerPrefix: String) {
+        self.program = program
+        self.nodes = program.nodes
+        self.pointerPrefix = pointerPrefix
+    }
+
+    /// Validates `instance` against the program's root schema.
+    mutating func evaluateRoot(_ instance: JSONValue, report: Bool) -> Bool {
+        var marks = EvaluatedMarks.inactive
+        return evaluate(program.root, instance, report: report, marks: &marks)
+    }
+
+    // MARK: - Findings
+
+    private var pointer: String {
+        var out = pointerPrefix
+        for segment in path {
+            out += "/"
+            switch segment {
+            case .key(let k): out += JSONPointer.escape(k)
+            case .index(let i): out += String(i)
+            }
+        }
+        return out
+    }
+
+    private mutating func fail(_ keyword: String, _ message: String) {
+        findings.append(Finding(severity: .error, rule: "schema:" + keyword, pointer: pointer, message: message))
+    }
+
+    private static func quoted(_ s: String) -> String {
+        let short = s.count > 60 ? s.prefix(57) + "..." : Substring(s)
+        var out = "\""
+        for c in short.unicodeScalars {
+            switch c {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where c.value < 0x20:
+                let hex = String(c.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out + "\""
+    }
+
+    /// A short rendering of a value for messages.
+    private static func describe(_ value: JSONValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .number(let n): return n.text
+        case .string(let s): return quoted(s)
+        case .array(let a): return "an array of \(a.count)"
+        case .object(let o): return "an object of \(o.count) properties"
+        }
+    }
+
+    // MARK: - Subschemas
+
+    private mutating func evaluate(_ id: Int32, _ value: JSONValue, report: Bool, marks: inout EvaluatedMarks) -> Bool {
+        let node = nodes[Int(id)]
+        if node.keywords.isEmpty { return true }
+        if depth >= SchemaEvaluator.maxDepth {
+            if report { fail("$ref", "schema nesting deeper than \(SchemaEvaluator.maxDepth) levels (a reference cycle?)") }
+            return false
+        }
+        depth += 1
+        let pushed = program.usesDynamicScope && scope.last != node.resource
+        if pushed { scope.append(node.resource) }
+        defer {
+            depth -= 1
+            if pushed { scope.removeLast() }
+        }
+        guard node.tracksEvaluated else { return evaluate(node.keywords, value, report, &marks) }
+        var local = EvaluatedMarks(active: true)
+        let valid = evaluate(node.keywords, value, report, &local)
+        if valid && marks.active { marks.merge(local) }
+        return valid
+    }
+
+    private mutating func evaluate(_ keywords: [SchemaKeyword], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for keyword in keywords where !evaluate(keyword, value, report, &marks) {
+            if !report { return false }
+            valid = false
+        }
+        return valid
+    }
+
+    /// Evaluates a subschema on a member or element (a new instance location, with its own marks).
+    private mutating func evaluateChild(_ id: Int32, _ child: JSONValue, _ segment: PathSegment, _ report: Bool,
+                                        keyword: String, notAllowed: @autoclosure () -> String) -> Bool {
+        var marks = EvaluatedMarks.inactive
+        guard report else { return evaluate(id, child, report: false, marks: &marks) }
+        path.append(segment)
+        defer { path.removeLast() }
+        if nodes[Int(id)].isFalse {
+            fail(keyword, notAllowed())
+            return false
+        }
+        return evaluate(id, child, report: true, marks: &marks)
+    }
+
+    /// The node a `$dynamicRef` to `anchor` lands on: the outermost resource in the dynamic scope
+    /// that declares the anchor.
+    private func dynamicTarget(_ anchor: String) -> Int32? {
+        for resource in scope {
+            if let target = program.dynamicAnchors[Int(resource)][anchor] { return target }
+        }
+        return nil
+    }
+
+    /// Dispatches one keyword. Kept free of message building (which lives in the helpers and in
+    /// `report...` functions) so that its stack frame stays small: evaluation recurses through it.
+    private mutating func evaluate(_ keyword: SchemaKeyword, _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        switch keyword {
+        case .never:
+            if report { fail("false", "no value is allowed here") }
+            return false
+        case .type(let types):
+            if SchemaEvaluator.matches(types, value) { return true }
+            if report { reportType(types, value) }
+            return false
+        case .constant(let expected):
+            if SchemaEquality.equal(value, expected) { return true }
+            if report { reportConstant(expected) }
+            return false
+        case .enumeration(let allowed):
+            if allowed.contains(value) { return true }
+            if report { reportEnumeration(allowed) }
+            return false
+        case .number(let limits):
+            guard case .number(let n) = value else { return true }
+            return checkNumber(n, limits, report)
+        case .stringLength(let min, let max):
+            guard case .string(let s) = value else { return true }
+            return checkLength(s, min, max, report)
+        case .pattern(let regex):
+            guard case .string(let s) = value, !regex.matches(s) else { return true }
+            if report { reportPattern(regex) }
+            return false
+        case .format(let name, let check):
+            guard case .string(let s) = value, !check(s) else { return true }
+            if report { reportFormat(name) }
+            return false
+        case .arraySize(let min, let max):
+            guard case .array(let a) = value else { return true }
+            return checkSize(a.count, min, max, report, noun: "items", minKeyword: "minItems", maxKeyword: "maxItems", of: "array")
+        case .uniqueItems:
+            guard case .array(let a) = value, let duplicate = SchemaEquality.firstDuplicate(in: a) else { return true }
+            if report { reportDuplicate(duplicate) }
+            return false
+        case .objectSize(let min, let max):
+            guard case .object(let o) = value else { return true }
+            return checkSize(o.count, min, max, report, noun: "properties", minKeyword: "minProperties", maxKeyword: "maxProperties", of: "object")
+        case .required(let names):
+            guard case .object(let o) = value else { return true }
+            return checkRequired(o, names, report)
+        case .dependentRequired(let entries):
+            guard case .object(let o) = value else { return true }
+            return checkDependentRequired(o, entries, report)
+        case .ref(let target):
+            return evaluate(target, value, report: report, marks: &marks)
+        case .dynamicRef(let fallback, let anchor):
+            return evaluate(dynamicTarget(anchor) ?? fallback, value, report: report, marks: &marks)
+        case .allOf(let schemas):
+            return checkAllOf(schemas, value, report, &marks)
+        case .anyOf(let schemas):
+            return checkAnyOf(schemas, value, report, &marks)
+        case .oneOf(let schemas):
+            return checkOneOf(schemas, value, report, &marks)
+        case .not(let schema):
+            var none = EvaluatedMarks.inactive
+            if !evaluate(schema, value, report: false, marks: &none) { return true }
+            if report { fail("not", "value must not match the \"not\" schema") }
+            return false
+        case .conditional(let condition, let then, let otherwise):
+            return checkConditional(condition, then, otherwise, value, report, &marks)
+        case .dependentSchemas(let entries):
+            guard case .object(let o) = value else { return true }
+            return checkDependentSchemas(o, entries, value, report, &marks)
+        case .items(let items):
+            guard case .array(let a) = value else { return true }
+            return checkItems(a, items, report, &marks)
+        case .contains(let contains):
+            guard case .array(let a) = value else { return true }
+            return checkContains(a, contains, report, &marks)
+        case .properties(let properties):
+            guard case .object(let o) = value else { return true }
+            return checkProperties(o, properties, report, &marks)
+        case .propertyNames(let schema):
+            guard case .object(let o) = value else { return true }
+            return checkPropertyNames(o, schema, report)
+        case .unevaluatedItems(let schema):
+            guard case .array(let a) = value else { return true }
+            return checkUnevaluatedItems(a, schema, report, &marks)
+        case .unevaluatedProperties(let schema):
+            guard case .object(let o) = value else { return true }
+            return checkUnevaluatedProperties(o, schema, report, &marks)
+        }
+    }
+
+    // MARK: - Assertions
+
+    private mutating func reportType(_ types: SchemaTypeSet, _ value: JSONValue) {
+        fail("type", "expected \(types.description), found \(value.typeName)")
+    }
+
+    private mutating func reportConstant(_ expected: JSONValue) {
+        fail("const", "value must be \(SchemaEvaluator.describe(expected))")
+    }
+
+    private mutating func reportEnumeration(_ allowed: SchemaEnum) {
+        let list = allowed.values.prefix(5).map(SchemaEvaluator.describe).joined(separator: ", ")
+        fail("enum", "value must be one of \(list)\(allowed.values.count > 5 ? ", ..." : "")")
+    }
+
+    private mutating func reportPattern(_ regex: ECMARegex) {
+        fail("pattern", "string does not match the pattern \(SchemaEvaluator.quoted(regex.source))")
+    }
+
+    private mutating func reportFormat(_ name: String) {
+        fail("format", "string is not a valid \(name)")
+    }
+
+    private mutating func reportDuplicate(_ duplicate: (Int, Int)) {
+        fail("uniqueItems", "items \(duplicate.0) and \(duplicate.1) are equal")
+    }
+
+    private mutating func checkLength(_ s: String, _ min: Int, _ max: Int?, _ report: Bool) -> Bool {
+        // A scalar takes 1...4 UTF-8 bytes: the byte count often settles it without counting.
+        if min == 0, let max, s.utf8.count <= max { return true }
+        let length = s.unicodeScalars.count
+        if length < min {
+            if report { fail("minLength", "string is shorter than \(min) characters (\(length))") }
+            return false
+        }
+        if let max, length > max {
+            if report { fail("maxLength", "string is longer than \(max) characters (\(length))") }
+            return false
+        }
+        return true
+    }
+
+    private mutating func checkSize(_ count: Int, _ min: Int, _ max: Int?, _ report: Bool, noun: String,
+                                    minKeyword: String, maxKeyword: String, of container: String) -> Bool {
+        if count < min {
+            if report { fail(minKeyword, "\(container) has \(count) \(noun), at least \(min) required") }
+            return false
+        }
+        if let max, count > max {
+            if report { fail(maxKeyword, "\(container) has \(count) \(noun), at most \(max) allowed") }
+            return false
+        }
+        return true
+    }
+
+    private mutating func checkRequired(_ o: JSONObject, _ names: [String], _ report: Bool) -> Bool {
+        var valid = true
+        for name in names where o.index(of: name) == nil {
+            if !report { return false }
+            fail("required", "missing required property \(SchemaEvaluator.quoted(name))")
+            valid = false
+        }
+        return valid
+    }
+
+    private mutating func checkDependentRequired(_ o: JSONObject, _ entries: [DependentRequired], _ report: Bool) -> Bool {
+        var valid = true
+        for entry in entries where o.index(of: entry.property) != nil {
+            for name in entry.required where o.index(of: name) == nil {
+                if !report { return false }
+                fail("dependentRequired", "property \(SchemaEvaluator.quoted(name)) is required when \(SchemaEvaluator.quoted(entry.property)) is present")
+                valid = false
+            }
+        }
+        return valid
+    }
+
+    // MARK: - In-place applicators
+
+    private mutating func checkAllOf(_ schemas: [Int32], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for s in schemas where !evaluate(s, value, report: report, marks: &marks) {
+            if !report { return false }
+            valid = false
+        }
+        return valid
+    }
+
+    private mutating func checkAnyOf(_ schemas: [Int32], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = false
+        for s in schemas {
+            var local = EvaluatedMarks(active: marks.active)
+            guard evaluate(s, value, report: false, marks: &local) else { continue }
+            valid = true
+            // Every passing alternative contributes annotations, so only stop early without them.
+            guard marks.active else { break }
+            marks.merge(local)
+        }
+        if !valid && report { fail("anyOf", "value matches none of the \(schemas.count) anyOf alternatives") }
+        return valid
+    }
+
+    private mutating func checkOneOf(_ schemas: [Int32], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var passed: [Int] = []
+        var passedMarks = EvaluatedMarks.inactive
+        for (i, s) in schemas.enumerated() {
+            var local = EvaluatedMarks(active: marks.active)
+            guard evaluate(s, value, report: false, marks: &local) else { continue }
+            passed.append(i)
+            passedMarks = local
+            if passed.count > 1 { break }
+        }
+        if passed.count == 1 {
+            if marks.active { marks.merge(passedMarks) }
+            return true
+        }
+        if report {
+            if passed.isEmpty {
+                fail("oneOf", "value matches none of the \(schemas.count) oneOf alternatives")
+            } else {
+                fail("oneOf", "value matches oneOf alternatives \(passed[0]) and \(passed[1]); exactly one must match")
+            }
+        }
+        return false
+    }
+
+    private mutating func checkConditional(_ condition: Int32, _ then: Int32?, _ otherwise: Int32?, _ value: JSONValue,
+                                           _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var local = EvaluatedMarks(active: marks.active)
+        if evaluate(condition, value, report: false, marks: &local) {
+            if marks.active { marks.merge(local) }
+            guard let then else { return true }
+            return evaluate(then, value, report: report, marks: &marks)
+        }
+        guard let otherwise else { return true }
+        return evaluate(otherwise, value, report: report, marks: &marks)
+    }
+
+    private mutating func checkDependentSchemas(_ o: JSONObject, _ entries: [DependentSchema], _ value: JSONValue,
+                                                _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for entry in entries where o.index(of: entry.property) != nil && !evaluate(entry.schema, value, report: report, marks: &marks) {
+            if !report { return false }
+            valid = false
+        }
+        return valid
+    }
+
+    // MARK: - Child applicators
+
+    private mutating func checkPropertyNames(_ o: JSONObject, _ schema: Int32, _ report: Bool) -> Bool {
+        var valid = true
+        for m in o.members {
+            var none = EvaluatedMarks.inactive
+            if evaluate(schema, .string(m.key), report: false, marks: &none) { continue }
+            if !report { return false }
+            valid = false
+            path.append(.key(m.key))
+            fail("propertyNames", "property name \(SchemaEvaluator.quoted(m.key)) is not allowed by propertyNames")
+            path.removeLast()
+        }
+        return valid
+    }
+
+    private mutating func checkUnevaluatedItems(_ a: [JSONValue], _ schema: Int32, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for (i, element) in a.enumerated() where !marks.contains(i) {
+            if !evaluateChild(schema, element, .index(i), report, keyword: "unevaluatedItems", notAllowed: "item \(i) is not allowed (unevaluatedItems)") {
+                if !report { return false }
+                valid = false
+            }
+        }
+        if valid { marks.markAll() }
+        return valid
+    }
+
+    private mutating func checkUnevaluatedProperties(_ o: JSONObject, _ schema: Int32, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for (i, m) in o.members.enumerated() where !marks.contains(i) {
+            if !evaluateChild(schema, m.value, .key(m.key), report, keyword: "unevaluatedProperties",
+                              notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed (unevaluatedProperties)") {
+                if !report { return false }
+                valid = false
+            }
+        }
+        if valid { marks.markAll() }
+        return valid
+    }
+
+    private static func matches(_ types: SchemaTypeSet, _ value: JSONValue) -> Bool {
+        switch value {
+        case .null: return types.contains(.null)
+        case .bool: return types.contains(.boolean)
+        case .string: return types.contains(.string)
+        case .array: return types.contains(.array)
+        case .object: return types.contains(.object)
+        case .number(let n): return types.contains(.number) || (types.contains(.integer) && n.isMathematicalInteger)
+        }
+    }
+
+    private mutating func checkNumber(_ n: JSONNumber, _ limits: NumberLimits, _ report: Bool) -> Bool {
+        let d = n.doubleValue
+        var valid = true
+        if let m = limits.minimum, n.compare(d, to: m) < 0 {
+            if !report { return false }
+            fail("minimum", "\(n.text) is less than the minimum \(m.text)")
+            valid = false
+        }
+        if let m = limits.exclusiveMinimum, n.compare(d, to: m) <= 0 {
+            if !report { return false }
+            fail("exclusiveMinimum", "\(n.text) is not greater than \(m.text)")
+            valid = false
+        }
+        if let m = limits.maximum, n.compare(d, to: m) > 0 {
+            if !report { return false }
+            fail("maximum", "\(n.text) is greater than the maximum \(m.text)")
+            valid = false
+        }
+        if let m = limits.exclusiveMaximum, n.compare(d, to: m) >= 0 {
+            if !report { return false }
+            fail("exclusiveMaximum", "\(n.text) is not less than \(m.text)")
+            valid = false
+        }
+        if let m = limits.multipleOf, let exact = ExactDecimal(n.text), !exact.isMultiple(of: m.exact) {
+            if !report { return false }
+            fail("multipleOf", "\(n.text) is not a multiple of \(m.text)")
+            valid = false
+        }
+        return valid
+    }
+
+    private mutating func checkItems(_ a: [JSONValue], _ items: ItemsApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for (i, element) in a.enumerated() {
+            let schema: Int32, keyword: String
+            if i < items.prefix.count {
+                schema = items.prefix[i]
+                keyword = items.prefixKeyword
+            } else if let rest = items.rest {
+                schema = rest
+                keyword = items.restKeyword
+            } else {
+                break
+            }
+            if !evaluateChild(schema, element, .index(i), report, keyword: keyword, notAllowed: "item \(i) is not allowed (\(keyword))") {
+                if !report { return false }
+                valid = false
+            }
+        }
+        if marks.active {
+            if items.rest != nil {
+                marks.markAll()
+            } else {
+                for i in 0..<min(items.prefix.count, a.count) { marks.mark(i, of: a.count) }
+            }
+        }
+        return valid
+    }
+
+    private mutating func checkContains(_ a: [JSONValue], _ contains: ContainsApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var count = 0
+        for (i, element) in a.enumerated() {
+            var none = EvaluatedMarks.inactive
+            guard evaluate(contains.schema, element, report: false, marks: &none) else { continue }
+            count += 1
+            if marks.active { marks.mark(i, of: a.count) }
+            // Without annotations or a maximum to check, enough matches settle it.
+            if !marks.active && contains.max == nil && count >= contains.min { return true }
+        }
+        if count < contains.min {
+            if report {
+                fail(contains.min == 1 ? "contains" : "minContains",
+                     "array has \(count) items matching contains, at least \(contains.min) required")
+            }
+            return false
+        }
+        if let max = contains.max, count > max {
+            if report { fail("maxContains", "array has \(count) items matching contains, at most \(max) allowed") }
+            return false
+        }
+        return true
+    }
+
+    private mutating func checkProperties(_ o: JSONObject, _ properties: PropertiesApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        var valid = true
+        for (i, m) in o.members.enumerated() {
+            var matched = false
+            if let schema = properties.schema(for: m.key) {
+                matched = true
+                if !evaluateChild(schema, m.value, .key(m.key), report, keyword: "properties",
+                                  notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed") {
+                    if !report { return false }
+                    valid = false
+                }
+            }
+            for pattern in properties.patterns where pattern.regex.matches(m.key) {
+                matched = true
+                if !evaluateChild(pattern.schema, m.value, .key(m.key), report, keyword: "patternProperties",
+                                  notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed") {
+                    if !report { return false }
+                    valid = false
+                }
+            }
+            if !matched, let additional = properties.additional {
+                matched = true
+                if !evaluateChild(additional, m.value, .key(m.key), report, keyword: "additionalProperties",
+                                  notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed") {
+                    if !report { return false }
+                    valid = false
+                }
+            }
+            if matched && marks.active { marks.mark(i, of: o.count) }
+        }
+        return valid
+    }
+}

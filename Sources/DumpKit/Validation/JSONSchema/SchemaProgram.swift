@@ -1,0 +1,191 @@
+import JSONStream
+
+/// A compiled schema: subschemas as nodes in one array, referring to each other by index.
+///
+/// Indices (not object references) make recursive schemas free of retain cycles and let `$ref`
+/// resolve completely at compile time.
+final class SchemaProgram: Sendable {
+    let nodes: [SchemaNode]
+    let root: Int32
+    /// Per resource (registry index): `$dynamicAnchor` names to nodes; empty when unused.
+    let dynamicAnchors: [[String: Int32]]
+    /// Whether any `$dynamicRef` needs the dynamic scope tracked during evaluation.
+    let usesDynamicScope: Bool
+
+    init(nodes: [SchemaNode], root: Int32, dynamicAnchors: [[String: Int32]], usesDynamicScope: Bool) {
+        self.nodes = nodes
+        self.root = root
+        self.dynamicAnchors = dynamicAnchors
+        self.usesDynamicScope = usesDynamicScope
+    }
+}
+
+/// One compiled subschema.
+final class SchemaNode: Sendable {
+    /// The checks, cheapest first; `unevaluated*` always last. Empty for `true`.
+    let keywords: [SchemaKeyword]
+    /// The schema resource (registry index) the subschema belongs to, for the dynamic scope.
+    let resource: Int32
+    /// Whether it has `unevaluatedProperties`/`unevaluatedItems` and so collects annotations.
+    let tracksEvaluated: Bool
+
+    init(keywords: [SchemaKeyword], resource: Int32) {
+        self.keywords = keywords
+        self.resource = resource
+        tracksEvaluated = keywords.contains {
+            switch $0 {
+            case .unevaluatedItems, .unevaluatedProperties: return true
+            default: return false
+            }
+        }
+    }
+
+    /// Whether this is the `false` schema.
+    var isFalse: Bool {
+        if keywords.count == 1, case .never = keywords[0] { return true }
+        return false
+    }
+}
+
+/// One compiled keyword (or a group of related keywords checked together).
+enum SchemaKeyword: Sendable {
+    /// The `false` schema.
+    case never
+    case type(SchemaTypeSet)
+    case constant(JSONValue)
+    case enumeration(SchemaEnum)
+    case number(NumberLimits)
+    case stringLength(min: Int, max: Int?)
+    case pattern(ECMARegex)
+    case format(name: String, check: @Sendable (String) -> Bool)
+    case arraySize(min: Int, max: Int?)
+    case uniqueItems
+    case objectSize(min: Int, max: Int?)
+    case required([String])
+    case dependentRequired([DependentRequired])
+    case ref(Int32)
+    /// `$dynamicRef` to a `$dynamicAnchor` `anchor`; `fallback` is its static target.
+    case dynamicRef(fallback: Int32, anchor: String)
+    case allOf([Int32])
+    case anyOf([Int32])
+    case oneOf([Int32])
+    case not(Int32)
+    case conditional(if: Int32, then: Int32?, else: Int32?)
+    case dependentSchemas([DependentSchema])
+    case items(ItemsApplicator)
+    case contains(ContainsApplicator)
+    case properties(PropertiesApplicator)
+    case propertyNames(Int32)
+    case unevaluatedItems(Int32)
+    case unevaluatedProperties(Int32)
+}
+
+/// The `type` keyword as a bit set.
+struct SchemaTypeSet: OptionSet, Sendable {
+    let rawValue: UInt8
+    static let null = SchemaTypeSet(rawValue: 1 << 0)
+    static let boolean = SchemaTypeSet(rawValue: 1 << 1)
+    static let object = SchemaTypeSet(rawValue: 1 << 2)
+    static let array = SchemaTypeSet(rawValue: 1 << 3)
+    static let number = SchemaTypeSet(rawValue: 1 << 4)
+    static let integer = SchemaTypeSet(rawValue: 1 << 5)
+    static let string = SchemaTypeSet(rawValue: 1 << 6)
+
+    static let names: [(String, SchemaTypeSet)] = [
+        ("null", .null), ("boolean", .boolean), ("object", .object), ("array", .array),
+        ("number", .number), ("integer", .integer), ("string", .string),
+    ]
+
+    /// `"string"`, `"string or null"`, ... for messages.
+    var description: String {
+        SchemaTypeSet.names.filter { contains($0.1) }.map(\.0).joined(separator: " or ")
+    }
+}
+
+/// `enum`, with a hash lookup when every allowed value is a string.
+struct SchemaEnum: Sendable {
+    let values: [JSONValue]
+    /// The allowed strings by (canonical) string key, each with its exact spellings.
+    private let strings: [String: [String]]?
+
+    init(_ values: [JSONValue]) {
+        self.values = values
+        let strings = values.compactMap(\.stringValue)
+        self.strings = strings.count == values.count ? Dictionary(grouping: strings, by: { $0 }) : nil
+    }
+
+    func contains(_ value: JSONValue) -> Bool {
+        guard let strings else { return values.contains { SchemaEquality.equal(value, $0) } }
+        guard case .string(let s) = value, let spellings = strings[s] else { return false }
+        return spellings.contains { SchemaEquality.sameScalars($0, s) }
+    }
+}
+
+/// `minimum`, `maximum`, their exclusive forms and `multipleOf`.
+struct NumberLimits: Sendable {
+    var minimum: SchemaLimit?
+    var exclusiveMinimum: SchemaLimit?
+    var maximum: SchemaLimit?
+    var exclusiveMaximum: SchemaLimit?
+    var multipleOf: SchemaLimit?
+
+    var isEmpty: Bool {
+        minimum == nil && exclusiveMinimum == nil && maximum == nil && exclusiveMaximum == nil && multipleOf == nil
+    }
+}
+
+struct DependentRequired: Sendable {
+    let property: String
+    let required: [String]
+}
+
+struct DependentSchema: Sendable {
+    let property: String
+    let schema: Int32
+}
+
+/// `prefixItems` + `items` (draft 2020-12), or array-form `items` + `additionalItems` (draft-07).
+struct ItemsApplicator: Sendable {
+    let prefix: [Int32]
+    /// Applies to every element after the prefix.
+    let rest: Int32?
+    /// Keyword names for findings: `prefixItems`/`items` or `items`/`additionalItems`.
+    let prefixKeyword: String
+    let restKeyword: String
+}
+
+/// `contains` with `minContains`/`maxContains`.
+struct ContainsApplicator: Sendable {
+    let schema: Int32
+    let min: Int
+    let max: Int?
+}
+
+/// `properties`, `patternProperties` and `additionalProperties`, applied in one pass over members.
+struct PropertiesApplicator: Sendable {
+    struct Pattern: Sendable {
+        let regex: ECMARegex
+        let schema: Int32
+    }
+
+    let named: [(key: String, schema: Int32)]
+    /// For larger `properties`, a hash lookup instead of a linear scan.
+    let lookup: [String: Int32]?
+    let patterns: [Pattern]
+    let additional: Int32?
+
+    init(named: [(key: String, schema: Int32)], patterns: [Pattern], additional: Int32?) {
+        self.named = named
+        self.lookup = named.count > 8 ? Dictionary(named.map { ($0.key, $0.schema) }, uniquingKeysWith: { a, _ in a }) : nil
+        self.patterns = patterns
+        self.additional = additional
+    }
+
+    /// The `properties` subschema for `key`.
+    @inline(__always)
+    func schema(for key: String) -> Int32? {
+        if let lookup { return lookup[key] }
+        for entry in named where entry.key == key { return entry.schema }
+        return nil
+    }
+}
