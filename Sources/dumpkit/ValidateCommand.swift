@@ -1,0 +1,84 @@
+import ArgumentParser
+import DumpKit
+import Foundation
+import JSONStream
+
+/// `dumpkit validate`: check a dump for CI.
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check a dump: the database's limits, JSON Schemas per record pattern, security rules.",
+        discussion: """
+            The database's limits (key characters and length, depth, string size, .value beside children, \
+            .sv placeholders, non-finite numbers) are always checked, in one streaming pass. Schemas (JSON \
+            Schema 2020-12, or draft-07 when $schema says so) apply to the records their pattern matches. \
+            Rules files (comments and multi-line strings allowed) have every .validate evaluated as if the \
+            dump were written to an empty database.
+
+            Exit codes: 0 no error findings, 1 error findings, 2 usage or input errors (reported before any finding).
+
+            Examples:
+              dumpkit validate v2.json --schema '/v2/todolist/{id}=schemas/todolist/v2.schema.json'
+              dumpkit validate dump.json --schema-map schemas.yaml --format junit > report.xml
+              dumpkit validate dump.json --rules database.rules.json --auth '{"uid": "u1"}' --strict
+              dumpkit validate dump.json.gz --format github
+            """
+    )
+
+    @Argument(help: "The dump, or - for standard input.")
+    var input: String
+
+    @Option(name: .customLong("schema"), help: "PATTERN=FILE: validate the records PATTERN matches with the JSON Schema in FILE (repeatable).")
+    var schemas: [String] = []
+
+    @Option(help: "A YAML or JSON map of path patterns to schema files (relative to the map).")
+    var schemaMap: String?
+
+    @Option(help: "A database.rules.json whose .validate rules are evaluated over the dump.")
+    var rules: String?
+
+    @Option(help: "The auth variable for rules, as JSON (default null).")
+    var auth: String?
+
+    @Flag(help: "With --rules: also report data that no .write rule lets this auth write.")
+    var strict = false
+
+    @Option(help: "Output: text, json, junit or github.")
+    var format: FindingsReport.Format = .text
+
+    @Option(help: "Keep at most this many findings in the output (all are counted).")
+    var maxFindings: Int = 1000
+
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        if strict && rules == nil { throw ValidationError("--strict needs --rules") }
+        if maxFindings < 0 { throw ValidationError("--max-findings must not be negative") }
+    }
+
+    func run() throws {
+        let report = try reportingErrors { () throws -> FindingsReport in
+            var job = ValidateJob(input: input)
+            job.maxFindings = maxFindings
+            job.strict = strict
+            for s in schemas {
+                guard let eq = s.firstIndex(of: "=") else { throw UsageError("--schema takes PATTERN=FILE, got '\(s)'") }
+                job.schemas.append(try ValidateJob.loadSchema(pattern: String(s[..<eq]), file: String(s[s.index(after: eq)...])))
+            }
+            if let schemaMap { job.schemas += try ValidateJob.loadSchemaMap(schemaMap) }
+            if let rules { job.rules = try RulesFile(contentsOfFile: rules) }
+            if let auth {
+                do {
+                    job.auth = try JSONReader(source: MemoryByteSource(auth)).readValue()
+                } catch {
+                    throw UsageError("--auth is not JSON: \(error)")
+                }
+            }
+            return try job.run(progress: common.progress())
+        }
+        FileHandle.standardOutput.write(Data(report.render(format).utf8))
+        if report.errorCount > 0 { throw Exit.findings }
+    }
+}
+
+extension FindingsReport.Format: ExpressibleByArgument {}
