@@ -1,0 +1,101 @@
+import Foundation
+import TestSupport
+import XCTest
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// `dumpkit validate` on the samples, in every output format.
+final class ValidateCommandTests: XCTestCase {
+    private let root = TestData.projectRoot
+    private func path(_ p: String) -> String { root.appendingPathComponent(p).path }
+
+    private func findings(_ args: [String]) throws -> (status: Int32, pointers: [String], rules: [String]) {
+        let r = try CLI.run(["validate"] + args + ["--format", "json"])
+        let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+        let list = o["findings"] as! [[String: Any]]
+        return (r.status, list.map { $0["pointer"] as! String }, list.map { $0["rule"] as! String })
+    }
+
+    /// Every v2 sample against its schema: exactly the odd values samples/README.md lists.
+    func testSamplesAgainstTheirSchemas() throws {
+        let cases: [(String, String, [String])] = [
+            ("todolist", "/v2/todolist/{id}", ["/v2/todolist/-KeyiUZncrW-w2A84UeS/photoCount", "/v2/todolist/-KiZ1zN6cuqxJokAPIl_/photoCount",
+                                                "/v2/todolist/-Kkb6W5T4QhhS2mLRJAc/progress", "/v2/todolist/-L-1-4rmycVmp4iio1Pj/image2"]),
+            ("chat", "/users/{uid}/messages/{id}", ["/users/k36LmNpx7y5LPTmr0OtxH5ofLgQZ/messages/-KZojgrjk38q-LaWcavz/date",
+                                                     "/users/k36LmNpx7y5LPTmr0OtxH5ofLgQZ/messages/-KZpoIc0ZfXNf8Ip-GGR/date"]),
+            ("wedding", "/articles/{id}", ["/articles/-KlghgJVIq2b6HU44-VQ/createdAt"]),
+        ]
+        for (app, pattern, expected) in cases {
+            let f = try findings([path("samples/\(app)/v2.expected.json"), "--schema", "\(pattern)=\(path("schemas/\(app)/v2.schema.json"))"])
+            XCTAssertEqual(f.status, 1, app)
+            XCTAssertEqual(f.pointers.sorted(), expected.sorted(), app)
+        }
+        // The plan's own output of a clean record set validates cleanly.
+        let clean = try TemporaryDirectory()
+        try Data(#"{"articles":{"-KlghgJVIq2b6HU44-VQ":{"title":"t","createdAt":1480000000000}}}"#.utf8).write(to: clean.url.appendingPathComponent("d.json"))
+        let r = try CLI.run(["validate", clean.path("d.json")])
+        XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
+        XCTAssertTrue(r.stdout.contains("no findings"), r.stdout)
+    }
+
+    func testTodoAppRulesReportTheInvalidItemsAtTheirPaths() throws {
+        let f = try findings([path("samples/todo-app/v1.json"), "--rules", path("samples/todo-app/database.rules.json")])
+        XCTAssertEqual(f.status, 1)
+        XCTAssertEqual(Set(f.rules), ["rules:.validate"])
+        XCTAssertEqual(f.pointers.sorted(), [
+            "/users/2WmQzCudiH7YFjS1on43XkMtECqO/items/-KkMQ-iISR-86S73e8TY/title",
+            "/users/2WmQzCudiH7YFjS1on43XkMtECqO/items/-KlB9cEqTnEU49pcWPcT",
+            "/users/oHBvRPOIvGrv5iFlbCBFNOgmBjMt/items/-KjW61a9RGzA5DIJq7lk/title",
+        ])
+        let readme = try String(contentsOfFile: path("samples/todo-app/README.md"), encoding: .utf8)
+        for p in f.pointers { XCTAssertTrue(readme.contains(p), "README does not list \(p)") }
+    }
+
+    func testLimitsAreReportedWithLineAndColumn() throws {
+        let dir = try TemporaryDirectory()
+        try Data("{\n  \"a.b\": 1,\n  \"ok\": {\".value\": 1, \"x\": 2}\n}".utf8).write(to: dir.url.appendingPathComponent("d.json"))
+        let r = try CLI.run(["validate", dir.path("d.json")])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stdout.contains("d.json:2:3 /a.b: key contains '.'"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("limits:value-beside-children (error): 1 finding"), r.stdout)
+    }
+
+    func testJUnitAndGitHubFormats() throws {
+        let args = [path("samples/todolist/v1.json"), "--schema", "/v1/todolist/{id}=\(path("schemas/todolist/v1.schema.json"))"]
+        let junit = try CLI.run(["validate"] + args + ["--format", "junit"])
+        XCTAssertEqual(junit.status, 1)
+        let doc = try XMLDocument(data: Data(junit.stdout.utf8))
+        let cases = try doc.nodes(forXPath: "//testcase")
+        let failures = try doc.nodes(forXPath: "//testcase/failure")
+        XCTAssertEqual(cases.count, 8)
+        XCTAssertEqual(failures.count, 1)
+        XCTAssertTrue(failures[0].stringValue!.contains("/v1/todolist/-KeyiUZncrW-w2A84UeS/photo_count"))
+        let gh = try CLI.run(["validate"] + args + ["--format", "github"])
+        let lines = gh.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3)
+        XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("::error file=") && $0.contains(",line=") && $0.contains("title=schema%3A") }, gh.stdout)
+    }
+
+    func testBadSchemasAndRulesAreUsageErrorsBeforeAnyFinding() throws {
+        let dir = try TemporaryDirectory()
+        try Data(#"{"type": 12}"#.utf8).write(to: dir.url.appendingPathComponent("bad.schema.json"))
+        try Data(#"{"$ref": "missing.json"}"#.utf8).write(to: dir.url.appendingPathComponent("ref.schema.json"))
+        try Data("{\n  \"rules\": {\n    // comment\n    \".validate\": \"newData.exists( &&\"\n  }\n}".utf8).write(to: dir.url.appendingPathComponent("bad.rules.json"))
+        try Data(#"{"rules": {".validate": "frobnicate(1)"}}"#.utf8).write(to: dir.url.appendingPathComponent("fn.rules.json"))
+        let dump = path("samples/todolist/v1.json")
+        for (args, expected) in [
+            (["--schema", "/v1/todolist/{id}=\(dir.path("bad.schema.json"))"], "bad.schema.json: invalid schema"),
+            (["--schema", "/v1/todolist/{id}=\(dir.path("ref.schema.json"))"], "missing.json"),
+            (["--rules", dir.path("bad.rules.json")], "bad.rules.json:4:"),
+            (["--rules", dir.path("fn.rules.json")], "unknown function 'frobnicate'"),
+            (["--schema", "nopattern"], "PATTERN=FILE"),
+        ] {
+            let r = try CLI.run(["validate", dump] + args)
+            XCTAssertEqual(r.status, 2, "\(args): \(r.stderr)")
+            XCTAssertEqual(r.stdout, "", "\(args)")
+            XCTAssertTrue(r.stderr.contains(expected), "\(args): \(r.stderr)")
+        }
+    }
+}
