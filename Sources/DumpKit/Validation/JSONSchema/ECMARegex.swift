@@ -81,6 +81,7 @@ final class ECMARegex: Sendable {
         var code: [Instruction] = []
         var registers = 0
 
+        /// Appends the instructions for `node`.
         mutating func emit(_ node: RegexNode) {
             switch node {
             case .empty:
@@ -183,6 +184,7 @@ private struct Machine {
         starts = counts
     }
 
+    /// The byte length of the UTF-8 sequence starting with `lead`.
     static func scalarLength(_ lead: UInt8) -> Int {
         if lead < 0x80 { return 1 }
         if lead < 0xE0 { return 2 }
@@ -213,12 +215,14 @@ private struct Machine {
         return atom.matches(c) ? pos + length : nil
     }
 
+    /// The start of the scalar before byte offset `pos`.
     func previousBoundary(_ pos: Int) -> Int {
         var p = pos - 1
         while p > 0 && bytes[p] & 0xC0 == 0x80 { p -= 1 }
         return p
     }
 
+    /// Whether the byte at `pos` exists and is an ASCII word character (for `\b`).
     func isWordByte(_ pos: Int) -> Bool {
         guard pos >= 0 && pos < bytes.count else { return false }
         return ScalarSet.isWord(UInt32(bytes[pos]))

@@ -41,6 +41,7 @@ enum RegexAtom: Sendable {
 
 /// A character class: ranges and class escapes (`\d`, `\p{L}`, ...), possibly negated.
 struct ScalarSet: Sendable {
+    /// One entry of a class: a scalar range or a class escape.
     enum Item: Sendable {
         case range(UInt32, UInt32)
         case builtin(BuiltinClass, negated: Bool)

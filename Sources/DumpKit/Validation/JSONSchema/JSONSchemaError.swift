@@ -1,5 +1,6 @@
 /// Why a schema could not be compiled; invalid *instances* never throw, they produce findings.
 public struct JSONSchemaError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong.
     public enum Kind: Sendable, Equatable {
         /// A keyword has the wrong type or value (`"minLength": -1`, `"type": 1`, a bad `pattern`).
         case invalidKeyword

@@ -73,7 +73,7 @@ struct SchemaCompiler {
         if let format = object["format"],
            vocabularies.contains(.formatAssertion) || (assertFormat && vocabularies.contains(.formatAnnotation)) {
             guard case .string(let name) = format else { throw invalid("format must be a string", at: location.appending("format")) }
-            if let check = FormatCheckers.checker(for: name) { keywords.append(.format(name: name, check: check)) }
+            if let check = FormatCheckers.checker(for: name) { keywords.append(.format(FormatAssertion(name: name, check: check))) }
         }
         if !draft7 {
             if let ref = object["$ref"] {
@@ -186,16 +186,18 @@ struct SchemaCompiler {
             guard case .array(let elements) = values else { throw invalid("enum must be an array", at: location.appending("enum")) }
             keywords.append(.enumeration(SchemaEnum(elements)))
         }
-        var limits = NumberLimits()
-        limits.minimum = try limit(object, "minimum", at: location)
-        limits.exclusiveMinimum = try limit(object, "exclusiveMinimum", at: location)
-        limits.maximum = try limit(object, "maximum", at: location)
-        limits.exclusiveMaximum = try limit(object, "exclusiveMaximum", at: location)
-        limits.multipleOf = try limit(object, "multipleOf", at: location)
+        let limits = NumberLimits(
+            minimum: try limit(object, "minimum", at: location),
+            exclusiveMinimum: try limit(object, "exclusiveMinimum", at: location),
+            maximum: try limit(object, "maximum", at: location),
+            exclusiveMaximum: try limit(object, "exclusiveMaximum", at: location),
+            multipleOf: try limit(object, "multipleOf", at: location))
         if let m = limits.multipleOf, m.exact.negative || m.exact.isZero {
             throw invalid("multipleOf must be greater than 0", at: location.appending("multipleOf"))
         }
-        if !limits.isEmpty { keywords.append(.number(limits)) }
+        if [limits.minimum, limits.exclusiveMinimum, limits.maximum, limits.exclusiveMaximum, limits.multipleOf].contains(where: { $0 != nil }) {
+            keywords.append(.number(limits))
+        }
         let minLength = try nonNegativeInteger(object, "minLength", at: location)
         let maxLength = try nonNegativeInteger(object, "maxLength", at: location)
         if minLength != nil || maxLength != nil { keywords.append(.stringLength(min: minLength ?? 0, max: maxLength)) }

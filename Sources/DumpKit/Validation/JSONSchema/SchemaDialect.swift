@@ -3,6 +3,7 @@
 /// A resource's `$schema` picks it: the two built-in metaschema URIs map directly; any other
 /// metaschema is loaded and its `$vocabulary` decides which 2020-12 keyword groups apply.
 struct SchemaDialect: Hashable, Sendable {
+    /// The specification release whose keyword semantics apply.
     enum Draft: Hashable, Sendable {
         case draft7
         case draft2020_12

@@ -14,16 +14,19 @@ struct EvaluatedMarks {
 
     static var inactive: EvaluatedMarks { EvaluatedMarks(active: false) }
 
+    /// Marks member/element `index` of an instance with `count` of them.
     mutating func mark(_ index: Int, of count: Int) {
         if all { return }
         if bits.isEmpty { bits = Array(repeating: false, count: count) }
         bits[index] = true
     }
 
+    /// Marks every member/element (after `items`, `additionalProperties`, `unevaluated*`).
     mutating func markAll() { all = true }
 
     func contains(_ index: Int) -> Bool { all || (index < bits.count && bits[index]) }
 
+    /// Adds the marks of a subschema that passed on the same instance.
     mutating func merge(_ other: EvaluatedMarks) {
         if all { return }
         if other.all {
@@ -56,6 +59,7 @@ struct SchemaEvaluator {
 
     private let program: SchemaProgram
     private let nodes: [SchemaNode]
+    private let usesDynamicScope: Bool
     private let pointerPrefix: String
     private var path: [PathSegment] = []
     private var scope: [Int32] = []
@@ -65,6 +69,7 @@ struct SchemaEvaluator {
     init(program: SchemaProgram, pointerPrefix: String) {
         self.program = program
         self.nodes = program.nodes
+        self.usesDynamicScope = program.usesDynamicScope
         self.pointerPrefix = pointerPrefix
     }
 
@@ -130,16 +135,18 @@ struct SchemaEvaluator {
             return false
         }
         depth += 1
-        let pushed = program.usesDynamicScope && scope.last != node.resource
+        let pushed = usesDynamicScope && scope.last != node.resource
         if pushed { scope.append(node.resource) }
-        defer {
-            depth -= 1
-            if pushed { scope.removeLast() }
+        let valid: Bool
+        if node.tracksEvaluated {
+            var local = EvaluatedMarks(active: true)
+            valid = evaluate(node.keywords, value, report, &local)
+            if valid && marks.active { marks.merge(local) }
+        } else {
+            valid = evaluate(node.keywords, value, report, &marks)
         }
-        guard node.tracksEvaluated else { return evaluate(node.keywords, value, report, &marks) }
-        var local = EvaluatedMarks(active: true)
-        let valid = evaluate(node.keywords, value, report, &local)
-        if valid && marks.active { marks.merge(local) }
+        depth -= 1
+        if pushed { scope.removeLast() }
         return valid
     }
 
@@ -204,9 +211,9 @@ struct SchemaEvaluator {
             guard case .string(let s) = value, !regex.matches(s) else { return true }
             if report { reportPattern(regex) }
             return false
-        case .format(let name, let check):
-            guard case .string(let s) = value, !check(s) else { return true }
-            if report { reportFormat(name) }
+        case .format(let format):
+            guard case .string(let s) = value, !format.check(s) else { return true }
+            if report { reportFormat(format.name) }
             return false
         case .arraySize(let min, let max):
             guard case .array(let a) = value else { return true }
@@ -466,7 +473,7 @@ struct SchemaEvaluator {
     }
 
     private mutating func checkNumber(_ n: JSONNumber, _ limits: NumberLimits, _ report: Bool) -> Bool {
-        let d = n.doubleValue
+        let d = n.fastDoubleValue
         var valid = true
         if let m = limits.minimum, n.compare(d, to: m) < 0 {
             if !report { return false }

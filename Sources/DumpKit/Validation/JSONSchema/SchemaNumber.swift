@@ -166,6 +166,7 @@ struct SchemaLimit: Sendable {
     }
 }
 
+/// Number tests the evaluator runs on instance numbers.
 extension JSONNumber {
     /// Compares with a schema limit, given this number's `Double` value: the doubles decide unless
     /// they tie, then the exact decimals do (rounding to `Double` is monotonic, so unequal doubles
@@ -179,7 +180,26 @@ extension JSONNumber {
 
     /// Whether the value is mathematically an integer (`1.0` and `1e2` are).
     var isMathematicalInteger: Bool {
-        if isIntegerLiteral { return true }
-        return ExactDecimal(text)?.isInteger ?? false
+        var text = text
+        let literal = text.withUTF8 { bytes in
+            !bytes.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
+        }
+        return literal || (ExactDecimal(text)?.isInteger ?? false)
+    }
+
+    /// The value as a `Double`, converting plain integers of up to 18 characters without `strtod`.
+    var fastDoubleValue: Double {
+        var text = text
+        let integer: Int64? = text.withUTF8 { bytes in
+            guard !bytes.isEmpty, bytes.count <= 18 else { return nil }
+            let negative = bytes[0] == UInt8(ascii: "-")
+            var value: Int64 = 0
+            for c in bytes[(negative ? 1 : 0)...] {
+                guard c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") else { return nil }
+                value = value * 10 + Int64(c - UInt8(ascii: "0"))
+            }
+            return negative ? -value : value
+        }
+        return integer.map(Double.init) ?? doubleValue
     }
 }

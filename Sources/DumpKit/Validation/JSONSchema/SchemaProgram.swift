@@ -57,7 +57,7 @@ enum SchemaKeyword: Sendable {
     case number(NumberLimits)
     case stringLength(min: Int, max: Int?)
     case pattern(ECMARegex)
-    case format(name: String, check: @Sendable (String) -> Bool)
+    case format(FormatAssertion)
     case arraySize(min: Int, max: Int?)
     case uniqueItems
     case objectSize(min: Int, max: Int?)
@@ -91,6 +91,7 @@ struct SchemaTypeSet: OptionSet, Sendable {
     static let integer = SchemaTypeSet(rawValue: 1 << 5)
     static let string = SchemaTypeSet(rawValue: 1 << 6)
 
+    /// The type names JSON Schema uses, with their bits.
     static let names: [(String, SchemaTypeSet)] = [
         ("null", .null), ("boolean", .boolean), ("object", .object), ("array", .array),
         ("number", .number), ("integer", .integer), ("string", .string),
@@ -114,6 +115,7 @@ struct SchemaEnum: Sendable {
         self.strings = strings.count == values.count ? Dictionary(grouping: strings, by: { $0 }) : nil
     }
 
+    /// Whether `value` equals one of the allowed values.
     func contains(_ value: JSONValue) -> Bool {
         guard let strings else { return values.contains { SchemaEquality.equal(value, $0) } }
         guard case .string(let s) = value, let spellings = strings[s] else { return false }
@@ -122,36 +124,63 @@ struct SchemaEnum: Sendable {
 }
 
 /// `minimum`, `maximum`, their exclusive forms and `multipleOf`.
-struct NumberLimits: Sendable {
-    var minimum: SchemaLimit?
-    var exclusiveMinimum: SchemaLimit?
-    var maximum: SchemaLimit?
-    var exclusiveMaximum: SchemaLimit?
-    var multipleOf: SchemaLimit?
+///
+/// Keyword payloads of more than a few words are classes, so copying a `SchemaKeyword` while
+/// evaluating is a pointer copy.
+final class NumberLimits: Sendable {
+    let minimum: SchemaLimit?
+    let exclusiveMinimum: SchemaLimit?
+    let maximum: SchemaLimit?
+    let exclusiveMaximum: SchemaLimit?
+    let multipleOf: SchemaLimit?
 
-    var isEmpty: Bool {
-        minimum == nil && exclusiveMinimum == nil && maximum == nil && exclusiveMaximum == nil && multipleOf == nil
+    init(minimum: SchemaLimit?, exclusiveMinimum: SchemaLimit?, maximum: SchemaLimit?, exclusiveMaximum: SchemaLimit?, multipleOf: SchemaLimit?) {
+        self.minimum = minimum
+        self.exclusiveMinimum = exclusiveMinimum
+        self.maximum = maximum
+        self.exclusiveMaximum = exclusiveMaximum
+        self.multipleOf = multipleOf
     }
 }
 
+/// `format` as an assertion: the format's name and its checker.
+final class FormatAssertion: Sendable {
+    let name: String
+    let check: @Sendable (String) -> Bool
+
+    init(name: String, check: @escaping @Sendable (String) -> Bool) {
+        self.name = name
+        self.check = check
+    }
+}
+
+/// `dependentRequired` (or draft-07 `dependencies` with a list): names required with `property`.
 struct DependentRequired: Sendable {
     let property: String
     let required: [String]
 }
 
+/// `dependentSchemas` (or draft-07 `dependencies` with a schema): applies when `property` is present.
 struct DependentSchema: Sendable {
     let property: String
     let schema: Int32
 }
 
 /// `prefixItems` + `items` (draft 2020-12), or array-form `items` + `additionalItems` (draft-07).
-struct ItemsApplicator: Sendable {
+final class ItemsApplicator: Sendable {
     let prefix: [Int32]
     /// Applies to every element after the prefix.
     let rest: Int32?
     /// Keyword names for findings: `prefixItems`/`items` or `items`/`additionalItems`.
     let prefixKeyword: String
     let restKeyword: String
+
+    init(prefix: [Int32], rest: Int32?, prefixKeyword: String, restKeyword: String) {
+        self.prefix = prefix
+        self.rest = rest
+        self.prefixKeyword = prefixKeyword
+        self.restKeyword = restKeyword
+    }
 }
 
 /// `contains` with `minContains`/`maxContains`.
@@ -162,7 +191,7 @@ struct ContainsApplicator: Sendable {
 }
 
 /// `properties`, `patternProperties` and `additionalProperties`, applied in one pass over members.
-struct PropertiesApplicator: Sendable {
+final class PropertiesApplicator: Sendable {
     struct Pattern: Sendable {
         let regex: ECMARegex
         let schema: Int32
