@@ -206,19 +206,24 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         try endSpoolLine(w)
     }
 
-    /// Places the spooled content inside the root object, before it closes.
+    /// Places the spooled content inside the root object, before it closes. Values go from the
+    /// spool to the output token by token, without being built again.
     private func placeSpooledRecords() throws {
         guard let file = spool, let w = spoolWriter else { return }
         try w.flush()
         guard levels[0].isObject else { throw PlacementError.conflict("the document root (it is not an object)") }
         try openLevels()
         let placer = PathPlacer(writer: writer, baseDepth: 0)
-        let reader = NDJSONReader(source: file)
-        while let r = try reader.next(passThrough: nil) {
-            if let first = r.path.first, rootKeys.contains(first) {
+        let reader = JSONReader(source: file, options: .init(multipleDocuments: true), sourceName: "spool")
+        // Lines are {"path": "/json/pointer", "value": ...}, as spoolLine writes them.
+        while try reader.next() == .beginObject {
+            guard try reader.next() == .name, try reader.next() == .string, let path = JSONPointer.segments(reader.stringValue),
+                  try reader.next() == .name else { throw reader.error(.typeMismatch, "malformed spool line") }
+            if let first = path.first, rootKeys.contains(first) {
                 throw PlacementError.conflict("/" + JSONPointer.escape(first))
             }
-            try placer.place(r.path, r.value!)
+            try placer.place(path) { try reader.transfer(to: $0) }
+            guard try reader.next() == .endObject else { throw reader.error(.typeMismatch, "malformed spool line") }
         }
         try placer.closeAll()
         spool = nil

@@ -20,6 +20,11 @@ final class PathPlacer {
 
     /// Places `value` at `path` (the full path from the root).
     func place(_ path: [String], _ value: JSONValue) throws {
+        try place(path) { try $0.value(value) }
+    }
+
+    /// Places at `path` (the full path from the root) the value `writeValue` writes.
+    func place(_ path: [String], writeValue: (JSONWriter) throws -> Void) throws {
         guard path.count > baseDepth else { throw PlacementError.notBelowBase(JSONPointer.string(path)) }
         let rel = Array(path[baseDepth...])
         var common = 0
@@ -38,7 +43,7 @@ final class PathPlacer {
         }
         if open.count == 0 { topKeys.insert(rel[0]) }
         try writer.name(rel[rel.count - 1])
-        try writer.value(value)
+        try writeValue(writer)
     }
 
     /// Closes every object the placer opened.
