@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// Runs the built `dumpkit` binary and captures its output and exit status.
@@ -25,26 +26,8 @@ enum CLI {
 
     /// Runs `dumpkit` with `arguments`, optional standard input, in `directory`.
     static func run(_ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> Result {
-        let p = Process()
-        p.executableURL = binary
-        p.arguments = arguments
-        if let directory { p.currentDirectoryURL = directory }
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        let input = Pipe()
-        p.standardInput = input
-        try p.run()
-        // Feed standard input from another thread so a large input cannot deadlock with the output pipes.
-        let writer = Thread {
-            if let stdin { input.fileHandleForWriting.write(stdin) }
-            try? input.fileHandleForWriting.close()
-        }
-        writer.start()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Result(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+        let r = try Shell.execute(binary, arguments, stdin: stdin, in: directory)
+        return Result(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
     private final class Marker {}
