@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Installs what DumpKit needs on Debian when it is missing: libarchive-dev (the C library the
-# ArchiveKit module wraps) and the archive/compression tools the interoperability tests compare with.
+# Installs what DumpKit needs on Debian when it is missing: libarchive-dev and zlib1g-dev (the C
+# libraries the ArchiveKit module wraps; zlib reads gzip) and the archive/compression tools the
+# interoperability tests compare with.
 set -euo pipefail
 
 need=()
 pkg-config --exists libarchive 2>/dev/null || need+=(libarchive-dev pkg-config)
+test -f /usr/include/zlib.h || pkg-config --exists zlib 2>/dev/null || need+=(zlib1g-dev)
 command -v bsdtar >/dev/null || need+=(libarchive-tools)
 command -v unzip >/dev/null || need+=(unzip)
 command -v zip >/dev/null || need+=(zip)

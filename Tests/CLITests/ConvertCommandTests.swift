@@ -92,6 +92,37 @@ final class ConvertCommandTests: XCTestCase {
         XCTAssertEqual(leftovers, [])
     }
 
+    func testCorruptGzipInputIsAnErrorAndConcatenatedMembersAreOneStream() throws {
+        let dir = try TemporaryDirectory()
+        let records = String(repeating: #"{"title":"todo","done":false},"#, count: 2_000)
+        let json = #"{"todolist":["# + records + #"{}]}"#
+        // A CRC-32 that does not match: the JSON itself is intact, only the gzip trailer can tell.
+        var gz = try Shell.runData("gzip", ["-c"], stdin: Data(json.utf8))
+        gz[gz.count - 8] ^= 0x01
+        let corrupt = dir.path("corrupt.json.gz")
+        try gz.write(to: URL(fileURLWithPath: corrupt))
+        let out = dir.path("out.json")
+        let r = try CLI.run(["convert", corrupt, "-o", out])
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertEqual(r.stderr, "dumpkit: error: \(corrupt): corrupt gzip stream (incorrect data check)\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+        // The same bytes on standard input.
+        let piped = try CLI.run(["convert", "-"], stdin: gz)
+        XCTAssertEqual(piped.status, 2, piped.stderr)
+        XCTAssertTrue(piped.stderr.contains("<stdin>: corrupt gzip stream (incorrect data check)"), piped.stderr)
+
+        // The document split over two members (as `cat a.gz b.gz` makes), then zero padding, reads whole.
+        let middle = json.utf8.index(json.utf8.startIndex, offsetBy: json.utf8.count / 2)
+        var members = try Shell.runData("gzip", ["-c"], stdin: Data(json.utf8[..<middle]))
+        members += try Shell.runData("gzip", ["-c"], stdin: Data(json.utf8[middle...]))
+        members += Data(count: 512)
+        let joined = dir.path("joined.json.gz")
+        try members.write(to: URL(fileURLWithPath: joined))
+        let ok = try CLI.run(["convert", joined])
+        XCTAssertEqual(ok.status, 0, ok.stderr)
+        XCTAssertEqual(ok.stdout, json + "\n")
+    }
+
     func testFailedRunLeavesTheOldOutputUntouched() throws {
         let dir = try TemporaryDirectory()
         let out = try write("previous good output", "out.json", in: dir)

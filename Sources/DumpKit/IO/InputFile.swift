@@ -19,7 +19,7 @@ public final class InputFile: JSONByteSource {
     private let fd: Int32
     private let ownsDescriptor: Bool
     private var prefix: [UInt8]
-    private var decompressor: DecompressingReader?
+    private var decompressor: Decompressor?
     private var plainBytesRead: Int64 = 0
 
     /// Opens `path` for reading; fails with a clear `InputError` for a missing file or a directory.
@@ -45,7 +45,12 @@ public final class InputFile: JSONByteSource {
         compression = prefix.withUnsafeBytes { CompressionFilter.detect(magic: $0) }
         if compression != .none {
             do {
-                decompressor = try DecompressingReader(fileDescriptor: fd, prefix: prefix, name: name)
+                // gzip through zlib, which checks every member's CRC-32 and length; libarchive does not.
+                if compression == .gzip {
+                    decompressor = .gzip(try GzipReader(fileDescriptor: fd, prefix: prefix, name: name))
+                } else {
+                    decompressor = .libarchive(try DecompressingReader(fileDescriptor: fd, prefix: prefix, name: name))
+                }
             } catch {
                 throw InputError(file: name, message: error.message)
             }
@@ -104,6 +109,26 @@ public final class InputFile: JSONByteSource {
             }
             if errno == EINTR { continue }
             throw InputError(file: name, message: "cannot read: \(String(cString: strerror(errno)))")
+        }
+    }
+}
+
+/// The reader that undoes the input's compression.
+private enum Decompressor {
+    case gzip(GzipReader)
+    case libarchive(DecompressingReader)
+
+    var compressedBytesRead: Int64 {
+        switch self {
+        case .gzip(let reader): reader.compressedBytesRead
+        case .libarchive(let reader): reader.compressedBytesRead
+        }
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(ArchiveError) -> Int {
+        switch self {
+        case .gzip(let reader): try reader.read(into: buffer)
+        case .libarchive(let reader): try reader.read(into: buffer)
         }
     }
 }
