@@ -8,6 +8,6 @@ struct DumpKitCommand: ParsableCommand {
         commandName: "dumpkit",
         abstract: "Migrate, clean, validate, back up and restore Realtime-Database dumps and Storage buckets.",
         version: DumpKitVersion.string,
-        subcommands: [ConvertCommand.self, StatsCommand.self]
+        subcommands: [ConvertCommand.self, StatsCommand.self, ExtractBlobsCommand.self, InlineBlobsCommand.self, CheckBlobsCommand.self]
     )
 }
