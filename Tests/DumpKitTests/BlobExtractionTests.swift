@@ -182,6 +182,32 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(try CheckBlobsJob(input: dir.path("out.json"), store: dir.path("s")).run().findings, [])
     }
 
+    func testEveryBufferLimitGivesTheSameOutput() throws {
+        let text = #"[{"k":[1,{"x":"\#(BlobFixtures.base64(jpeg))"},[],{}],"n":null},"s",{"deep":{"a":{"b":["\#(BlobFixtures.dataURI("image/png", png))",2]}}},[[3]]]"#
+        func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, input: String) throws -> (String, Int) {
+            let reader = CandidateReader(source: MemoryByteSource(Array(input.utf8), chunkSize: 7), selection: selection, bufferLimit: limit)
+            let sink = MemoryByteSink()
+            let pipeline = Pipeline(transformers: [transformer])
+            try pipeline.run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            return (sink.string, pipeline.recordsRead)
+        }
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        let strings = CandidateReader.Selection.strings { $0.count >= 1368 }
+        let (expected, whole) = try run(strings, limit: 1 << 20, try ExtractBlobs(store: store), input: text)
+        XCTAssertEqual(whole, 1)
+        XCTAssertTrue(expected.contains(#"{"x":{"path":"0/k/1/x.jpg""#), expected)
+        let (restored, _) = try run(BlobReference.candidates(style: .object), limit: 1 << 20, InlineBlobs(store: store), input: expected)
+        XCTAssertEqual(restored, text + "\n")
+        for limit in [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 1000, 3000, 5000] {
+            let (out, records) = try run(strings, limit: limit, try ExtractBlobs(store: store), input: text)
+            XCTAssertEqual(out, expected, "limit \(limit)")
+            XCTAssertGreaterThanOrEqual(records, 1)
+            let (back, _) = try run(BlobReference.candidates(style: .object), limit: limit, InlineBlobs(store: store), input: expected)
+            XCTAssertEqual(back, text + "\n", "limit \(limit)")
+        }
+    }
+
     func testFullStoreFailsTheRunWithoutPartialObjectsOrOutput() throws {
         let dir = try TemporaryDirectory()
         let input = dir.path("in.json")

@@ -179,7 +179,7 @@ extension BlobReference {
     public static func candidates(style: BlobReferenceStyle) -> CandidateReader.Selection {
         switch style {
         case .object, .salada:
-            return .flatObjects(maxMembers: 8) { BlobReference(.object($0), style: style) != nil }
+            return .flatObjects { BlobReference(.object($0), style: style) != nil }
         case .path:
             return .strings { s in
                 s.count > 0 && s.count <= BlobObjectName.maximumLength && s[0] != UInt8(ascii: "/") && !s.contains(0x0A) && !s.contains(0x0D)
