@@ -119,11 +119,14 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         let name = metadata.name
         try BlobObjectName.validate(name)
         let (folders, leaf) = Self.split(name)
-        if let existing = try? sidecar(name), existing == metadata, size(of: name) == metadata.size {
-            return .unchanged
-        }
         let objectParent = try openFolders(rootFD, folders, create: true, name: name)!
         defer { Glibc.close(objectParent) }
+        // Unchanged: the object has the size, and its metadata (renamed into place after it) matches.
+        var st = stat()
+        if fstatat(objectParent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG, Int64(st.st_size) == metadata.size,
+           let existing = try? sidecar(name), existing == metadata {
+            return .unchanged
+        }
         try writeAndRename(content, into: objectParent, as: leaf, runFD: runFD, name: name)
         let json = Self.encode(metadata)
         let metaParent = try openFolders(metaFD, folders, create: true, name: name)!
@@ -200,35 +203,43 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     }
 
     /// Opens the folders below `base` one at a time, never following a symbolic link; `nil` when one
-    /// is missing and `create` is false.
+    /// is missing and `create` is false. The descriptor returned is the caller's to close.
     private func openFolders(_ base: Int32, _ folders: [Substring], create: Bool, name: String) throws -> Int32? {
-        var fd = dup(base)
-        guard fd >= 0 else { throw ioError(name, "cannot open the store") }
+        guard !folders.isEmpty else {
+            let fd = dup(base)
+            guard fd >= 0 else { throw ioError(name, "cannot open the store") }
+            return fd
+        }
+        var fd = base
+        var made = false  // below a folder just made, nothing exists yet
+        defer { if fd != base { Glibc.close(fd) } }
         for folder in folders {
             let component = String(folder)
-            var next = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            if next < 0 && errno == ENOENT && create {
+            var next: Int32 = -1
+            if !made {
+                next = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            if made || (next < 0 && errno == ENOENT && create) {
                 if mkdirat(fd, component, 0o777) != 0 && errno != EEXIST {
-                    let e = ioError(name, "cannot create folder \(String(reflecting: component))")
-                    Glibc.close(fd)
-                    throw e
+                    throw ioError(name, "cannot create folder \(String(reflecting: component))")
                 }
+                made = true
                 next = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             }
             if next < 0 {
                 let code = errno
-                Glibc.close(fd)
                 if code == ENOENT && !create { return nil }
-                errno = code
                 if code == ENOTDIR || code == ELOOP {
                     throw BlobStoreError(store: directory, name: name, message: "\(String(reflecting: component)) is a file or a symbolic link, not a folder")
                 }
                 throw ioError(name, "cannot open folder \(String(reflecting: component))")
             }
-            Glibc.close(fd)
+            if fd != base { Glibc.close(fd) }
             fd = next
         }
-        return fd
+        let result = fd
+        fd = base  // handed to the caller
+        return result
     }
 
     /// The size of the regular file for `name`, or `nil` when there is none.

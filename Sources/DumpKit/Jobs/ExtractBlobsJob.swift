@@ -53,7 +53,8 @@ public struct ExtractBlobsJob {
         let outFile = store == nil ? nil : try OutputFile(path: output)
         do {
             let minimumLength = EmbeddedFile.minimumEncodedLength(options.minimumBytes)
-            let reader = CandidateReader(source: inFile, patterns: options.match, selection: .strings { $0.count >= minimumLength }, sourceName: inFile.name)
+            let reader = CandidateReader(source: inFile, patterns: options.match, selection: .strings { $0.count >= minimumLength },
+                                         options: .init(bufferSize: 4 << 20), sourceName: inFile.name)
             let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0)) } ?? DiscardingWriter()
             let pipeline = Pipeline(transformers: [transformer])
             pipeline.onRecord = { progress?.recordDone() }
