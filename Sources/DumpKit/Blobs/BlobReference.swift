@@ -12,8 +12,6 @@ public enum BlobReferenceStyle: String, Sendable, CaseIterable {
     /// The Firebase download URL as a string.
     case url
 
-    /// Whether references of this style are objects (rather than strings).
-    public var isObject: Bool { self == .object || self == .salada }
     /// Whether the style needs a bucket name (for download URLs).
     public var needsBucket: Bool { self == .salada || self == .url }
 }
@@ -123,11 +121,6 @@ public struct BlobReference: Hashable, Sendable {
         case (nil, .string(let h)?) where h.hasPrefix("data:") && h.hasSuffix(";base64,"): return .some(.dataURI(header: h))
         default: return nil
         }
-    }
-
-    /// Whether a flat object has the keys of a reference of `style` (a cheap test for readers).
-    public static func looksLike(_ o: JSONObject, style: BlobReferenceStyle) -> Bool {
-        BlobReference(.object(o), style: style) != nil
     }
 
     // MARK: - Download URLs

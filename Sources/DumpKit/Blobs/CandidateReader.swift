@@ -40,7 +40,6 @@ public final class CandidateReader: RecordReader {
     private struct Partial {
         var isObject: Bool
         var key: String?  // its key or index in the enclosing container (nil for the first)
-        var path: [String]
         var members: [JSONObject.Member] = []
         var elements: [JSONValue] = []
         var flags: [Bool] = []  // per child: holds a candidate
@@ -225,21 +224,19 @@ public final class CandidateReader: RecordReader {
                 // A small flat object may still be a candidate: finish it first.
                 let mayBeCandidate = selection.object != nil && top.isObject && top.flat && top.members.count < Self.flatObjectLimit
                 if !mayBeCandidate {
-                    spill(stack, member: member, name: name, captures: captures)
+                    spill(stack, basePath: basePath, member: member, name: name, captures: captures)
                     return nil
                 }
             }
             let k = try reader.next()
             switch k {
             case .beginObject, .beginArray:
-                var childPath = basePath
                 var childKey: String? = nil
                 if let parent = stack.last {
                     childKey = parent.isObject ? member! : String(parent.elements.count)
-                    childPath = parent.path + [childKey!]
                     member = nil
                 }
-                stack.append(Partial(isObject: k == .beginObject, key: childKey, path: childPath))
+                stack.append(Partial(isObject: k == .beginObject, key: childKey))
                 continue
             case .name:
                 member = reader.stringValue
@@ -279,19 +276,21 @@ public final class CandidateReader: RecordReader {
 
     /// Queues what was read of containers that outgrew the limit: each is opened as structure, its
     /// complete children become records or pass through, and streaming resumes in the innermost.
-    private func spill(_ stack: [Partial], member: String?, name: String?, captures: [String: String]) {
+    private func spill(_ stack: [Partial], basePath: [String], member: String?, name: String?, captures: [String: String]) {
+        var levelPath = basePath
         for (depth, partial) in stack.enumerated() {
+            if depth > 0 { levelPath.append(partial.key!) }
             let isInnermost = depth == stack.count - 1
             var level = Level(isObject: partial.isObject, active: [], inside: true, captures: captures)
             // An array's next index: after its complete elements, and after the one still open.
             level.index = partial.elements.count + (isInnermost ? 0 : 1)
             let openName = depth == 0 ? name : (stack[depth - 1].isObject ? partial.key : nil)
-            actions.append(.open(name: openName, isObject: partial.isObject, path: partial.path, level: level))
+            actions.append(.open(name: openName, isObject: partial.isObject, path: levelPath, level: level))
             for i in partial.flags.indices {
                 let key = partial.isObject ? partial.members[i].key : String(i)
                 let value = partial.isObject ? partial.members[i].value : partial.elements[i]
                 if partial.flags[i] {
-                    actions.append(.record(Record(path: partial.path + [key], captures: captures, value: value)))
+                    actions.append(.record(Record(path: levelPath + [key], captures: captures, value: value)))
                 } else {
                     actions.append(.value(name: partial.isObject ? key : nil, value))
                 }
