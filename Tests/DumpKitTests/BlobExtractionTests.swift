@@ -182,6 +182,24 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(try CheckBlobsJob(input: dir.path("out.json"), store: dir.path("s")).run().findings, [])
     }
 
+    func testJobMatchPatternsPickWhatToExtract() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try write(dump(), input)
+        var job = ExtractBlobsJob(input: input, output: dir.path("out.json"), store: dir.path("s"))
+        job.options.match = [try PathPattern("/v1/todolist/{id}/image1"), try PathPattern("/v1/todolist/{id}/files")]
+        job.options.naming = try BlobNameTemplate("todos/{id}/{field}.{ext}")
+        XCTAssertEqual(try job.run().report.snapshot.extracted.count, 2)
+        let out = try read(dir.path("out.json"))
+        XCTAssertTrue(out.contains(#""photo":"data:image/png;base64,"#), "outside the patterns: left")
+        XCTAssertTrue(out.contains(#""image1":{"path":"todos/-Ka/image1.jpg""#), out)
+        XCTAssertTrue(out.contains(#""files":[{"path":"todos/-Kb/0.pdf""#), out)
+        var back = InlineBlobsJob(input: dir.path("out.json"), output: dir.path("back.json"), store: dir.path("s"))
+        back.options.match = [try PathPattern("/v1/*/*")]
+        XCTAssertEqual(try back.run().tally.inlined, 2)
+        XCTAssertEqual(try read(dir.path("back.json")), dump() + "\n")
+    }
+
     func testEveryBufferLimitGivesTheSameOutput() throws {
         let text = #"[{"k":[1,{"x":"\#(BlobFixtures.base64(jpeg))"},[],{}],"n":null},"s",{"deep":{"a":{"b":["\#(BlobFixtures.dataURI("image/png", png))",2]}}},[[3]]]"#
         func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, input: String) throws -> (String, Int) {

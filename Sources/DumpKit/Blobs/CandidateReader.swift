@@ -155,7 +155,7 @@ public final class CandidateReader: RecordReader {
     private func visit(key: String?, parent: Level, sink: PassThroughSink?) throws -> Record? {
         var inside = parent.inside
         var captures = parent.captures
-        var deeper: [Int] = []
+        var deeper: [Int] = key == nil && !inside ? parent.active : []  // the root: every pattern is deeper
         if let key, !inside {
             let depth = path.count
             for i in parent.active where patterns[i].segmentMatches(key, at: depth) {
