@@ -164,6 +164,36 @@ JOBS = [
 ]
 
 
+def same_dump_and_blobs(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """extract-blobs outputs (a folder with dump.json and blobs/): equivalent
+    dumps and the same blob store, file for file (objects and metadata)."""
+    dump = json_equivalent(os.path.join(reference, "dump.json"), os.path.join(output, "dump.json"), parse)
+    if dump[0] is False:
+        return False, "dump.json: " + dump[1]
+    blobs = same_tree(os.path.join(reference, "blobs"), os.path.join(output, "blobs"))
+    if not blobs[0]:
+        return False, "blobs: " + blobs[1]
+    return dump[0], f"dump.json {dump[1]}; blobs {blobs[1]}"
+
+
+JOBS.append({
+    "name": "extract-blobs",
+    "dataset": "images",
+    "output": "dir",
+    "commands": [
+        {"tool": "dumpkit",
+         "argv": ["{dumpkit}", "extract-blobs", "{in}", "-o", "{out}/dump.json", "--blobs", "{out}/blobs", "-q"]},
+        {"tool": "python concurrent.futures",
+         "argv": ["{python}", "{peers}/extract_blobs.py", "{in}", "-o", "{out}/dump.json", "--blobs", "{out}/blobs"],
+         "note": "python concurrent.futures: json.load, strings decoded (base64, validate=True), hashed "
+                 "(hashlib, crc32c package) and written (temporary file + os.replace) by a "
+                 "ThreadPoolExecutor with one thread per core, json.dump. Without the crc32c package "
+                 "(pip install crc32c) it falls back to a pure-Python CRC-32C and is much slower."},
+    ],
+    "check": same_dump_and_blobs,
+})
+
+
 # --------------------------------------------------------------------------
 # Measurement
 

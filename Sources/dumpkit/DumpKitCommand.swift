@@ -8,6 +8,9 @@ struct DumpKitCommand: ParsableCommand {
         commandName: "dumpkit",
         abstract: "Migrate, clean, validate, back up and restore Realtime-Database dumps and Storage buckets.",
         version: DumpKitVersion.string,
-        subcommands: [ConvertCommand.self, StatsCommand.self, MigrateCommand.self, ValidateCommand.self]
+        subcommands: [
+            ConvertCommand.self, StatsCommand.self, MigrateCommand.self, ValidateCommand.self,
+            ExtractBlobsCommand.self, InlineBlobsCommand.self, CheckBlobsCommand.self,
+        ]
     )
 }

@@ -1,0 +1,399 @@
+import Foundation
+import JSONStream
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A blob store in a directory that mirrors a bucket: object `v1/todolist/-Kabc/image1.jpg` is the
+/// file of that relative path, and its metadata is the JSON file
+/// `.dumpkit/meta/v1/todolist/-Kabc/image1.jpg.json` (`BlobMetadata.jsonValue`).
+///
+/// Every file is written under a temporary name in `.dumpkit/tmp/run-XXXXXX/` (one folder per open
+/// store, locked with `flock` while it is open) and renamed into place, the object before its
+/// metadata, so a reader never sees part of a file. Opening a store for writing removes the folders
+/// of runs that were killed (their lock is free). Paths are opened one directory at a time without
+/// following symbolic links, so no name can lead outside the directory.
+public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
+    /// The store's directory as given.
+    public let directory: String
+    /// Temporary files left by interrupted runs that opening this store removed.
+    public private(set) var staleTemporaryFilesRemoved = 0
+    private let rootFD: Int32
+    private let metaFD: Int32?
+    private let runFD: Int32?
+    private let tmpFD: Int32?
+    private let runName: String?
+    private let lock = NSLock()
+    private var counter = 0
+    private var closed = false
+
+    /// The folder, inside the store, that holds metadata and temporary files.
+    public static let controlDirectory = BlobObjectName.reservedSegment
+
+    /// Opens the store in `directory`. For writing, the directory is created if needed and files left
+    /// by interrupted runs are cleaned up; for reading, it must exist and nothing is written.
+    public init(directory: String, writable: Bool) throws {
+        self.directory = directory
+        let fail = { (what: String) -> BlobStoreError in
+            BlobStoreError(store: directory, message: "\(what): \(String(cString: strerror(errno)))")
+        }
+        if writable {
+            try Self.makeDirectories(directory)
+        }
+        var st = stat()
+        guard stat(directory, &st) == 0 else { throw fail("cannot open") }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw BlobStoreError(store: directory, message: "is not a directory") }
+        let root = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard root >= 0 else { throw fail("cannot open") }
+        rootFD = root
+        guard writable else {
+            let meta = openat(root, Self.controlDirectory + "/meta", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            metaFD = meta >= 0 ? meta : nil
+            runFD = nil
+            tmpFD = nil
+            runName = nil
+            return
+        }
+        var opened: [Int32] = []
+        do {
+            let control = try Self.openOrMakeDirectory(root, Self.controlDirectory, store: directory)
+            opened.append(control)
+            let meta = try Self.openOrMakeDirectory(control, "meta", store: directory)
+            opened.append(meta)
+            let tmp = try Self.openOrMakeDirectory(control, "tmp", store: directory)
+            opened.append(tmp)
+            // One run at a time creates its folder and cleans up, under the store's lock file.
+            let lockFD = openat(control, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o666)
+            guard lockFD >= 0 else { throw fail("cannot create \(Self.controlDirectory)/lock") }
+            defer { Glibc.close(lockFD) }
+            guard flock(lockFD, LOCK_EX) == 0 else { throw fail("cannot lock \(Self.controlDirectory)/lock") }
+            let removed = Self.removeStaleRuns(tmp)
+            var template = Array("\(directory)/\(Self.controlDirectory)/tmp/run-XXXXXX".utf8CString)
+            guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { throw fail("cannot create a temporary folder") }
+            let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            let name = String(path.split(separator: "/").last!)
+            let run = openat(tmp, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard run >= 0 else { throw fail("cannot open a temporary folder") }
+            opened.append(run)
+            guard flock(run, LOCK_EX | LOCK_NB) == 0 else { throw fail("cannot lock a temporary folder") }
+            staleTemporaryFilesRemoved = removed
+            metaFD = meta
+            tmpFD = tmp
+            runFD = run
+            runName = name
+            Glibc.close(control)
+        } catch {
+            for fd in opened { Glibc.close(fd) }
+            Glibc.close(root)
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    public var description: String { "directory \(directory)" }
+
+    /// Removes this run's temporary folder and releases the store; called by `deinit` too.
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        if let runFD, let tmpFD, let runName {
+            Self.removeContents(runFD)
+            unlinkat(tmpFD, runName, AT_REMOVEDIR)
+            Glibc.close(runFD)
+            Glibc.close(tmpFD)
+        }
+        if let metaFD { Glibc.close(metaFD) }
+        Glibc.close(rootFD)
+    }
+
+    // MARK: - BlobStore
+
+    public func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata) throws -> BlobPutOutcome {
+        guard let runFD, let metaFD else { throw BlobStoreError(store: directory, message: "opened for reading only") }
+        let name = metadata.name
+        try BlobObjectName.validate(name)
+        let (folders, leaf) = Self.split(name)
+        let objectParent = try openFolders(rootFD, folders, create: true, name: name)!
+        defer { Glibc.close(objectParent) }
+        // Unchanged: the object has the size, and its metadata (renamed into place after it) matches.
+        var st = stat()
+        if fstatat(objectParent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG, Int64(st.st_size) == metadata.size,
+           let existing = try? sidecar(name), existing == metadata {
+            return .unchanged
+        }
+        try writeAndRename(content, into: objectParent, as: leaf, runFD: runFD, name: name)
+        let json = Self.encode(metadata)
+        let metaParent = try openFolders(metaFD, folders, create: true, name: name)!
+        defer { Glibc.close(metaParent) }
+        try json.withUnsafeBytes { try writeAndRename($0, into: metaParent, as: leaf + ".json", runFD: runFD, name: name) }
+        return .stored
+    }
+
+    public func get(_ name: String) throws -> [UInt8] {
+        try BlobObjectName.validate(name)
+        let (folders, leaf) = Self.split(name)
+        guard let parent = try openFolders(rootFD, folders, create: false, name: name) else { throw missing(name) }
+        defer { Glibc.close(parent) }
+        guard let bytes = try readFile(parent, leaf, name: name) else { throw missing(name) }
+        return bytes
+    }
+
+    /// The sidecar metadata; for a file without one (a bucket copied in by other means), metadata
+    /// computed from its content, with the type its first bytes show.
+    public func metadata(_ name: String) throws -> BlobMetadata? {
+        try BlobObjectName.validate(name)
+        guard try exists(name) else { return nil }
+        if let m = try sidecar(name) { return m }
+        let bytes = try get(name)
+        return bytes.withUnsafeBytes { ContentDigest($0).metadata(name: name, contentType: MediaType.detect(bytes)?.mimeType) }
+    }
+
+    public func exists(_ name: String) throws -> Bool {
+        try BlobObjectName.validate(name)
+        return size(of: name) != nil
+    }
+
+    public func list(_ body: (String) throws -> Void) throws {
+        var stack: [(fd: Int32, prefix: String)] = [(dup(rootFD), "")]
+        defer { for entry in stack { Glibc.close(entry.fd) } }
+        while let (fd, prefix) = stack.popLast() {
+            guard let dir = fdopendir(fd) else {
+                Glibc.close(fd)
+                throw BlobStoreError(store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
+            }
+            defer { closedir(dir) }
+            rewinddir(dir)
+            while let entry = readdir(dir) {
+                let child = withUnsafePointer(to: &entry.pointee.d_name) {
+                    String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+                }
+                if child == "." || child == ".." || (prefix.isEmpty && child == Self.controlDirectory) { continue }
+                var st = stat()
+                guard fstatat(fd, child, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+                switch st.st_mode & S_IFMT {
+                case S_IFREG: try body(prefix + child)
+                case S_IFDIR:
+                    let sub = openat(fd, child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                    if sub >= 0 { stack.append((sub, prefix + child + "/")) }
+                default: continue
+                }
+            }
+        }
+    }
+
+    // MARK: - Files
+
+    private func missing(_ name: String) -> BlobStoreError {
+        BlobStoreError(store: directory, name: name, message: "no such object")
+    }
+
+    private func ioError(_ name: String, _ what: String) -> BlobStoreError {
+        BlobStoreError(store: directory, name: name, message: "\(what): \(String(cString: strerror(errno)))")
+    }
+
+    private static func split(_ name: String) -> (folders: [Substring], leaf: String) {
+        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+        return (Array(parts.dropLast()), String(parts.last!))
+    }
+
+    /// Opens the folders below `base` one at a time, never following a symbolic link; `nil` when one
+    /// is missing and `create` is false. The descriptor returned is the caller's to close.
+    private func openFolders(_ base: Int32, _ folders: [Substring], create: Bool, name: String) throws -> Int32? {
+        guard !folders.isEmpty else {
+            let fd = dup(base)
+            guard fd >= 0 else { throw ioError(name, "cannot open the store") }
+            return fd
+        }
+        var fd = base
+        var made = false  // below a folder just made, nothing exists yet
+        defer { if fd != base { Glibc.close(fd) } }
+        for folder in folders {
+            let component = String(folder)
+            var next: Int32 = -1
+            if !made {
+                next = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            if made || (next < 0 && errno == ENOENT && create) {
+                if mkdirat(fd, component, 0o777) != 0 && errno != EEXIST {
+                    throw ioError(name, "cannot create folder \(String(reflecting: component))")
+                }
+                made = true
+                next = openat(fd, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            if next < 0 {
+                let code = errno
+                if code == ENOENT && !create { return nil }
+                if code == ENOTDIR || code == ELOOP {
+                    throw BlobStoreError(store: directory, name: name, message: "\(String(reflecting: component)) is a file or a symbolic link, not a folder")
+                }
+                throw ioError(name, "cannot open folder \(String(reflecting: component))")
+            }
+            if fd != base { Glibc.close(fd) }
+            fd = next
+        }
+        let result = fd
+        fd = base  // handed to the caller
+        return result
+    }
+
+    /// The size of the regular file for `name`, or `nil` when there is none.
+    private func size(of name: String) -> Int64? {
+        let (folders, leaf) = Self.split(name)
+        guard let parent = try? openFolders(rootFD, folders, create: false, name: name) else { return nil }
+        defer { Glibc.close(parent) }
+        var st = stat()
+        guard fstatat(parent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(st.st_size)
+    }
+
+    /// The sidecar metadata of `name`, or `nil` when it has none.
+    private func sidecar(_ name: String) throws -> BlobMetadata? {
+        guard let metaFD else { return nil }
+        let (folders, leaf) = Self.split(name)
+        guard let parent = try openFolders(metaFD, folders, create: false, name: name) else { return nil }
+        defer { Glibc.close(parent) }
+        guard let bytes = try readFile(parent, leaf + ".json", name: name) else { return nil }
+        do {
+            let reader = JSONReader(bytes: bytes, options: .init(bufferSize: 4096))
+            return try BlobMetadata(json: reader.readValue())
+        } catch {
+            throw BlobStoreError(store: directory, name: name, message: "unreadable metadata file \(Self.controlDirectory)/meta/\(name).json: \(error)")
+        }
+    }
+
+    /// The whole content of a regular file, or `nil` when it does not exist.
+    private func readFile(_ parent: Int32, _ leaf: String, name: String) throws -> [UInt8]? {
+        let fd = openat(parent, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw ioError(name, "cannot open")
+        }
+        defer { Glibc.close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw ioError(name, "cannot read") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var bytes = [UInt8](repeating: 0, count: Int(st.st_size))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw ioError(name, "cannot read") }
+            if n == 0 { break }
+            done += n
+        }
+        if done < bytes.count { bytes.removeLast(bytes.count - done) }
+        return bytes
+    }
+
+    /// Writes `content` to a new temporary file in this run's folder and renames it over `leaf` in
+    /// `parent`; on any failure the temporary file is removed.
+    private func writeAndRename(_ content: UnsafeRawBufferPointer, into parent: Int32, as leaf: String, runFD: Int32, name: String) throws {
+        let temp: String = lock.withLock {
+            counter += 1
+            return "put-\(counter)"
+        }
+        let fd = openat(runFD, temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard fd >= 0 else { throw ioError(name, "cannot create a temporary file") }
+        var done = 0
+        while done < content.count {
+            let n = Glibc.write(fd, content.baseAddress! + done, content.count - done)
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 {
+                let e = ioError(name, "cannot write")
+                Glibc.close(fd)
+                unlinkat(runFD, temp, 0)
+                throw e
+            }
+            done += n
+        }
+        if Glibc.close(fd) != 0 {
+            let e = ioError(name, "cannot write")
+            unlinkat(runFD, temp, 0)
+            throw e
+        }
+        guard renameat(runFD, temp, parent, leaf) == 0 else {
+            let e = ioError(name, "cannot move into place")
+            unlinkat(runFD, temp, 0)
+            throw e
+        }
+    }
+
+    /// Metadata as one line of compact JSON.
+    private static func encode(_ metadata: BlobMetadata) -> [UInt8] {
+        let sink = MemoryByteSink()
+        let writer = JSONWriter(sink: sink)
+        try! writer.value(metadata.jsonValue)
+        try! writer.raw("\n")
+        try! writer.flush()
+        return sink.bytes
+    }
+
+    // MARK: - Set-up and clean-up
+
+    /// `mkdir -p`.
+    private static func makeDirectories(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            prefix += part
+            if mkdir(prefix, 0o777) != 0 && errno != EEXIST {
+                throw BlobStoreError(store: path, message: "cannot create \(prefix): \(String(cString: strerror(errno)))")
+            }
+            prefix += "/"
+        }
+    }
+
+    private static func openOrMakeDirectory(_ parent: Int32, _ name: String, store: String) throws -> Int32 {
+        if mkdirat(parent, name, 0o777) != 0 && errno != EEXIST {
+            throw BlobStoreError(store: store, message: "cannot create \(name): \(String(cString: strerror(errno)))")
+        }
+        let fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw BlobStoreError(store: store, message: "cannot open \(name): \(String(cString: strerror(errno)))") }
+        return fd
+    }
+
+    /// Removes the folders of runs whose lock is free (their process is gone); returns how many files
+    /// they held.
+    private static func removeStaleRuns(_ tmp: Int32) -> Int {
+        var removed = 0
+        for name in entries(tmp) where name.hasPrefix("run-") {
+            let fd = openat(tmp, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { continue }
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                removed += removeContents(fd)
+                unlinkat(tmp, name, AT_REMOVEDIR)
+            }
+            Glibc.close(fd)
+        }
+        return removed
+    }
+
+    /// Unlinks the files in a folder; returns how many there were.
+    @discardableResult
+    private static func removeContents(_ fd: Int32) -> Int {
+        let names = entries(fd)
+        for name in names { unlinkat(fd, name, 0) }
+        return names.count
+    }
+
+    /// The names in a folder, without `.` and `..`.
+    private static func entries(_ fd: Int32) -> [String] {
+        let copy = dup(fd)
+        guard copy >= 0, let dir = fdopendir(copy) else { return [] }
+        defer { closedir(dir) }
+        rewinddir(dir)
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import JSONStream
+
+/// What an extraction found and did: counts and bytes per type, objects written, duplicates, and
+/// the strings it left alone, with sample JSON Pointers. Safe to update from worker threads.
+///
+/// Samples keep the first `sampleLimit` pointers in pointer order (not in the order workers happen
+/// to finish), so the same input always gives the same report.
+public final class BlobExtractionReport: @unchecked Sendable {
+    /// A count and a number of bytes.
+    public struct Tally: Hashable, Sendable {
+        public var count = 0
+        public var bytes: Int64 = 0
+    }
+
+    /// A data URI whose declared type its bytes contradicted.
+    public struct Mismatch: Hashable, Sendable, Comparable {
+        public var pointer: String
+        public var declared: String
+        public var detected: String
+        public static func < (a: Mismatch, b: Mismatch) -> Bool { a.pointer < b.pointer }
+    }
+
+    /// A snapshot of the report.
+    public struct Totals: Sendable {
+        /// Strings replaced by references (bytes: decoded).
+        public var extracted = Tally()
+        /// Their length in the dump, in bytes of text.
+        public var encodedBytes: Int64 = 0
+        /// Per content type (bytes: decoded).
+        public var types: [String: Tally] = [:]
+        /// Distinct objects named (bytes: their size).
+        public var objects = Tally()
+        /// Objects written to the store (new or changed).
+        public var stored = Tally()
+        /// Objects already in the store with the same content and metadata.
+        public var unchanged = Tally()
+        /// Strings whose content an earlier string in this run already had.
+        public var duplicates = Tally()
+        public var skipped: [EmbeddedFile.Skip: Int] = [:]
+        public var skippedSamples: [EmbeddedFile.Skip: [String]] = [:]
+        public var mismatches = 0
+        public var mismatchSamples: [Mismatch] = []
+    }
+
+    public let sampleLimit: Int
+    private let lock = NSLock()
+    private var totals = Totals()
+    private var contents = Set<DigestKey>()
+
+    public init(sampleLimit: Int = 100) {
+        self.sampleLimit = sampleLimit
+    }
+
+    /// The counts so far.
+    public var snapshot: Totals { lock.withLock { totals } }
+
+    /// Counts one extracted string. `newObject` says whether it is the first use of its object name
+    /// in this run, `outcome` what the store did (nil in a dry run or for a name already used).
+    func extracted(_ file: EmbeddedFile, digest: ContentDigest, encodedBytes: Int, newObject: Bool, outcome: BlobPutOutcome?) {
+        let size = digest.size
+        let key = DigestKey(sha256: digest.sha256)
+        lock.withLock {
+            totals.extracted.count += 1
+            totals.extracted.bytes += size
+            totals.encodedBytes += Int64(encodedBytes)
+            totals.types[file.contentType, default: Tally()].count += 1
+            totals.types[file.contentType, default: Tally()].bytes += size
+            if !contents.insert(key).inserted {
+                totals.duplicates.count += 1
+                totals.duplicates.bytes += size
+            }
+            if newObject {
+                totals.objects.count += 1
+                totals.objects.bytes += size
+            }
+            switch outcome {
+            case .stored?:
+                totals.stored.count += 1
+                totals.stored.bytes += size
+            case .unchanged?:
+                totals.unchanged.count += 1
+                totals.unchanged.bytes += size
+            case nil: break
+            }
+        }
+    }
+
+    /// Counts a string left alone.
+    func skipped(_ reason: EmbeddedFile.Skip, pointer: String) {
+        lock.withLock {
+            totals.skipped[reason, default: 0] += 1
+            Self.keep(pointer, in: &totals.skippedSamples[reason, default: []], limit: sampleLimit)
+        }
+    }
+
+    /// Counts a data URI whose declared type its bytes contradicted (it is still extracted).
+    func mismatch(pointer: String, declared: String, detected: String) {
+        lock.withLock {
+            totals.mismatches += 1
+            Self.keep(Mismatch(pointer: pointer, declared: declared, detected: detected), in: &totals.mismatchSamples, limit: sampleLimit)
+        }
+    }
+
+    /// Inserts `item` in sorted order, keeping the `limit` smallest.
+    private static func keep<T: Comparable>(_ item: T, in list: inout [T], limit: Int) {
+        guard limit > 0, list.count < limit || item < list[list.count - 1] else { return }
+        var lo = 0, hi = list.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if list[mid] < item { lo = mid + 1 } else { hi = mid }
+        }
+        list.insert(item, at: lo)
+        if list.count > limit { list.removeLast() }
+    }
+
+    /// The report as JSON (`--report FILE`).
+    public var jsonValue: JSONValue {
+        let t = snapshot
+        func tally(_ x: Tally) -> JSONValue { .object(["count": .number(JSONNumber(x.count)), "bytes": .number(JSONNumber(x.bytes))]) }
+        var skipped = JSONObject()
+        for reason in EmbeddedFile.Skip.allCases {
+            skipped[reason.rawValue] = .object([
+                "count": .number(JSONNumber(t.skipped[reason] ?? 0)),
+                "pointers": .array((t.skippedSamples[reason] ?? []).map { .string($0) }),
+            ])
+        }
+        return .object([
+            "extracted": .object([
+                "count": .number(JSONNumber(t.extracted.count)),
+                "bytes": .number(JSONNumber(t.extracted.bytes)),
+                "encodedBytes": .number(JSONNumber(t.encodedBytes)),
+            ]),
+            "types": .object(JSONObject(t.types.keys.sorted().map { .init(key: $0, value: tally(t.types[$0]!)) })),
+            "objects": .object(["distinct": tally(t.objects), "stored": tally(t.stored), "unchanged": tally(t.unchanged)]),
+            "duplicates": tally(t.duplicates),
+            "skipped": .object(skipped),
+            "mimeMismatches": .object([
+                "count": .number(JSONNumber(t.mismatches)),
+                "samples": .array(t.mismatchSamples.map {
+                    .object(["pointer": .string($0.pointer), "declared": .string($0.declared), "detected": .string($0.detected)])
+                }),
+            ]),
+        ])
+    }
+
+    /// A few lines for people.
+    public var text: String {
+        let t = snapshot
+        let mb = { (b: Int64) in ProgressMeter.format(bytes: b) }
+        var lines = ["extracted \(t.extracted.count) strings (\(mb(t.encodedBytes)) of text, \(mb(t.extracted.bytes)) of files) into \(t.objects.count) objects"]
+        if !t.types.isEmpty {
+            lines.append("  types: " + t.types.keys.sorted().map { "\($0) \(t.types[$0]!.count) (\(mb(t.types[$0]!.bytes)))" }.joined(separator: ", "))
+        }
+        lines.append("  duplicates: \(t.duplicates.count) strings (\(mb(t.duplicates.bytes)))")
+        if t.stored.count + t.unchanged.count > 0 {
+            lines.append("  store: \(t.stored.count) written, \(t.unchanged.count) already there")
+        }
+        for reason in EmbeddedFile.Skip.allCases where (t.skipped[reason] ?? 0) > 0 {
+            let first = t.skippedSamples[reason]?.first.map { ", e.g. \($0)" } ?? ""
+            lines.append("  left alone (\(reason.rawValue)): \(t.skipped[reason]!)\(first)")
+        }
+        if t.mismatches > 0, let m = t.mismatchSamples.first {
+            lines.append("  declared type contradicted by the bytes: \(t.mismatches), e.g. \(m.pointer) (\(m.declared) is \(m.detected))")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The first 128 bits of a SHA-256, as a compact set member.
+struct DigestKey: Hashable, Sendable {
+    let high: UInt64
+    let low: UInt64
+
+    /// From lowercase hex.
+    init(sha256 hex: String) {
+        var h: UInt64 = 0, l: UInt64 = 0
+        for (i, c) in hex.utf8.prefix(32).enumerated() {
+            let v = UInt64(c <= UInt8(ascii: "9") ? c &- UInt8(ascii: "0") : (c | 0x20) &- UInt8(ascii: "a") &+ 10) & 0xF
+            if i < 16 { h = h << 4 | v } else { l = l << 4 | v }
+        }
+        high = h
+        low = l
+    }
+}

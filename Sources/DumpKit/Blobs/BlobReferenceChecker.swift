@@ -1,0 +1,143 @@
+import Crypto
+import JSONStream
+
+/// Cross-checks the blob references in a dump against a store: references whose object is missing
+/// or differs from what they record (size, SHA-256, MD5, download token), objects whose content
+/// differs from the store's own metadata, and objects that no reference names (orphans).
+///
+/// Feed it records (`check`), then call `finish` for the orphans; `findings(in:...)` does both for a
+/// whole dump. Each object is read and hashed once, however many references name it. Memory grows
+/// with the number of distinct objects referenced (about 100 bytes each), not with the dump.
+public final class BlobReferenceChecker {
+    public let store: BlobStore
+    public let style: BlobReferenceStyle
+    /// References seen so far.
+    public private(set) var referencesChecked = 0
+    private var objects: [DigestKey: ObjectFacts] = [:]
+
+    /// What the store holds under one name, hashed once.
+    private struct ObjectFacts {
+        var exists: Bool
+        var size: Int64 = 0
+        var sha256 = ""
+        var md5 = ""
+        var contentType: String?
+        var tokens: [String] = []
+    }
+
+    public init(store: BlobStore, style: BlobReferenceStyle) {
+        self.store = store
+        self.style = style
+    }
+
+    /// Checks every reference of the checker's style in a record's value.
+    public func check(_ record: Record, emit: (Finding) -> Void) throws {
+        guard let value = record.value else { return }
+        var path = record.path
+        try walk(value, path: &path, emit: emit)
+    }
+
+    private func walk(_ value: JSONValue, path: inout [String], emit: (Finding) -> Void) throws {
+        if let reference = BlobReference(value, style: style) {
+            try check(reference, pointer: JSONPointer.string(path), emit: emit)
+            return
+        }
+        switch value {
+        case .object(let o):
+            for m in o.members {
+                path.append(m.key)
+                try walk(m.value, path: &path, emit: emit)
+                path.removeLast()
+            }
+        case .array(let a):
+            for (i, v) in a.enumerated() {
+                path.append(String(i))
+                try walk(v, path: &path, emit: emit)
+                path.removeLast()
+            }
+        default: return
+        }
+    }
+
+    private func check(_ reference: BlobReference, pointer: String, emit: (Finding) -> Void) throws {
+        let facts = try self.facts(reference.name, pointer: pointer, emit: emit)
+        let quoted = String(reflecting: reference.name)
+        if facts.exists || style != .path { referencesChecked += 1 }
+        func error(_ rule: String, _ message: String) {
+            emit(Finding(severity: .error, rule: "blobs:\(rule)", pointer: pointer, message: message))
+        }
+        guard facts.exists else {
+            // A path reference is only a string that may name an object: no object, no reference.
+            if style != .path { error("missing", "object \(quoted) is not in the store") }
+            return
+        }
+        if let size = reference.size, size != facts.size {
+            error("size", "object \(quoted) has \(facts.size) bytes, the reference records \(size)")
+        }
+        if let sha256 = reference.sha256, sha256 != facts.sha256 {
+            error("sha256", "object \(quoted) has SHA-256 \(facts.sha256), the reference records \(sha256)")
+        }
+        if let md5 = reference.md5, md5 != facts.md5 {
+            error("md5", "object \(quoted) has MD5 \(facts.md5), the reference records \(md5)")
+        }
+        if style.needsBucket, !facts.tokens.contains(reference.token ?? "") {
+            error("token", "the download URL's token is not among the firebaseStorageDownloadTokens of object \(quoted), so the URL will not work")
+        }
+        if let declared = reference.contentType, let stored = facts.contentType, declared != stored {
+            emit(Finding(severity: .warning, rule: "blobs:content-type", pointer: pointer,
+                         message: "the reference says \(declared), object \(quoted) is stored as \(stored)"))
+        }
+    }
+
+    /// The facts of an object, read and hashed the first time it is named.
+    private func facts(_ name: String, pointer: String, emit: (Finding) -> Void) throws -> ObjectFacts {
+        let key = DigestKey(sha256: ContentDigest.hex(SHA256.hash(data: Array(name.utf8))))
+        if let known = objects[key] { return known }
+        var facts = ObjectFacts(exists: false)
+        if (try? BlobObjectName.validate(name)) != nil, try store.exists(name) {
+            let bytes = try store.get(name)
+            let digest = bytes.withUnsafeBytes { ContentDigest($0) }
+            facts = ObjectFacts(exists: true, size: digest.size, sha256: digest.sha256, md5: digest.md5)
+            let quoted = String(reflecting: name)
+            do {
+                if let metadata = try store.metadata(name) {
+                    facts.contentType = metadata.contentType
+                    facts.tokens = (metadata.customMetadata["firebaseStorageDownloadTokens"] ?? "").split(separator: ",").map(String.init)
+                    if metadata.sha256 != digest.sha256 || metadata.size != digest.size {
+                        emit(Finding(severity: .error, rule: "blobs:metadata", pointer: pointer,
+                                     message: "object \(quoted) holds \(digest.size) bytes with SHA-256 \(digest.sha256), but the store's metadata records \(metadata.size) bytes with SHA-256 \(metadata.sha256)"))
+                    }
+                }
+            } catch let e as BlobStoreError {
+                emit(Finding(severity: .error, rule: "blobs:metadata", pointer: pointer, message: e.message))
+            }
+        }
+        objects[key] = facts
+        return facts
+    }
+
+    /// Reports the objects no checked reference named, in name order.
+    public func finish(emit: (Finding) -> Void) throws {
+        var orphans: [String] = []
+        try store.list { name in
+            let key = DigestKey(sha256: ContentDigest.hex(SHA256.hash(data: Array(name.utf8))))
+            if objects[key]?.exists != true { orphans.append(name) }
+        }
+        for name in orphans.sorted() {
+            emit(Finding(severity: .warning, rule: "blobs:orphan", pointer: "", message: "object \(String(reflecting: name)) is not referenced by the dump"))
+        }
+    }
+
+    /// Checks a whole dump (the values `match` allows; none: all) and then the orphans.
+    public static func findings(in source: JSONByteSource, sourceName: String? = nil, store: BlobStore, style: BlobReferenceStyle,
+                                match: [PathPattern] = []) throws -> (findings: [Finding], references: Int) {
+        let checker = BlobReferenceChecker(store: store, style: style)
+        let reader = CandidateReader(source: source, patterns: match, selection: BlobReference.candidates(style: style), sourceName: sourceName)
+        var findings: [Finding] = []
+        while let record = try reader.next(passThrough: nil) {
+            try checker.check(record) { findings.append($0) }
+        }
+        try checker.finish { findings.append($0) }
+        return (findings, checker.referencesChecked)
+    }
+}

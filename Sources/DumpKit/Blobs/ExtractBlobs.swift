@@ -1,0 +1,185 @@
+import Foundation
+import JSONStream
+
+/// Moves files embedded in strings (base64 data URIs, bare base64 of a known type) into a blob
+/// store and replaces each string by a reference (`extract-blobs`).
+///
+/// Every string of a record is looked at (`Options.match` narrows that to paths). Decoding, hashing
+/// and writing happen in `transform`, which the pipeline runs for up to `maxConcurrency` records at
+/// once; the references are the same whatever the order the work finishes in.
+public struct ExtractBlobs: RecordTransformer {
+    /// How to find, name and refer to the files.
+    public struct Options: Sendable {
+        /// Only strings whose path matches one of these patterns, or lies below a path that does
+        /// (none: every string).
+        public var match: [PathPattern] = []
+        /// Files smaller than this (decoded) stay in the dump.
+        public var minimumBytes = 1024
+        /// How objects are named.
+        public var naming: BlobNameTemplate = .pathBased
+        public var referenceStyle: BlobReferenceStyle = .object
+        /// The bucket of download URLs (required by the Salada and URL styles).
+        public var bucket: String?
+        /// How many records to work on at once.
+        public var concurrency = ProcessInfo.processInfo.activeProcessorCount
+
+        public init() {}
+    }
+
+    public let name = "extract-blobs"
+    public let options: Options
+    /// Where objects go; `nil` for a dry run, which decodes, hashes and counts but writes nothing.
+    public let store: BlobStore?
+    /// What the extraction has found and done so far.
+    public let report: BlobExtractionReport
+    private let claims = NameClaims()
+
+    public var maxConcurrency: Int { max(1, options.concurrency) }
+
+    /// Checks the options (see `check`); a `nil` store makes a dry run.
+    public init(store: BlobStore?, options: Options = Options(), report: BlobExtractionReport = BlobExtractionReport()) throws(UsageError) {
+        try Self.check(options)
+        self.store = store
+        self.options = options
+        self.report = report
+    }
+
+    /// Fails when options do not fit together: a URL style without a bucket, a template using a
+    /// capture that the `match` patterns do not make.
+    public static func check(_ options: Options) throws(UsageError) {
+        if options.referenceStyle.needsBucket && (options.bucket ?? "").isEmpty {
+            throw UsageError("--ref-style \(options.referenceStyle.rawValue) needs --bucket (the bucket of the download URLs)")
+        }
+        if options.minimumBytes < 1 { throw UsageError("--min-bytes must be at least 1") }
+        for capture in options.naming.captureNames {
+            if options.match.isEmpty { throw UsageError("name template '\(options.naming)' uses {\(capture)}, but no --match pattern captures it") }
+            for p in options.match where !p.captureNames.contains(capture) {
+                throw UsageError("name template '\(options.naming)' uses {\(capture)}, which --match '\(p)' does not capture")
+            }
+        }
+    }
+
+    public func transform(_ record: Record) throws -> [Record] {
+        guard let value = record.value else { return [record] }
+        var path = record.path
+        let within = options.match.isEmpty ? [:] as [String: String]? : Self.captures(options.match, path)
+        guard let replaced = try rewrite(value, path: &path, record: record, captures: within) else { return [record] }
+        var out = record
+        out.value = replaced
+        return [out]
+    }
+
+    /// The value with its embedded files replaced, or `nil` when nothing changed. `captures` is
+    /// non-nil once the path is inside a `match` pattern.
+    private func rewrite(_ value: JSONValue, path: inout [String], record: Record, captures: [String: String]?) throws -> JSONValue? {
+        func child(_ key: String, _ v: JSONValue) throws -> JSONValue? {
+            path.append(key)
+            defer { path.removeLast() }
+            let inner = captures ?? Self.captures(options.match, path)
+            if inner == nil && !options.match.contains(where: { $0.isPrefix(path) }) { return nil }
+            return try rewrite(v, path: &path, record: record, captures: inner)
+        }
+        switch value {
+        case .string(let s):
+            guard let captures else { return nil }
+            return try extract(s, path: path, record: record, captures: captures)
+        case .object(var o):
+            var changed = false
+            for i in o.members.indices {
+                if let v = try child(o.members[i].key, o.members[i].value) {
+                    o.members[i].value = v
+                    changed = true
+                }
+            }
+            return changed ? .object(o) : nil
+        case .array(var a):
+            var changed = false
+            for i in a.indices {
+                if let v = try child(String(i), a[i]) {
+                    a[i] = v
+                    changed = true
+                }
+            }
+            return changed ? .array(a) : nil
+        default:
+            return nil
+        }
+    }
+
+    /// The captures of the first pattern matching `path` or one of its ancestors.
+    static func captures(_ patterns: [PathPattern], _ path: [String]) -> [String: String]? {
+        for p in patterns where p.depth <= path.count {
+            if let c = p.match(Array(path.prefix(p.depth))) { return c }
+        }
+        return nil
+    }
+
+    /// The reference replacing one string, or `nil` to leave it.
+    private func extract(_ string: String, path: [String], record: Record, captures: [String: String]) throws -> JSONValue? {
+        var s = string
+        let scan = s.withUTF8 { EmbeddedFile.scan(UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes) }
+        let file: EmbeddedFile
+        switch scan {
+        case .none: return nil
+        case .skipped(let reason):
+            report.skipped(reason, pointer: JSONPointer.string(path))
+            return nil
+        case .file(let f): file = f
+        }
+        let digest = file.bytes.withUnsafeBytes { ContentDigest($0) }
+        let name = try options.naming.render(path: path, recordPath: record.path, captures: record.captures.merging(captures) { _, new in new },
+                                             fileExtension: file.fileExtension, sha256: digest.sha256)
+        try BlobObjectName.validate(name)
+        let token = DownloadToken.derive(sha256: digest.sha256, name: name)
+        let metadata = digest.metadata(name: name, contentType: file.contentType, customMetadata: ["firebaseStorageDownloadTokens": token])
+        let first = try claims.claim(name, sha256: digest.sha256, pointer: JSONPointer.string(path))
+        var outcome: BlobPutOutcome?
+        if first, let store {
+            outcome = try file.bytes.withUnsafeBytes { try store.put($0, metadata: metadata) }
+        }
+        report.extracted(file, digest: digest, encodedBytes: string.utf8.count, newObject: first, outcome: outcome)
+        if let declared = file.mismatchedDeclaredType {
+            report.mismatch(pointer: JSONPointer.string(path), declared: declared, detected: file.contentType)
+        }
+        let reference = BlobReference(name: name, contentType: file.contentType, size: digest.size, sha256: digest.sha256, md5: digest.md5, token: token, form: file.form)
+        return reference.jsonValue(style: options.referenceStyle, bucket: options.bucket)
+    }
+}
+
+/// Two different contents whose references would name the same object.
+public struct BlobNameConflict: DataError, CustomStringConvertible, Sendable {
+    public let name: String
+    /// Two places whose contents differ.
+    public let pointers: [String]
+    public var description: String {
+        "object name \(String(reflecting: name)) would hold different contents from \(pointers.joined(separator: " and ")); use a --name template that tells them apart (e.g. with {path} or {sha256})"
+    }
+}
+
+/// The object names used so far in a run, with the content each holds, so that one name never
+/// gets two contents and each object is written once.
+private final class NameClaims: @unchecked Sendable {
+    private struct Claim {
+        var content: DigestKey
+        var pointer: String
+    }
+
+    private let lock = NSLock()
+    private var claims: [String: Claim] = [:]
+
+    /// Whether this is the first use of `name`; throws if it was used for other content.
+    func claim(_ name: String, sha256: String, pointer: String) throws -> Bool {
+        let key = DigestKey(sha256: sha256)
+        return try lock.withLock {
+            if let existing = claims[name] {
+                guard existing.content == key else {
+                    // Name the two places in pointer order, whichever worker got there first.
+                    throw BlobNameConflict(name: name, pointers: [existing.pointer, pointer].sorted())
+                }
+                return false
+            }
+            claims[name] = Claim(content: key, pointer: pointer)
+            return true
+        }
+    }
+}

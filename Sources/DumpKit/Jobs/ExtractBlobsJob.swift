@@ -1,0 +1,119 @@
+import Foundation
+import JSONStream
+
+/// `dumpkit extract-blobs`: moves files embedded in a dump's strings into a blob store and writes
+/// the dump with references in their place, in one streaming pass.
+///
+/// Records are the strings themselves (`CandidateReader`): every string long enough to hold a file
+/// of `minimumBytes`, anywhere in the dump or below the `--match` patterns, so memory is about
+/// `concurrency` x the largest file whatever the dump's shape. Everything else streams through.
+public struct ExtractBlobsJob {
+    public var input: String
+    public var output: String
+    /// The store's directory.
+    public var store: String
+    public var options = ExtractBlobs.Options()
+    /// Count what would be extracted, but write neither the output nor the store.
+    public var dryRun = false
+    /// Where to write the JSON report, if anywhere.
+    public var reportPath: String?
+
+    public init(input: String, output: String, store: String) {
+        self.input = input
+        self.output = output
+        self.store = store
+    }
+
+    /// What a run did.
+    public struct Summary: Sendable {
+        public var report: BlobExtractionReport
+        public var bytesIn: Int64
+        public var bytesOut: Int64
+        /// Temporary files of interrupted runs that were removed from the store.
+        public var staleTemporaryFilesRemoved: Int
+    }
+
+    /// Runs against the directory store at `store`.
+    public func run(progress: ProgressMeter? = nil) throws -> Summary {
+        try ExtractBlobs.check(options)
+        try Self.refuseSameFile(input, output)
+        guard !dryRun else { return try run(store: nil, progress: progress) }
+        let directory = try DirectoryBlobStore(directory: store, writable: true)
+        defer { directory.close() }
+        var summary = try run(store: directory, progress: progress)
+        summary.staleTemporaryFilesRemoved = directory.staleTemporaryFilesRemoved
+        return summary
+    }
+
+    /// Runs against any store (`nil`: a dry run); the output appears only if everything succeeds.
+    public func run(store: BlobStore?, progress: ProgressMeter? = nil) throws -> Summary {
+        let transformer = try ExtractBlobs(store: store, options: options)
+        let inFile = try InputFile(path: input)
+        progress?.attach(inFile)
+        let outFile = store == nil ? nil : try OutputFile(path: output)
+        do {
+            let minimumLength = EmbeddedFile.minimumEncodedLength(options.minimumBytes)
+            let reader = CandidateReader(source: inFile, patterns: options.match, selection: .strings { $0.count >= minimumLength },
+                                         options: .init(bufferSize: 4 << 20), sourceName: inFile.name)
+            let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0)) } ?? DiscardingWriter()
+            let pipeline = Pipeline(transformers: [transformer])
+            pipeline.onRecord = { progress?.recordDone() }
+            try StepDataError.unwrapping { try pipeline.run(reader: reader, writer: writer) }
+            try outFile?.commit()
+            progress?.finish()
+            if let reportPath { try Self.write(transformer.report.jsonValue, to: reportPath) }
+            return Summary(report: transformer.report, bytesIn: inFile.bytesRead, bytesOut: outFile?.bytesWritten ?? 0, staleTemporaryFilesRemoved: 0)
+        } catch {
+            outFile?.abort()
+            progress?.finish()
+            throw error
+        }
+    }
+
+    /// Refuses to write the output over the input (which must never change).
+    static func refuseSameFile(_ input: String, _ output: String) throws {
+        guard input != "-", output != "-" else { return }
+        var a = stat(), b = stat()
+        if stat(input, &a) == 0, stat(output, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino {
+            throw UsageError("the output \(output) is the input file; write to another file")
+        }
+    }
+
+    /// Writes pretty JSON to a file, atomically.
+    static func write(_ value: JSONValue, to path: String) throws {
+        let file = try OutputFile(path: path)
+        do {
+            let w = JSONWriter(sink: file, options: .init(pretty: true))
+            try w.value(value)
+            try w.raw("\n")
+            try w.flush()
+            try file.commit()
+        } catch {
+            file.abort()
+            throw error
+        }
+    }
+}
+
+/// Takes records and drops them (a dry run has no output).
+private final class DiscardingWriter: RecordWriter {
+    var passThrough: PassThroughSink? { nil }
+    func write(_ record: Record, from original: [String]?) throws {}
+    func finish() throws {}
+}
+
+/// A data error raised by a pipeline step, still a `DataError` (exit code 1) with the step and
+/// record pointer that `PipelineError` adds.
+struct StepDataError: DataError, CustomStringConvertible {
+    let error: PipelineError
+    var description: String { error.description }
+
+    /// Runs `body`, re-throwing a `PipelineError` around a data error as a `StepDataError`.
+    static func unwrapping<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as PipelineError where e.underlying is DataError {
+            throw StepDataError(error: e)
+        }
+    }
+}

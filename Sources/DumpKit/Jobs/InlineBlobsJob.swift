@@ -1,0 +1,53 @@
+import JSONStream
+
+/// `dumpkit inline-blobs`: the rollback of `extract-blobs`; turns references back into the strings
+/// they replaced, reading the objects from the store, in one streaming pass.
+public struct InlineBlobsJob {
+    public var input: String
+    public var output: String
+    /// The store's directory (only read).
+    public var store: String
+    public var options = InlineBlobs.Options()
+
+    public init(input: String, output: String, store: String) {
+        self.input = input
+        self.output = output
+        self.store = store
+    }
+
+    /// What a run did.
+    public struct Summary: Sendable {
+        public var tally: InlineBlobs.Tally
+        public var bytesIn: Int64
+        public var bytesOut: Int64
+    }
+
+    /// Runs against the directory store at `store`.
+    public func run(progress: ProgressMeter? = nil) throws -> Summary {
+        try ExtractBlobsJob.refuseSameFile(input, output)
+        let directory = try DirectoryBlobStore(directory: store, writable: false)
+        defer { directory.close() }
+        return try run(store: directory, progress: progress)
+    }
+
+    /// Runs against any store; the output appears only if everything succeeds.
+    public func run(store: BlobStore, progress: ProgressMeter? = nil) throws -> Summary {
+        let transformer = InlineBlobs(store: store, options: options)
+        let inFile = try InputFile(path: input)
+        progress?.attach(inFile)
+        let outFile = try OutputFile(path: output)
+        do {
+            let reader = CandidateReader(source: inFile, patterns: options.match, selection: BlobReference.candidates(style: options.referenceStyle), sourceName: inFile.name)
+            let pipeline = Pipeline(transformers: [transformer])
+            pipeline.onRecord = { progress?.recordDone() }
+            try StepDataError.unwrapping { try pipeline.run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: outFile))) }
+            try outFile.commit()
+            progress?.finish()
+            return Summary(tally: transformer.tally, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten)
+        } catch {
+            outFile.abort()
+            progress?.finish()
+            throw error
+        }
+    }
+}

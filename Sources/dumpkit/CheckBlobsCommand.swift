@@ -1,0 +1,40 @@
+import ArgumentParser
+import DumpKit
+
+/// `dumpkit check-blobs`: references against the store, both ways.
+struct CheckBlobsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-blobs",
+        abstract: "Check a dump's blob references against a store: missing or different objects, and orphans.",
+        discussion: """
+            Reports references whose object is missing or whose size, SHA-256, MD5 or download token \
+            differ (errors), and objects that no reference names (warnings), one per line. Exits with 1 \
+            when anything is found. Every referenced object is read and hashed once. See docs/BLOBS.md.
+
+            Example:
+              dumpkit check-blobs clean.json --blobs bucket/
+            """
+    )
+
+    @Argument(help: "Dump to check, or - for standard input.")
+    var input: String
+
+    @OptionGroup var blobs: BlobOptions
+
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        try reportingErrors {
+            var job = CheckBlobsJob(input: input, store: blobs.store)
+            job.referenceStyle = blobs.referenceStyle
+            job.match = try blobs.patterns()
+            let (findings, references) = try job.run(progress: common.progress())
+            for f in findings {
+                print("\(f.severity.rawValue): \(f.pointer.isEmpty ? "-" : f.pointer): \(f.message) [\(f.rule)]")
+            }
+            let errors = findings.filter { $0.severity == .error }.count
+            common.note("checked \(references) references: \(errors) errors, \(findings.count - errors) warnings")
+            if !findings.isEmpty { throw Exit.findings }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import ArgumentParser
+import DumpKit
+import Foundation
+
+/// `dumpkit extract-blobs`: base64 files out of the dump, into a blob store.
+struct ExtractBlobsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "extract-blobs",
+        abstract: "Move files embedded in strings (base64 data URIs, bare base64 images) into a blob store, leaving references.",
+        discussion: """
+            Every string of the dump (or below the --match patterns) that holds a data URI, or bare base64 \
+            of a JPEG, PNG, GIF, WebP, HEIC, AVIF, PDF or MP4, of at least --min-bytes decoded, is written \
+            once to the store and replaced by a reference. Strings that are not canonical base64, or whose \
+            bytes are no known type, are left exactly as they were and counted in the report. Re-running \
+            gives the same output and store; objects already there are not written again. See docs/BLOBS.md.
+
+            Examples:
+              dumpkit extract-blobs dump.json -o clean.json --blobs bucket/
+              dumpkit extract-blobs dump.json -o clean.json --blobs bucket/ --match '/v1/todolist/{id}/image1' \\
+                --ref-style salada --bucket my-app.appspot.com --name 'v1/todolist/{id}/image1/{field}.{ext}'
+              dumpkit extract-blobs dump.json --blobs bucket/ --dry-run --report report.json
+            """
+    )
+
+    @Argument(help: "Input dump, or - for standard input.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "Output dump, or - for standard output.")
+    var output: String = "-"
+
+    @OptionGroup var blobs: BlobOptions
+
+    @Option(name: .customLong("min-bytes"), help: "Leave files smaller than this many decoded bytes in the dump.")
+    var minBytes: Int = 1024
+
+    @Option(name: .customLong("name"), help: "Object name template: {path} {record} {field} {ext} {sha256} and pattern captures such as {id} (default '{path}.{ext}').")
+    var nameTemplate: String?
+
+    @Flag(name: .customLong("content-addressed"), help: "Name objects 'sha256/<hex>.<ext>': one object per distinct content.")
+    var contentAddressed = false
+
+    @Option(help: "Bucket of the download URLs (needed by --ref-style salada and url).")
+    var bucket: String?
+
+    @Option(help: "Files to decode, hash and write at once (default: the number of cores).")
+    var jobs: Int?
+
+    @Flag(name: .customLong("dry-run"), help: "Report what would be extracted; write neither the output nor the store.")
+    var dryRun = false
+
+    @Option(help: "Write a JSON report (counts per type, duplicates, skipped strings with pointers) to this file.")
+    var report: String?
+
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        try reportingErrors {
+            var job = ExtractBlobsJob(input: input, output: output, store: blobs.store)
+            if contentAddressed && nameTemplate != nil { throw UsageError("--name and --content-addressed do not go together") }
+            job.options.match = try blobs.patterns()
+            job.options.minimumBytes = minBytes
+            job.options.naming = contentAddressed ? .contentAddressed : try nameTemplate.map { try BlobNameTemplate($0) } ?? .pathBased
+            job.options.referenceStyle = blobs.referenceStyle
+            job.options.bucket = bucket
+            job.options.concurrency = try concurrency(jobs)
+            job.dryRun = dryRun
+            job.reportPath = report
+            let summary = try job.run(progress: common.progress())
+            if dryRun {
+                print("dry run, nothing written: " + summary.report.text)
+            } else {
+                if summary.staleTemporaryFilesRemoved > 0 {
+                    common.note("removed \(summary.staleTemporaryFilesRemoved) temporary files left in the store by an interrupted run")
+                }
+                common.note(summary.report.text)
+            }
+        }
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+import TestSupport
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `dumpkit extract-blobs`, `inline-blobs` and `check-blobs` run as a user would, on a generated dump
+/// of real JPEG, PNG and PDF files.
+final class BlobCommandTests: XCTestCase {
+    private func generate(_ size: String, seed: Int, to path: String) throws {
+        let script = TestData.projectRoot.appendingPathComponent("Scripts/gen_dataset.py").path
+        _ = try Shell.run("python3", [script, "images", "--size", size, "--seed", String(seed), "-o", path])
+    }
+
+    private func read(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+    private func write(_ text: String, _ path: String) throws { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) }
+
+    /// Every file under `root` with its bytes, by relative path.
+    private func tree(_ root: String) throws -> [String: Data] {
+        var out: [String: Data] = [:]
+        let e = FileManager.default.enumerator(atPath: root)
+        while let p = e?.nextObject() as? String {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: root + "/" + p, isDirectory: &isDir), !isDir.boolValue { out[p] = try read(root + "/" + p) }
+        }
+        return out
+    }
+
+    func testRoundTripWithRealFilesThatFileRecognises() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try generate("2MB", seed: 1, to: input)
+        let r = try CLI.run(["extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("blobs")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("extracted 40 strings"), r.stderr)
+        let out = String(decoding: try read(dir.path("out.json")), as: UTF8.self)
+        XCTAssertFalse(out.contains("base64,"), "no data URI left")
+        XCTAssertLessThan(out.utf8.count, 500_000)
+
+        // Each object is a real file of the type its metadata and its extension say.
+        let objects = try tree(dir.path("blobs")).keys.filter { !$0.hasPrefix(".dumpkit/") }.sorted()
+        XCTAssertEqual(objects.count, 40)
+        let types = try Shell.run("file", ["-b", "--mime-type"] + objects.map { dir.path("blobs/" + $0) }).split(separator: "\n").map(String.init)
+        XCTAssertEqual(types.count, objects.count)
+        var seen = Set<String>()
+        for (name, type) in zip(objects, types) {
+            let meta = try JSONSerialization.jsonObject(with: try read(dir.path("blobs/.dumpkit/meta/\(name).json"))) as? [String: Any]
+            XCTAssertEqual(meta?["contentType"] as? String, type, name)
+            let ext = ["image/jpeg": "jpg", "image/png": "png", "application/pdf": "pdf"][type]
+            XCTAssertEqual(ext.map { name.hasSuffix("." + $0) }, true, "\(name): \(type)")
+            seen.insert(type)
+        }
+        XCTAssertEqual(seen, ["image/jpeg", "image/png", "application/pdf"])
+
+        let back = try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json"), "--blobs", dir.path("blobs")])
+        XCTAssertEqual(back.status, 0, back.stderr)
+        XCTAssertEqual(try read(dir.path("back.json")), try read(input) + Data("\n".utf8))
+
+        let check = try CLI.run(["check-blobs", dir.path("out.json"), "--blobs", dir.path("blobs")])
+        XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
+        XCTAssertTrue(check.stderr.contains("checked 40 references: 0 errors, 0 warnings"), check.stderr)
+
+        // A lost object and a stray one are found, exit 1.
+        try FileManager.default.removeItem(atPath: dir.path("blobs/" + objects[0]))
+        try write("stray", dir.path("blobs/stray.txt"))
+        let bad = try CLI.run(["check-blobs", dir.path("out.json"), "--blobs", dir.path("blobs")])
+        XCTAssertEqual(bad.status, 1)
+        let lines = bad.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2, bad.stdout)
+        XCTAssertTrue(lines[0].hasPrefix("error: /\(objects[0].dropLast(4)): object \"\(objects[0])\" is not in the store [blobs:missing]"), String(lines[0]))
+        XCTAssertEqual(lines[1], #"warning: -: object "stray.txt" is not referenced by the dump [blobs:orphan]"#)
+    }
+
+    func testSaladaReferencesWithDownloadURLsRoundTrip() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try generate("1MB", seed: 2, to: input)
+        let args = ["--blobs", dir.path("blobs"), "--ref-style", "salada"]
+        let r = try CLI.run(["extract-blobs", input, "-o", dir.path("out.json"), "--bucket", "my-app.appspot.com", "--content-addressed"] + args)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let out = String(decoding: try read(dir.path("out.json")), as: UTF8.self)
+        XCTAssertTrue(out.contains(#""url":"https://firebasestorage.googleapis.com/v0/b/my-app.appspot.com/o/sha256%2F"#), String(out.prefix(2000)))
+        XCTAssertTrue(try tree(dir.path("blobs")).keys.filter { !$0.hasPrefix(".dumpkit/") }.allSatisfy { $0.hasPrefix("sha256/") })
+        XCTAssertEqual(try CLI.run(["check-blobs", dir.path("out.json")] + args).status, 0)
+        let back = try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json")] + args)
+        XCTAssertEqual(back.status, 0, back.stderr)
+        XCTAssertEqual(try read(dir.path("back.json")), try read(input) + Data("\n".utf8))
+    }
+
+    func testDryRunReportsAndWritesNothing() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try generate("1MB", seed: 1, to: input)
+        let r = try CLI.run(["extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "--dry-run", "--report", dir.path("report.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.hasPrefix("dry run, nothing written: extracted "), r.stdout)
+        XCTAssertTrue(r.stdout.contains("types: "), r.stdout)
+        XCTAssertTrue(r.stdout.contains("duplicates: "), r.stdout)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path(".")).sorted(), ["in.json", "report.json"])
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: try read(dir.path("report.json"))) as? [String: Any])
+        XCTAssertEqual(Set(report.keys), ["extracted", "types", "objects", "duplicates", "skipped", "mimeMismatches"])
+        let types = try XCTUnwrap(report["types"] as? [String: [String: Int]])
+        XCTAssertGreaterThan(types["image/jpeg"]?["count"] ?? 0, 0)
+    }
+
+    func testBadStringsAreReportedAndLeftExactlyAsTheyWere() throws {
+        let dir = try TemporaryDirectory()
+        let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 13) }).base64EncodedString()
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).base64EncodedString()
+        let truncated = String(png.dropLast(7))
+        let unknown = Data((0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 3) }).base64EncodedString()
+        let dump = #"{"a":{"cut":"\#(truncated)","wrong":"data:image/png;base64,\#(jpeg)","other":"\#(unknown)","uri":"data:image/png;base64,\#(String(png.dropLast(3)))"}}"#
+        let input = dir.path("in.json")
+        try write(dump, input)
+        let r = try CLI.run(["extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "--report", dir.path("r.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("left alone (invalidBase64): 2, e.g. /a/cut"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("left alone (unknownType): 1, e.g. /a/other"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("declared type contradicted by the bytes: 1, e.g. /a/wrong (image/png is image/jpeg)"), r.stderr)
+        let out = String(decoding: try read(dir.path("out.json")), as: UTF8.self)
+        XCTAssertTrue(out.contains(#""cut":"\#(truncated)""#))
+        XCTAssertTrue(out.contains(#""other":"\#(unknown)""#))
+        XCTAssertTrue(out.contains(#""wrong":{"path":"a/wrong.jpg","contentType":"image/jpeg""#), out)
+        XCTAssertTrue(out.contains(#""header":"data:image/png;base64,"}"#), out)
+        XCTAssertEqual(try read(input), Data(dump.utf8))
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: try read(dir.path("r.json"))) as? [String: Any])
+        let skipped = try XCTUnwrap(report["skipped"] as? [String: [String: Any]])
+        XCTAssertEqual(skipped["invalidBase64"]?["pointers"] as? [String], ["/a/cut", "/a/uri"])
+        // And back: the wrong header too.
+        XCTAssertEqual(try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json"), "--blobs", dir.path("blobs")]).status, 0)
+        XCTAssertEqual(try read(dir.path("back.json")), Data((dump + "\n").utf8))
+    }
+
+    func testUsageErrorsExitTwoAndWriteNothing() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try write(#"{"a":1}"#, input)
+        let cases: [([String], String)] = [
+            (["--ref-style", "salada"], "needs --bucket"),
+            (["--ref-style", "url"], "needs --bucket"),
+            (["--content-addressed", "--name", "{path}.{ext}"], "do not go together"),
+            (["--name", "{id}.{ext}"], "no --match pattern captures it"),
+            (["--name", "{path"], "'{' without '}'"),
+            (["--jobs", "0"], "--jobs must be at least 1"),
+            (["--match", "no-slash"], "invalid path pattern"),
+        ]
+        for (extra, message) in cases {
+            let r = try CLI.run(["extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("blobs")] + extra)
+            XCTAssertEqual(r.status, 2, "\(extra)")
+            XCTAssertTrue(r.stderr.hasPrefix("dumpkit: error: ") && r.stderr.contains(message), "\(extra): \(r.stderr)")
+        }
+        let same = try CLI.run(["extract-blobs", input, "-o", input, "--blobs", dir.path("blobs")])
+        XCTAssertEqual(same.status, 2)
+        XCTAssertTrue(same.stderr.contains("is the input file"), same.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path(".")), ["in.json"])
+        let missing = try CLI.run(["inline-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("none")])
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("blob store \(dir.path("none")): cannot open"), missing.stderr)
+    }
+
+    func testReadOnlyStoreFailsClearlyWithoutOutput() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try generate("1MB", seed: 1, to: input)
+        let store = dir.path("ro")
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        chmod(dir.url.path, 0o777)
+        chmod(store, 0o555)
+        // root ignores permissions: run as nobody then.
+        var command = [CLI.binary.path, "extract-blobs", input, "-o", dir.path("out.json"), "--blobs", store]
+        if getuid() == 0 { command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: command[0])
+        p.arguments = Array(command.dropFirst())
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 2, message)
+        XCTAssertEqual(message, "dumpkit: error: blob store \(store): cannot create .dumpkit: Permission denied\n")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path(".")).sorted(), ["in.json", "ro"])
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: store), [])
+    }
+
+    /// `kill -9` at random moments, then a run to the end: the same output and store as a run that
+    /// was never interrupted, and no temporary file left in the store.
+    func testRunsKilledAtAnyMomentThenRerunGiveTheSameResult() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try generate("6MB", seed: 3, to: input)
+        for sub in ["ref", "run"] { try FileManager.default.createDirectory(atPath: dir.path(sub), withIntermediateDirectories: true) }
+        func arguments(_ sub: String) -> [String] {
+            ["extract-blobs", input, "-o", dir.path("\(sub)/out.json"), "--blobs", dir.path("\(sub)/blobs"), "--jobs", "2", "-q"]
+        }
+        let start = Date()
+        let reference = try CLI.run(arguments("ref"))
+        let full = Date().timeIntervalSince(start)
+        XCTAssertEqual(reference.status, 0, reference.stderr)
+
+        var rng = SystemRandomNumberGenerator()
+        var log: [String] = []
+        var killedMidway = 0
+        for _ in 0..<8 {
+            let p = Process()
+            p.executableURL = CLI.binary
+            p.arguments = arguments("run")
+            p.standardOutput = FileHandle.nullDevice
+            p.standardError = FileHandle.nullDevice
+            let delay = Double.random(in: 0.0...(full * 0.9), using: &rng)
+            try p.run()
+            usleep(useconds_t(delay * 1_000_000))
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            let killed = p.terminationReason == .uncaughtSignal
+            if killed { killedMidway += 1 }
+            log.append(String(format: "%.3fs%@", delay, killed ? " killed" : " finished"))
+            // Whatever is in place is whole: the same bytes as in the uninterrupted store.
+            let want = try tree(dir.path("ref/blobs"))
+            for (name, bytes) in try tree(dir.path("run/blobs")) where !name.hasPrefix(".dumpkit/tmp/") {
+                XCTAssertEqual(bytes, want[name], "\(name) after a kill at \(log.last!)")
+            }
+        }
+        let leftovers = try tree(dir.path("run/blobs")).keys.filter { $0.hasPrefix(".dumpkit/tmp/") }.count
+        XCTAssertGreaterThan(killedMidway, 0, "no run was interrupted: \(log)")
+
+        let last = try CLI.run(Array(arguments("run").dropLast()))
+        XCTAssertEqual(last.status, 0, last.stderr)
+        if leftovers > 0 {
+            XCTAssertTrue(last.stderr.contains("removed \(leftovers) temporary files left in the store by an interrupted run"), last.stderr)
+        }
+        XCTAssertEqual(try read(dir.path("run/out.json")), try read(dir.path("ref/out.json")), "kills at \(log)")
+        let got = try tree(dir.path("run/blobs")), want = try tree(dir.path("ref/blobs"))
+        XCTAssertEqual(got.keys.sorted(), want.keys.sorted(), "kills at \(log)")
+        XCTAssertTrue(got == want, "different bytes in the store; kills at \(log)")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("run/blobs/.dumpkit/tmp")), [])
+        print("interrupted runs: \(log); \(leftovers) temporary files left before the last run")
+    }
+}

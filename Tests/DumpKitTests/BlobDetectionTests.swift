@@ -1,0 +1,124 @@
+import DumpKit
+import Foundation
+import XCTest
+
+/// Magic-number files for tests: real headers, deterministic filler.
+enum BlobFixtures {
+    static func filler(_ n: Int, seed: UInt8 = 7) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) } }
+    static func png(_ n: Int = 2000, seed: UInt8 = 1) -> [UInt8] { [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + filler(n - 8, seed: seed) }
+    static func jpeg(_ n: Int = 3000, seed: UInt8 = 2) -> [UInt8] { [0xFF, 0xD8, 0xFF, 0xE0] + filler(n - 4, seed: seed) }
+    static func pdf(_ n: Int = 1500, seed: UInt8 = 3) -> [UInt8] { Array("%PDF-1.4\n".utf8) + filler(n - 9, seed: seed) }
+    static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
+    static func dataURI(_ type: String, _ bytes: [UInt8]) -> String { "data:\(type);base64," + base64(bytes) }
+}
+
+final class BlobDetectionTests: XCTestCase {
+    private func decode(_ s: String) -> [UInt8]? { Array(s.utf8).withUnsafeBytes { StrictBase64.decode($0) } }
+
+    func testStrictBase64DecodesWhatFoundationEncodes() {
+        var rng = SystemRandomNumberGenerator()
+        for n in 0..<80 {
+            let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            XCTAssertEqual(decode(Data(bytes).base64EncodedString()), bytes, "length \(n)")
+        }
+        let big = (0..<100_003).map { UInt8(truncatingIfNeeded: $0 &* 7919) }
+        let text = Data(big).base64EncodedString()
+        XCTAssertEqual(decode(text), big)
+        XCTAssertTrue(Array(text.utf8).withUnsafeBytes { StrictBase64.isValid($0) })
+    }
+
+    func testStrictBase64RejectsEverythingNotCanonical() {
+        let bad = [
+            "QQ", "QQ=", "QUI", "QUJD\nREVG", "QUJD REVG", "QU=D", "Q===", "====", "QR==", "QUJ=" + "QUJD", "QU-_",
+            "QUJDRA", "QUJD\u{00E9}A==", "QUI/Rg=", "QUJ\"",
+        ]
+        for s in bad {
+            XCTAssertNil(decode(s), s)
+            XCTAssertFalse(Array(s.utf8).withUnsafeBytes { StrictBase64.isValid($0) }, s)
+        }
+        XCTAssertEqual(decode("QQ=="), [0x41])
+        XCTAssertEqual(decode("QUI="), [0x41, 0x42])
+        XCTAssertEqual(decode("QUJD"), [0x41, 0x42, 0x43])
+        XCTAssertEqual(decode("+/+/"), [0xFB, 0xFF, 0xBF])
+        XCTAssertEqual(decode(""), [])
+    }
+
+    private func scan(_ s: String, minimumBytes: Int = 1024) -> EmbeddedFile.Scan {
+        Array(s.utf8).withUnsafeBytes { EmbeddedFile.scan($0, minimumBytes: minimumBytes) }
+    }
+
+    private func file(_ s: String, minimumBytes: Int = 1024) -> EmbeddedFile? {
+        if case .file(let f) = scan(s, minimumBytes: minimumBytes) { return f }
+        return nil
+    }
+
+    private func skip(_ s: String) -> EmbeddedFile.Skip? {
+        if case .skipped(let r) = scan(s) { return r }
+        return nil
+    }
+
+    private func isNone(_ s: String, minimumBytes: Int = 1024) -> Bool {
+        if case .none = scan(s, minimumBytes: minimumBytes) { return true }
+        return false
+    }
+
+    func testDataURIsOfAnyTypeAndBareBase64OfKnownTypes() throws {
+        let png = BlobFixtures.png()
+        let f = try XCTUnwrap(file(BlobFixtures.dataURI("image/png", png)))
+        XCTAssertEqual(f.bytes, png)
+        XCTAssertEqual(f.contentType, "image/png")
+        XCTAssertEqual(f.fileExtension, "png")
+        XCTAssertEqual(f.form, .dataURI(header: "data:image/png;base64,"))
+        XCTAssertNil(f.mismatchedDeclaredType)
+
+        let pdf = try XCTUnwrap(file(BlobFixtures.dataURI("application/pdf", BlobFixtures.pdf())))
+        XCTAssertEqual(pdf.contentType, "application/pdf")
+        XCTAssertEqual(pdf.fileExtension, "pdf")
+
+        let bare = try XCTUnwrap(file(BlobFixtures.base64(BlobFixtures.jpeg())))
+        XCTAssertEqual(bare.contentType, "image/jpeg")
+        XCTAssertEqual(bare.fileExtension, "jpg")
+        XCTAssertEqual(bare.form, .bare)
+
+        // A type magic bytes cannot tell: the declared one is kept.
+        let svg = try XCTUnwrap(file("data:image/svg+xml;charset=utf-8;base64," + BlobFixtures.base64(Array(String(repeating: "<svg/>", count: 300).utf8))))
+        XCTAssertEqual(svg.contentType, "image/svg+xml")
+        XCTAssertEqual(svg.fileExtension, "svg")
+        XCTAssertEqual(svg.form, .dataURI(header: "data:image/svg+xml;charset=utf-8;base64,"))
+        // Aliases are not mismatches.
+        XCTAssertNil(try XCTUnwrap(file(BlobFixtures.dataURI("image/jpg", BlobFixtures.jpeg()))).mismatchedDeclaredType)
+        XCTAssertNil(try XCTUnwrap(file(BlobFixtures.dataURI("IMAGE/JPEG", BlobFixtures.jpeg()))).mismatchedDeclaredType)
+    }
+
+    func testWrongDeclaredTypeIsReportedAndTheBytesWin() throws {
+        let f = try XCTUnwrap(file(BlobFixtures.dataURI("image/png", BlobFixtures.jpeg())))
+        XCTAssertEqual(f.contentType, "image/jpeg")
+        XCTAssertEqual(f.fileExtension, "jpg")
+        XCTAssertEqual(f.mismatchedDeclaredType, "image/png")
+        XCTAssertEqual(f.form, .dataURI(header: "data:image/png;base64,"))
+    }
+
+    func testStringsThatOnlyLookLikeFilesAreLeftAlone() {
+        let png = BlobFixtures.png()
+        let b64 = BlobFixtures.base64(png)
+        // Truncated, with a line break, URL-safe alphabet, unpadded: invalid base64.
+        XCTAssertEqual(skip(String(b64.dropLast(5))), .invalidBase64)
+        XCTAssertEqual(skip("data:image/png;base64," + String(b64.dropLast(5))), .invalidBase64)
+        XCTAssertEqual(skip(String(b64.prefix(76)) + "\n" + String(b64.dropFirst(76))), .invalidBase64)
+        let urlSafe = b64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        XCTAssertNotEqual(urlSafe, b64)
+        XCTAssertEqual(skip(urlSafe), .invalidBase64)
+        // Valid base64 of no known type.
+        XCTAssertEqual(skip(BlobFixtures.base64(BlobFixtures.filler(3000))), .unknownType)
+        XCTAssertEqual(skip(BlobFixtures.dataURI("image/png", BlobFixtures.filler(3000))), .unknownType)
+        // Not files at all.
+        XCTAssertTrue(isNone(String(repeating: "買い物 milk ", count: 300)))
+        XCTAssertTrue(isNone("data:text/plain," + String(repeating: "a", count: 3000)))
+        XCTAssertTrue(isNone(String(repeating: "A", count: 3000) + "!"))
+        // Too small.
+        XCTAssertTrue(isNone(BlobFixtures.dataURI("image/png", BlobFixtures.png(1023))))
+        XCTAssertNotNil(file(BlobFixtures.dataURI("image/png", BlobFixtures.png(1024))))
+        XCTAssertNotNil(file(BlobFixtures.dataURI("image/png", BlobFixtures.png(100)), minimumBytes: 100))
+        XCTAssertEqual(EmbeddedFile.minimumEncodedLength(1024), 1368)
+    }
+}

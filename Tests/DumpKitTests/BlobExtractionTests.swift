@@ -1,0 +1,283 @@
+import DumpKit
+import Foundation
+import JSONStream
+import TestSupport
+import XCTest
+
+/// A store that fails like a full disk on its Nth write (the only way to test that case portably).
+private final class FailingStore: BlobStore, @unchecked Sendable {
+    let base: BlobStore
+    let failAt: Int
+    private let lock = NSLock()
+    private var puts = 0
+
+    init(_ base: BlobStore, failAt: Int) {
+        self.base = base
+        self.failAt = failAt
+    }
+
+    var description: String { "failing " + base.description }
+
+    func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata) throws -> BlobPutOutcome {
+        let n = lock.withLock { puts += 1; return puts }
+        if n == failAt { throw BlobStoreError(store: description, name: metadata.name, message: "cannot write: No space left on device") }
+        return try base.put(content, metadata: metadata)
+    }
+
+    func get(_ name: String) throws -> [UInt8] { try base.get(name) }
+    func metadata(_ name: String) throws -> BlobMetadata? { try base.metadata(name) }
+    func exists(_ name: String) throws -> Bool { try base.exists(name) }
+    func list(_ body: (String) throws -> Void) throws { try base.list(body) }
+}
+
+final class BlobExtractionTests: XCTestCase {
+    private let png = BlobFixtures.png()
+    private let jpeg = BlobFixtures.jpeg()
+    private let pdf = BlobFixtures.pdf()
+
+    private func record() -> Record {
+        Record(path: ["v1", "todolist", "-Ka"], captures: ["id": "-Ka"], value: .object([
+            "title": .string("買い物"),
+            "image1": .string(BlobFixtures.dataURI("image/png", png)),
+            "scan": .string(BlobFixtures.base64(jpeg)),
+            "files": .array([.string(BlobFixtures.dataURI("application/pdf", pdf)), .number("1")]),
+            "small": .string(BlobFixtures.dataURI("image/png", BlobFixtures.png(100))),
+            "wrong": .string(BlobFixtures.dataURI("image/gif", jpeg)),
+            "broken": .string(String(BlobFixtures.base64(jpeg).dropLast(3))),
+        ]))
+    }
+
+    func testFilesAnywhereInARecordBecomeReferencesAndComeBack() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        let extract = try ExtractBlobs(store: store)
+        let original = record()
+        let out = try XCTUnwrap(try extract.transform(original).first?.value?.objectValue)
+        XCTAssertEqual(out["title"], .string("買い物"))
+        XCTAssertEqual(out["image1"]?.objectValue?["path"], .string("v1/todolist/-Ka/image1.png"))
+        XCTAssertEqual(out["scan"]?.objectValue?["path"], .string("v1/todolist/-Ka/scan.jpg"))
+        XCTAssertEqual(out["scan"]?.objectValue?["encoding"], .string("base64"))
+        XCTAssertEqual(out["files"]?.arrayValue?[0].objectValue?["path"], .string("v1/todolist/-Ka/files/0.pdf"))
+        XCTAssertEqual(out["wrong"]?.objectValue?["path"], .string("v1/todolist/-Ka/wrong.jpg"))
+        XCTAssertEqual(out["wrong"]?.objectValue?["contentType"], .string("image/jpeg"))
+        XCTAssertEqual(out["wrong"]?.objectValue?["header"], .string("data:image/gif;base64,"))
+        XCTAssertEqual(out["small"], original.value?.objectValue?["small"])
+        XCTAssertEqual(out["broken"], original.value?.objectValue?["broken"])
+        XCTAssertEqual(try store.get("v1/todolist/-Ka/image1.png"), png)
+        XCTAssertEqual(try store.get("v1/todolist/-Ka/scan.jpg"), jpeg)
+        let token = try XCTUnwrap(try store.metadata("v1/todolist/-Ka/scan.jpg")?.customMetadata["firebaseStorageDownloadTokens"])
+        XCTAssertEqual(token, DownloadToken.derive(sha256: try XCTUnwrap(out["scan"]?.objectValue?["sha256"]?.stringValue), name: "v1/todolist/-Ka/scan.jpg"))
+
+        let t = extract.report.snapshot
+        XCTAssertEqual(t.extracted.count, 4)
+        XCTAssertEqual(t.types["image/jpeg"]?.count, 2)
+        XCTAssertEqual(t.duplicates.count, 1)  // "wrong" holds the same bytes as "scan"
+        XCTAssertEqual(t.objects.count, 4)
+        XCTAssertEqual(t.stored.count, 4)
+        XCTAssertEqual(t.skipped[.invalidBase64], 1)
+        XCTAssertEqual(t.skippedSamples[.invalidBase64], ["/v1/todolist/-Ka/broken"])
+        XCTAssertEqual(t.mismatchSamples.first?.pointer, "/v1/todolist/-Ka/wrong")
+
+        let inline = InlineBlobs(store: store)
+        let back = try inline.transform(Record(path: original.path, value: .object(out)))
+        XCTAssertEqual(back.first?.value, original.value)
+        XCTAssertEqual(inline.tally.inlined, 4)
+        // Again: the same references, nothing written.
+        let again = try ExtractBlobs(store: store)
+        XCTAssertEqual(try again.transform(original).first?.value, .object(out))
+        XCTAssertEqual(again.report.snapshot.unchanged.count, 4)
+        XCTAssertEqual(again.report.snapshot.stored.count, 0)
+    }
+
+    func testMatchPatternsLimitExtractionAndNameObjects() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        var o = ExtractBlobs.Options()
+        o.match = [try PathPattern("/v1/{model}/{id}/image1")]
+        o.naming = try BlobNameTemplate("{model}/{id}/{field}.{ext}")
+        o.referenceStyle = .salada
+        o.bucket = "app.appspot.com"
+        let extract = try ExtractBlobs(store: store, options: o)
+        // The plan's record is the todo; only image1 is extracted.
+        let out = try XCTUnwrap(try extract.transform(Record(path: ["v1", "todolist", "-Ka"], value: record().value)).first?.value?.objectValue)
+        let image1 = try XCTUnwrap(out["image1"]?.objectValue)
+        XCTAssertEqual(image1["name"], .string("image1.png"))
+        XCTAssertEqual(image1["mimeType"], .string("image/png"))
+        let token = DownloadToken.derive(sha256: try store.metadata("todolist/-Ka/image1.png")!.sha256, name: "todolist/-Ka/image1.png")
+        XCTAssertEqual(image1["url"], .string("https://firebasestorage.googleapis.com/v0/b/app.appspot.com/o/todolist%2F-Ka%2Fimage1.png?alt=media&token=\(token)"))
+        XCTAssertEqual(out["scan"], record().value?.objectValue?["scan"])
+        XCTAssertEqual(extract.report.snapshot.extracted.count, 1)
+
+        var io = InlineBlobs.Options()
+        io.referenceStyle = .salada
+        let inline = InlineBlobs(store: store, options: io)
+        // A Salada file that was in the bucket before, with its own token, stays.
+        var withForeign = out
+        withForeign["image2"] = .object(["name": .string("x.jpg"), "url": .string(BlobReference.downloadURL(bucket: "b", name: "todolist/-Ka/image1.png", token: "other")),
+                                          "mimeType": .string("image/jpeg")])
+        let back = try XCTUnwrap(try inline.transform(Record(path: ["v1", "todolist", "-Ka"], value: .object(withForeign))).first?.value?.objectValue)
+        XCTAssertEqual(back["image1"], record().value?.objectValue?["image1"])
+        XCTAssertEqual(back["image2"], withForeign["image2"])
+        XCTAssertEqual(inline.tally.foreign, 1)
+    }
+
+    func testDryRunCountsAndWritesNothing() throws {
+        let extract = try ExtractBlobs(store: nil)
+        let out = try extract.transform(record())
+        XCTAssertNotEqual(out.first?.value, record().value)
+        let t = extract.report.snapshot
+        XCTAssertEqual(t.extracted.count, 4)
+        XCTAssertEqual(t.objects.count, 4)
+        XCTAssertEqual(t.stored.count + t.unchanged.count, 0)
+        XCTAssertEqual(extract.report.jsonValue.objectValue?["duplicates"]?.objectValue?["count"], .number("1"))
+    }
+
+    func testOneNameForTwoContentsIsAnError() throws {
+        var o = ExtractBlobs.Options()
+        o.naming = try BlobNameTemplate("{record}.{ext}")
+        let extract = try ExtractBlobs(store: nil, options: o)
+        XCTAssertThrowsError(try extract.transform(Record(path: ["a"], value: .object(["x": .string(BlobFixtures.base64(jpeg)), "y": .string(BlobFixtures.base64(BlobFixtures.jpeg(seed: 9)))])))) {
+            XCTAssertTrue($0 is BlobNameConflict, "\($0)")
+            XCTAssertTrue("\($0)".contains("/a/x and /a/y"), "\($0)")
+        }
+        // The same content twice under one name is fine.
+        XCTAssertNoThrow(try extract.transform(Record(path: ["b"], value: .object(["x": .string(BlobFixtures.base64(jpeg)), "y": .string(BlobFixtures.base64(jpeg))]))))
+    }
+
+    // MARK: - Jobs
+
+    private func write(_ text: String, _ path: String) throws { try Data(text.utf8).write(to: URL(fileURLWithPath: path)) }
+    private func read(_ path: String) throws -> String { String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self) }
+
+    /// A dump with files at several depths, in arrays, at the root level, among tricky JSON.
+    private func dump() -> String {
+        """
+        {"a\\"b":"é\\u0000\\n","n":[1.50,-0,1e400,true,false,null,{},[]],"photo":"\(BlobFixtures.dataURI("image/png", png))",\
+        "v1":{"todolist":{"-Ka":{"image1":"\(BlobFixtures.base64(jpeg))","t":"x"},"-Kb":{"files":["\(BlobFixtures.dataURI("application/pdf", pdf))",\
+        "\(String(repeating: "z", count: 2000))"],"e":{}}}}}
+        """
+    }
+
+    func testJobKeepsEverythingElseByteForByteAndRoundTrips() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try write(dump(), input)
+        var job = ExtractBlobsJob(input: input, output: dir.path("out.json"), store: dir.path("s"))
+        job.options.concurrency = 3
+        let summary = try job.run()
+        XCTAssertEqual(summary.report.snapshot.extracted.count, 3)
+        let out = try read(dir.path("out.json"))
+        XCTAssertTrue(out.hasPrefix(#"{"a\"b":"é\u0000\n","n":[1.50,-0,1e400,true,false,null,{},[]],"photo":{"path":"photo.png","contentType":"image/png","size":2000,"#), out)
+        XCTAssertTrue(out.contains(#""image1":{"path":"v1/todolist/-Ka/image1.jpg""#), out)
+        XCTAssertTrue(out.contains(#""e":{}}}}}"#), out)
+        // Read one byte at a time, the same output.
+        let reader = CandidateReader(source: MemoryByteSource(Array(dump().utf8), chunkSize: 1), selection: .strings { $0.count >= 1368 })
+        let sink = MemoryByteSink()
+        try Pipeline(transformers: [try ExtractBlobs(store: nil)]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+        XCTAssertEqual(sink.string, out)
+
+        let back = InlineBlobsJob(input: dir.path("out.json"), output: dir.path("back.json"), store: dir.path("s"))
+        XCTAssertEqual(try back.run().tally.inlined, 3)
+        XCTAssertEqual(try read(dir.path("back.json")), dump() + "\n")
+        XCTAssertEqual(try CheckBlobsJob(input: dir.path("out.json"), store: dir.path("s")).run().findings, [])
+    }
+
+    func testJobMatchPatternsPickWhatToExtract() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try write(dump(), input)
+        var job = ExtractBlobsJob(input: input, output: dir.path("out.json"), store: dir.path("s"))
+        job.options.match = [try PathPattern("/v1/todolist/{id}/image1"), try PathPattern("/v1/todolist/{id}/files")]
+        job.options.naming = try BlobNameTemplate("todos/{id}/{field}.{ext}")
+        XCTAssertEqual(try job.run().report.snapshot.extracted.count, 2)
+        let out = try read(dir.path("out.json"))
+        XCTAssertTrue(out.contains(#""photo":"data:image/png;base64,"#), "outside the patterns: left")
+        XCTAssertTrue(out.contains(#""image1":{"path":"todos/-Ka/image1.jpg""#), out)
+        XCTAssertTrue(out.contains(#""files":[{"path":"todos/-Kb/0.pdf""#), out)
+        var back = InlineBlobsJob(input: dir.path("out.json"), output: dir.path("back.json"), store: dir.path("s"))
+        back.options.match = [try PathPattern("/v1/*/*")]
+        XCTAssertEqual(try back.run().tally.inlined, 2)
+        XCTAssertEqual(try read(dir.path("back.json")), dump() + "\n")
+    }
+
+    func testEveryBufferLimitGivesTheSameOutput() throws {
+        let text = #"[{"k":[1,{"x":"\#(BlobFixtures.base64(jpeg))"},[],{}],"n":null},"s",{"deep":{"a":{"b":["\#(BlobFixtures.dataURI("image/png", png))",2]}}},[[3]]]"#
+        func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, input: String) throws -> (String, Int) {
+            let reader = CandidateReader(source: MemoryByteSource(Array(input.utf8), chunkSize: 7), selection: selection, bufferLimit: limit)
+            let sink = MemoryByteSink()
+            let pipeline = Pipeline(transformers: [transformer])
+            try pipeline.run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            return (sink.string, pipeline.recordsRead)
+        }
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        let strings = CandidateReader.Selection.strings { $0.count >= 1368 }
+        let (expected, whole) = try run(strings, limit: 1 << 20, try ExtractBlobs(store: store), input: text)
+        XCTAssertEqual(whole, 1)
+        XCTAssertTrue(expected.contains(#"{"x":{"path":"0/k/1/x.jpg""#), expected)
+        let (restored, _) = try run(BlobReference.candidates(style: .object), limit: 1 << 20, InlineBlobs(store: store), input: expected)
+        XCTAssertEqual(restored, text + "\n")
+        for limit in [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 1000, 3000, 5000] {
+            let (out, records) = try run(strings, limit: limit, try ExtractBlobs(store: store), input: text)
+            XCTAssertEqual(out, expected, "limit \(limit)")
+            XCTAssertGreaterThanOrEqual(records, 1)
+            let (back, _) = try run(BlobReference.candidates(style: .object), limit: limit, InlineBlobs(store: store), input: expected)
+            XCTAssertEqual(back, text + "\n", "limit \(limit)")
+        }
+    }
+
+    func testFullStoreFailsTheRunWithoutPartialObjectsOrOutput() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try write(dump(), input)
+        try write("old output", dir.path("out.json"))
+        let directory = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        var job = ExtractBlobsJob(input: input, output: dir.path("out.json"), store: dir.path("s"))
+        job.options.concurrency = 2
+        XCTAssertThrowsError(try job.run(store: FailingStore(directory, failAt: 2))) {
+            XCTAssertTrue("\($0)".contains("No space left on device"), "\($0)")
+        }
+        directory.close()
+        XCTAssertEqual(try read(dir.path("out.json")), "old output")
+        XCTAssertEqual(try read(input), dump())
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path(".")).sorted(), ["in.json", "out.json", "s"])
+        // What is in the store is whole: every object has its metadata and its hash.
+        let files = BlobStoreTests.files(dir.path("s"))
+        XCTAssertTrue(files.allSatisfy { !$0.hasPrefix(".dumpkit/tmp") }, "\(files)")
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: false)
+        var names: [String] = []
+        try store.list { names.append($0) }
+        XCTAssertLessThanOrEqual(names.count, 2)
+        for name in names {
+            let bytes = try store.get(name)
+            XCTAssertEqual(bytes.withUnsafeBytes { ContentDigest($0).sha256 }, try store.metadata(name)?.sha256)
+        }
+    }
+
+    func testCheckFindsMissingChangedAndOrphanedObjects() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try write(dump(), input)
+        var job = ExtractBlobsJob(input: input, output: dir.path("out.json"), store: dir.path("s"))
+        job.options.referenceStyle = .url
+        job.options.bucket = "b"
+        _ = try job.run()
+        try FileManager.default.removeItem(atPath: dir.path("s/photo.png"))
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir.path("s/v1/todolist/-Ka/image1.jpg")))
+        try Data([4]).write(to: URL(fileURLWithPath: dir.path("s/v1/orphan.bin")))
+        var check = CheckBlobsJob(input: dir.path("out.json"), store: dir.path("s"))
+        check.referenceStyle = .url
+        let (findings, references) = try check.run()
+        XCTAssertEqual(references, 3)
+        XCTAssertEqual(findings.map(\.rule), ["blobs:missing", "blobs:metadata", "blobs:orphan"])
+        XCTAssertEqual(findings.map(\.pointer), ["/photo", "/v1/todolist/-Ka/image1", ""])
+        XCTAssertEqual(findings.map(\.severity), [.error, .error, .warning])
+        XCTAssertTrue(findings[2].message.contains("v1/orphan.bin"), findings[2].message)
+        // With object references, size and hash are compared too.
+        let job2 = ExtractBlobsJob(input: input, output: dir.path("out2.json"), store: dir.path("s2"))
+        _ = try job2.run()
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: dir.path("s2/v1/todolist/-Ka/image1.jpg")))
+        let rules = try CheckBlobsJob(input: dir.path("out2.json"), store: dir.path("s2")).run().findings.map(\.rule)
+        XCTAssertEqual(rules, ["blobs:metadata", "blobs:size", "blobs:sha256", "blobs:md5"])
+    }
+}

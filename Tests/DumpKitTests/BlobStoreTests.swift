@@ -1,0 +1,129 @@
+import DumpKit
+import Foundation
+import TestSupport
+import XCTest
+
+final class BlobStoreTests: XCTestCase {
+    private func metadata(_ name: String, _ bytes: [UInt8], type: String = "image/png") -> BlobMetadata {
+        bytes.withUnsafeBytes { ContentDigest($0).metadata(name: name, contentType: type, customMetadata: ["firebaseStorageDownloadTokens": "t"]) }
+    }
+
+    private func put(_ store: BlobStore, _ name: String, _ bytes: [UInt8]) throws -> BlobPutOutcome {
+        try bytes.withUnsafeBytes { try store.put($0, metadata: metadata(name, bytes)) }
+    }
+
+    /// Every file under `root`, relative, sorted.
+    static func files(_ root: String) -> [String] {
+        let e = FileManager.default.enumerator(atPath: root)
+        var out: [String] = []
+        while let p = e?.nextObject() as? String {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: root + "/" + p, isDirectory: &isDir), !isDir.boolValue { out.append(p) }
+        }
+        return out.sorted()
+    }
+
+    func testPutGetMetadataListAndLayout() throws {
+        let dir = try TemporaryDirectory()
+        let root = dir.path("store/nested")
+        let store = try DirectoryBlobStore(directory: root, writable: true)
+        let png = BlobFixtures.png()
+        XCTAssertEqual(try put(store, "v1/todolist/-Ka/image1.png", png), .stored)
+        XCTAssertEqual(try put(store, "top.png", [1, 2, 3]), .stored)
+        XCTAssertEqual(try store.get("v1/todolist/-Ka/image1.png"), png)
+        XCTAssertEqual(try store.metadata("v1/todolist/-Ka/image1.png"), metadata("v1/todolist/-Ka/image1.png", png))
+        XCTAssertTrue(try store.exists("top.png"))
+        XCTAssertFalse(try store.exists("v1/todolist/-Ka"))
+        XCTAssertNil(try store.metadata("missing.png"))
+        XCTAssertThrowsError(try store.get("missing.png"))
+        var names: [String] = []
+        try store.list { names.append($0) }
+        XCTAssertEqual(names.sorted(), ["top.png", "v1/todolist/-Ka/image1.png"])
+        // The documented layout: the object at its name, metadata as a sidecar, temporary files gone.
+        store.close()
+        XCTAssertEqual(Self.files(root), [".dumpkit/lock", ".dumpkit/meta/top.png.json", ".dumpkit/meta/v1/todolist/-Ka/image1.png.json",
+                                          "top.png", "v1/todolist/-Ka/image1.png"])
+        let sidecar = try String(contentsOfFile: root + "/.dumpkit/meta/top.png.json", encoding: .utf8)
+        XCTAssertTrue(sidecar.hasPrefix(#"{"name":"top.png","size":3,"contentType":"image/png","sha256":"039058c6f2c0cb492c533b0a4d14ef77cc0f78abccced5287d84a1a2011cfb81""#), sidecar)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/.dumpkit/tmp"), [])
+    }
+
+    func testPutIsIdempotentAndReplacesOtherContent() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        XCTAssertEqual(try put(store, "a/b.png", [1, 2, 3]), .stored)
+        let before = try FileManager.default.attributesOfItem(atPath: dir.path("s/a/b.png"))[.modificationDate] as? Date
+        XCTAssertEqual(try put(store, "a/b.png", [1, 2, 3]), .unchanged)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir.path("s/a/b.png"))[.modificationDate] as? Date, before)
+        XCTAssertEqual(try put(store, "a/b.png", [4, 5]), .stored)
+        XCTAssertEqual(try store.get("a/b.png"), [4, 5])
+        XCTAssertEqual(try store.metadata("a/b.png")?.size, 2)
+        // A missing sidecar (a run killed between the two renames) means: write again.
+        try FileManager.default.removeItem(atPath: dir.path("s/.dumpkit/meta/a/b.png.json"))
+        XCTAssertEqual(try put(store, "a/b.png", [4, 5]), .stored)
+    }
+
+    func testNamesThatCouldLeaveTheStoreAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        let bad = ["", "/etc/x.png", "../x.png", "a/../../x.png", "a/./b.png", "a//b.png", "a/", "a\nb.png", "a\rb.png",
+                   ".dumpkit/meta/x.json", String(repeating: "a", count: 1025), "a\u{0}b"]
+        for name in bad {
+            XCTAssertThrowsError(try put(store, name, [1]), String(reflecting: name)) { XCTAssertTrue($0 is BlobNameError, "\($0)") }
+        }
+        XCTAssertThrowsError(try put(store, String(repeating: "é", count: 512) + "/x.png", [1]))  // 1030 bytes
+        // 1024 bytes (in segments the file system takes: at most 255 bytes each).
+        let longest = Array(repeating: String(repeating: "é", count: 125), count: 4).joined(separator: "/") + "/" + String(repeating: "a", count: 20)
+        XCTAssertEqual(try put(store, longest, [1]), .stored)
+        store.close()
+        XCTAssertEqual(Self.files(dir.path("s")).filter { !$0.hasPrefix(".dumpkit") }, [longest])
+    }
+
+    func testSymbolicLinksInsideTheStoreAreNotFollowed() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("outside"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir.path("s"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.path("s/v1"), withDestinationPath: dir.path("outside"))
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        XCTAssertThrowsError(try put(store, "v1/x.png", [1])) { XCTAssertTrue("\($0)".contains("symbolic link"), "\($0)") }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("outside")), [])
+    }
+
+    func testOpeningForWritingRemovesTemporaryFilesOfDeadRunsOnly() throws {
+        let dir = try TemporaryDirectory()
+        let root = dir.path("s")
+        let live = try DirectoryBlobStore(directory: root, writable: true)
+        XCTAssertEqual(try put(live, "x.png", [1]), .stored)
+        // A run killed while writing: its folder and a partial file, with nobody holding its lock.
+        let dead = root + "/.dumpkit/tmp/run-dead01"
+        try FileManager.default.createDirectory(atPath: dead, withIntermediateDirectories: false)
+        try Data([9, 9]).write(to: URL(fileURLWithPath: dead + "/put-1"))
+        try Data([9, 9]).write(to: URL(fileURLWithPath: dead + "/put-2"))
+        let second = try DirectoryBlobStore(directory: root, writable: true)
+        XCTAssertEqual(second.staleTemporaryFilesRemoved, 2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dead))
+        // The live store's folder survived and still works.
+        XCTAssertEqual(try put(live, "y.png", [2]), .stored)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/.dumpkit/tmp").count, 2)
+        live.close()
+        second.close()
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/.dumpkit/tmp"), [])
+    }
+
+    func testReadingOpensWithoutWritingAndComputesMissingMetadata() throws {
+        let dir = try TemporaryDirectory()
+        XCTAssertThrowsError(try DirectoryBlobStore(directory: dir.path("nope"), writable: false)) { XCTAssertTrue("\($0)".contains("cannot open"), "\($0)") }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("nope")))
+        // A plain copy of a bucket, without sidecars.
+        try FileManager.default.createDirectory(atPath: dir.path("b/v1"), withIntermediateDirectories: true)
+        let jpeg = BlobFixtures.jpeg()
+        try Data(jpeg).write(to: URL(fileURLWithPath: dir.path("b/v1/p.jpg")))
+        let store = try DirectoryBlobStore(directory: dir.path("b"), writable: false)
+        let m = try XCTUnwrap(try store.metadata("v1/p.jpg"))
+        XCTAssertEqual(m.contentType, "image/jpeg")
+        XCTAssertEqual(m.size, Int64(jpeg.count))
+        XCTAssertThrowsError(try put(store, "v1/q.png", [1]))
+        store.close()
+        XCTAssertEqual(Self.files(dir.path("b")), ["v1/p.jpg"])
+    }
+}
