@@ -15,4 +15,7 @@ static const unsigned int dk_AE_IFBLK = AE_IFBLK;
 static const unsigned int dk_AE_IFIFO = AE_IFIFO;
 static const unsigned int dk_AE_IFSOCK = AE_IFSOCK;
 
+/// `futimens` marker for "leave this time as it is"; an expression macro Swift does not import.
+static const long dk_UTIME_OMIT = UTIME_OMIT;
+
 #endif
