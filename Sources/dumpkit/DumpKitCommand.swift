@@ -8,6 +8,9 @@ struct DumpKitCommand: ParsableCommand {
         commandName: "dumpkit",
         abstract: "Migrate, clean, validate, back up and restore Realtime-Database dumps and Storage buckets.",
         version: DumpKitVersion.string,
-        subcommands: [ConvertCommand.self, StatsCommand.self]
+        subcommands: [
+            ConvertCommand.self, StatsCommand.self, ArchiveCommand.self, BackupCommand.self, ListCommand.self, VerifyCommand.self,
+            RestoreCommand.self,
+        ]
     )
 }
