@@ -38,7 +38,9 @@ Adding a job: append a dict to JOBS. For example (CLI forms are illustrative):
 The first command is DumpKit, the reference for ratios and checks. Placeholders
 in argv: {dumpkit}, {python}, {peers}, {in} (the dataset), {out} (a fresh
 output path: a file, or a directory when "output" is "dir"; it is deleted
-before each run). Optional per command: "stdout": "{out}" to capture standard
+before each run), {cores} (usable CPUs). Optional per job: "prepare", a function
+(dataset_path, work_dir, dumpkit) -> path that makes the job's input from the
+dataset once, untimed (e.g. an archive for a restore job). Optional per command: "stdout": "{out}" to capture standard
 output there, "requires": an executable that must be on PATH (otherwise the
 command is skipped and the table says so), "note": text for the notes,
 "ok_status": accepted exit statuses (default [0]). "check" is a function
@@ -130,6 +132,44 @@ def same_tree(reference: str, output: str, parse: bool = True) -> tuple[bool | N
     return True, f"same {len(a)} files"
 
 
+MANIFEST = ".dumpkit-manifest.json"
+
+
+def _without_manifest(root: str) -> None:
+    if os.path.exists(os.path.join(root, MANIFEST)):
+        os.remove(os.path.join(root, MANIFEST))
+
+
+def same_extracted_tree(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """Same files with the same bytes, DumpKit's manifest aside (restored trees)."""
+    _without_manifest(reference)
+    _without_manifest(output)
+    return same_tree(reference, output, parse)
+
+
+def same_archived_tree(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """Both archives extract (with bsdtar) to the same files, DumpKit's manifest aside."""
+    trees = []
+    for archive in (reference, output):
+        tree = archive + ".extracted"
+        remove(tree)
+        os.makedirs(tree)
+        subprocess.run(["bsdtar", "-xf", archive, "-C", tree], check=True)
+        trees.append(tree)
+    try:
+        return same_extracted_tree(*trees, parse=parse)
+    finally:
+        for tree in trees:
+            remove(tree)
+
+
+def archive_of(dataset: str, work: str, dumpkit: str | None) -> str:
+    """The dataset archived by DumpKit (tar.zst), remade each run, as the input of restore jobs."""
+    path = os.path.join(work, "input-" + os.path.basename(dataset.rstrip("/")) + ".tar.zst")
+    subprocess.run([dumpkit or "dumpkit", "archive", dataset, "-o", path, "-q"], check=True)
+    return path
+
+
 # --------------------------------------------------------------------------
 # Datasets and jobs
 
@@ -160,6 +200,49 @@ JOBS = [
                      "(integer keys first, numerically), so neither is a full canonical peer."},
         ],
         "check": json_equivalent,
+    },
+    {
+        "name": "archive",
+        "dataset": "bucket",
+        "output": "file",
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "archive", "{in}", "-o", "{out}", "--format", "tar", "--compression", "zstd", "-q"],
+             "note": "dumpkit archive: zstd level 3, threads = cores (its defaults), plus SHA-256, MD5 and "
+                     "CRC-32C of every object for the manifest (a first pass over the files)."},
+            {"tool": "dumpkit --threads 1",
+             "argv": ["{dumpkit}", "archive", "{in}", "-o", "{out}", "--format", "tar", "--compression", "zstd",
+                      "--threads", "1", "-q"]},
+            {"tool": "bsdtar --zstd", "argv": ["bsdtar", "--zstd", "-cf", "{out}", "-C", "{in}", "."],
+             "requires": "bsdtar", "note": "bsdtar --zstd: level 3, one compression thread (its defaults)."},
+            {"tool": "bsdtar --zstd threads=cores",
+             "argv": ["bsdtar", "--zstd", "--options", "zstd:threads={cores}", "-cf", "{out}", "-C", "{in}", "."],
+             "requires": "bsdtar"},
+            {"tool": "tar --zstd", "argv": ["tar", "--zstd", "-cf", "{out}", "-C", "{in}", "."],
+             "requires": "zstd", "note": "GNU tar --zstd pipes through the zstd program (level 3, one thread)."},
+        ],
+        "check": same_archived_tree,
+    },
+    {
+        "name": "restore",
+        "dataset": "bucket",
+        "output": "dir",
+        "prepare": archive_of,
+        "commands": [
+            {"tool": "dumpkit", "argv": ["{dumpkit}", "restore", "{in}", "{out}", "-q"],
+             "note": "restore input: the dataset archived by dumpkit (tar.zst with a manifest and "
+                     "user.dumpkit.* pax attributes); dumpkit writes each file under a temporary name and renames it."},
+            {"tool": "bsdtar -x", "argv": ["sh", "-c", 'mkdir -p "$1" && exec bsdtar -xf "$2" -C "$1"', "sh",
+                                           "{out}", "{in}"], "requires": "bsdtar",
+             "note": "bsdtar -x as root also restores owners and the user.dumpkit.* extended attributes; "
+                     "bsdtar -x --no-xattrs does not restore the attributes."},
+            {"tool": "bsdtar -x --no-xattrs",
+             "argv": ["sh", "-c", 'mkdir -p "$1" && exec bsdtar --no-xattrs -xf "$2" -C "$1"', "sh", "{out}", "{in}"],
+             "requires": "bsdtar"},
+            {"tool": "tar -x", "argv": ["sh", "-c", 'mkdir -p "$1" && exec tar -xf "$2" -C "$1"', "sh", "{out}", "{in}"],
+             "requires": "zstd"},
+        ],
+        "check": same_extracted_tree,
     },
 ]
 
@@ -298,8 +381,10 @@ def ensure_dumpkit(path: str | None) -> str:
 def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Result]:
     work = os.path.join(args.work_dir, job["name"])
     os.makedirs(work, exist_ok=True)
+    if job.get("prepare"):
+        input_path = job["prepare"](input_path, work, dumpkit)
     subs = {"dumpkit": rel(dumpkit) if dumpkit else "dumpkit", "python": sys.executable,
-            "peers": rel(PEERS), "in": rel(input_path)}
+            "peers": rel(PEERS), "in": rel(input_path), "cores": str(len(os.sched_getaffinity(0)))}
     results, outputs, logs = [], [], []
     for cmd in job["commands"]:
         slug = "".join(c if c.isalnum() else "-" for c in cmd["tool"]).strip("-")

@@ -22,4 +22,7 @@ static inline int dk_inflateInit2(z_stream *strm, int windowBits) {
     return inflateInit2(strm, windowBits);
 }
 
+/// `futimens` marker for "leave this time as it is"; an expression macro Swift does not import.
+static const long dk_UTIME_OMIT = UTIME_OMIT;
+
 #endif

@@ -1,0 +1,247 @@
+import ArchiveKit
+import Crypto
+import Foundation
+import JSONStream
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// `dumpkit archive` and `dumpkit backup`: a bucket directory, or a backup set (dump, rules, bucket), into
+/// one tar or zip archive whose first entry is the manifest.
+///
+/// Two passes over the files: the first works out every object's metadata (from blob-store sidecars, or
+/// by hashing the files on `threads` threads), so the manifest can be written first; the second streams
+/// each file into the archive in 1 MiB blocks. Nothing but metadata is held in memory. Entries are sorted
+/// by name, owned by 0/0 without names, timed by their files, and the manifest's time is
+/// `SOURCE_DATE_EPOCH` or the newest file time, so the same input gives the same bytes. The archive is
+/// written to a temporary file and renamed over `output` only when complete.
+public struct ArchiveJob {
+    /// What goes into the archive.
+    public enum Source: Sendable {
+        /// One bucket directory; objects keep their names.
+        case bucket(String)
+        /// A backup set: `dump/<file>`, `rules/<file>` and `bucket/<objects>`.
+        case backup(dump: String, rules: String?, bucket: String?)
+    }
+
+    public var source: Source
+    /// The archive to write, or `-` for standard output.
+    public var output: String
+    /// Tar or zip; `nil` follows the output's name (tar when it says nothing).
+    public var format: ArchiveFormat?
+    /// `nil` follows the output's name, else zstd for tar and deflate (`.gzip`) for zip.
+    public var compression: CompressionFilter?
+    public var level: Int?
+    /// Hashing and compression threads; `nil` for the number of cores.
+    public var threads: Int?
+    /// Which bucket objects to take.
+    public var filter = PathFilter()
+    /// The manifest's creation time; `nil` for the newest modification time of the files.
+    public var created: Timestamp?
+
+    public init(source: Source, output: String) {
+        self.source = source
+        self.output = output
+    }
+
+    /// What a run wrote.
+    public struct Summary: Sendable {
+        public var objects: Int
+        public var bytes: Int64
+        public var format: ArchiveFormat
+        public var compression: CompressionFilter
+        /// Remarks for people: skipped links, stale sidecars.
+        public var notes: [String]
+    }
+
+    /// `SOURCE_DATE_EPOCH` (whole seconds) from `environment`, if set; fails when it is not a number.
+    public static func sourceDateEpoch(in environment: [String: String]) throws -> Timestamp? {
+        guard let text = environment["SOURCE_DATE_EPOCH"], !text.isEmpty else { return nil }
+        guard let seconds = Int64(text) else { throw UsageError("SOURCE_DATE_EPOCH must be whole seconds since 1970, not '\(text)'") }
+        return Timestamp(seconds: seconds)
+    }
+
+    /// The format and compression for the output, from the options and the output's name.
+    public func resolvedFormat() -> (format: ArchiveFormat, compression: CompressionFilter) {
+        let named = ArchiveFormat.forPath(output)
+        let format = self.format ?? named?.format ?? .tar
+        // A zip's name says nothing about its compression; a tar's does (`.tar` is plain).
+        let fromName = named?.format == format && format == .tar ? named?.compression : nil
+        let compression = self.compression ?? fromName ?? (format == .tar ? .zstd : .gzip)
+        return (format, compression)
+    }
+
+    /// Writes the archive.
+    public func run(progress: ArchiveProgress? = nil) throws -> Summary {
+        let (format, compression) = resolvedFormat()
+        let threads = self.threads ?? ProcessInfo.processInfo.activeProcessorCount
+        guard threads >= 1 else { throw UsageError("--threads must be at least 1, not \(threads)") }
+        var notes: [String] = []
+        let (items, parts) = try gather(notes: &notes)
+
+        progress?.begin("hashing", totalFiles: items.count, totalBytes: items.reduce(0) { $0 + $1.size })
+        let collected = try MetadataCollector(threads: threads).collect(items, progress: progress, notes: &notes)
+        progress?.finish()
+        notes.sort()
+
+        let newest = items.map(\.modificationTime).max() ?? Timestamp(seconds: 0)
+        let manifest = ArchiveManifest(
+            created: created ?? newest, kind: { if case .bucket = source { .bucket } else { .backup } }(), parts: parts,
+            objects: zip(items, collected).map { ArchiveManifest.Object(path: $0.path, metadata: $1.metadata) })
+
+        let file = try OutputFile(path: output, compression: CompressionFilter.none)
+        do {
+            let writer = try ArchiveWriter(
+                sink: file, format: format, compression: compression, level: level, threads: threads, name: output)
+            try writeManifest(manifest, to: writer)
+            progress?.begin("archiving", totalFiles: items.count, totalBytes: manifest.totalBytes)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            for (item, collected) in zip(items, collected) {
+                try copy(
+                    item, metadata: collected.metadata, checkingHash: collected.fromSidecar, to: writer, buffer: buffer, progress: progress)
+            }
+            try writer.finish()
+            try file.commit()
+            progress?.finish()
+        } catch {
+            file.abort()
+            throw error
+        }
+        return Summary(objects: items.count, bytes: manifest.totalBytes, format: format, compression: compression, notes: notes)
+    }
+
+    /// The files to archive, sorted by entry path, and the parts they belong to.
+    private func gather(notes: inout [String]) throws -> ([ArchiveItem], [ArchiveManifest.Part]) {
+        var items: [ArchiveItem] = []
+        var parts: [ArchiveManifest.Part] = []
+        func addBucket(_ directory: String, prefix: String) throws {
+            try checkOutputOutside(directory)
+            let scan = try BucketScanner(root: directory, prefix: prefix, filter: filter).scan()
+            items += scan.items
+            parts.append(ArchiveManifest.Part(role: .bucket, path: prefix, blobStore: scan.blobStore))
+            notes += scan.skipped.map { "\($0): skipped (not a regular file; links are never followed)" }
+        }
+        func addFile(_ path: String, role: ArchiveManifest.Part.Role) throws {
+            var status = stat()
+            guard stat(path, &status) == 0 else {
+                throw InputError(file: path, message: "cannot open: \(String(cString: strerror(errno)))")
+            }
+            guard (status.st_mode & S_IFMT) == S_IFREG else { throw InputError(file: path, message: "is not a regular file") }
+            let name = String(path.split(separator: "/").last ?? Substring(path))
+            let entryPath = "\(role.rawValue)/\(name)"
+            items.append(
+                ArchiveItem(
+                    path: entryPath, name: name, file: path, size: Int64(status.st_size),
+                    modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec))))
+            parts.append(ArchiveManifest.Part(role: role, path: entryPath))
+        }
+        switch source {
+        case .bucket(let directory):
+            try addBucket(directory, prefix: "")
+        case .backup(let dump, let rules, let bucket):
+            try addFile(dump, role: .dump)
+            if let rules { try addFile(rules, role: .rules) }
+            if let bucket { try addBucket(bucket, prefix: "bucket/") }
+        }
+        items.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        return (items, parts)
+    }
+
+    /// Refuses an output inside the bucket (the archive would contain itself).
+    private func checkOutputOutside(_ directory: String) throws {
+        guard output != "-", let bucket = realpath(directory, nil) else { return }
+        defer { free(bucket) }
+        let parent = output.contains("/") ? String(output[..<output.lastIndex(of: "/")!]) : "."
+        guard let target = realpath(parent.isEmpty ? "/" : parent, nil) else { return }
+        defer { free(target) }
+        let bucketPath = String(cString: bucket)
+        let targetPath = String(cString: target)
+        if targetPath == bucketPath || targetPath.hasPrefix(bucketPath.hasSuffix("/") ? bucketPath : bucketPath + "/") {
+            throw UsageError("the output \(output) is inside the bucket \(directory); write it somewhere else")
+        }
+    }
+
+    /// Writes the manifest as the first entry.
+    private func writeManifest(_ manifest: ArchiveManifest, to writer: ArchiveWriter) throws {
+        let bytes = MemoryByteSink()
+        try manifest.write(to: JSONWriter(sink: bytes, options: .init(pretty: true)))
+        try writer.begin(ArchiveEntry(path: ArchiveManifest.entryName, size: Int64(bytes.bytes.count), modificationTime: manifest.created))
+        try bytes.bytes.withUnsafeBytes { try writer.write($0) }
+    }
+
+    /// Streams one file into the archive, checking that it still is what was listed and hashed.
+    private func copy(
+        _ item: ArchiveItem, metadata: BlobMetadata, checkingHash: Bool, to writer: ArchiveWriter, buffer: UnsafeMutableRawBufferPointer,
+        progress: ArchiveProgress?
+    ) throws {
+        let descriptor = open(item.file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw InputError(file: item.file, message: "cannot open: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, Int64(status.st_size) == item.size,
+            Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)) == item.modificationTime
+        else {
+            throw InputError(
+                file: item.file, message: "changed while being archived (size or modification time differ from the first pass)")
+        }
+        try writer.begin(
+            ArchiveEntry(
+                path: item.path, size: item.size, modificationTime: item.modificationTime,
+                extendedAttributes: Self.extendedAttributes(metadata)))
+        var sha256 = checkingHash ? SHA256() : nil
+        var remaining = item.size
+        while remaining > 0 {
+            let count = read(descriptor, buffer.baseAddress, Int(min(Int64(buffer.count), remaining)))
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw InputError(file: item.file, message: "cannot read: \(String(cString: strerror(errno)))") }
+            guard count > 0 else {
+                throw InputError(file: item.file, message: "changed while being archived (ended \(remaining) bytes early)")
+            }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+            sha256?.update(bufferPointer: chunk)
+            try writer.write(chunk)
+            remaining -= Int64(count)
+            progress?.add(bytes: count)
+        }
+        if let sha256, ObjectDigest.hex(sha256.finalize()) != metadata.sha256 {
+            throw InputError(file: item.file, message: "does not match the SHA-256 in its metadata sidecar; the blob store is inconsistent")
+        }
+        progress?.fileDone()
+    }
+
+    /// The metadata as `user.dumpkit.*` extended attributes, for tools that keep them (pax `SCHILY.xattr`).
+    static func extendedAttributes(_ metadata: BlobMetadata) -> [ExtendedAttribute] {
+        var attributes: [ExtendedAttribute] = []
+        func add(_ name: String, _ value: String?) {
+            if let value { attributes.append(ExtendedAttribute(name: "user.dumpkit.\(name)", text: value)) }
+        }
+        add("contentType", metadata.contentType)
+        add("sha256", metadata.sha256)
+        add("md5", metadata.md5)
+        add("crc32c", metadata.crc32c)
+        add("cacheControl", metadata.cacheControl)
+        add("contentDisposition", metadata.contentDisposition)
+        add("contentEncoding", metadata.contentEncoding)
+        add("contentLanguage", metadata.contentLanguage)
+        // Keys that would need escaping in a pax record or an attribute name stay in the manifest only.
+        for key in metadata.customMetadata.keys.sorted() where !key.isEmpty && key.utf8.allSatisfy(Self.isPlainKeyByte) {
+            add("metadata.\(key)", metadata.customMetadata[key])
+        }
+        return attributes
+    }
+
+    private static func isPlainKeyByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+            true
+        default: false
+        }
+    }
+}
+
+extension OutputFile: ArchiveSink {}

@@ -1,0 +1,112 @@
+import ArchiveKit
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// One file to put into an archive: where it is on disk and under which entry path it goes.
+struct ArchiveItem: Sendable {
+    /// The entry path in the archive (`v1/a.jpg`, `bucket/v1/a.jpg`, `dump/backup.json.gz`).
+    var path: String
+    /// The object name within its part (the bucket-relative name, or the file name of a dump).
+    var name: String
+    /// The file on disk.
+    var file: String
+    var size: Int64
+    var modificationTime: Timestamp
+    /// The blob store's metadata sidecar for the object, when there is one.
+    var sidecar: String?
+}
+
+/// Lists the objects of a bucket directory: every regular file below it, by name.
+///
+/// A DumpKit blob store keeps its metadata under `.dumpkit/` (sidecars in `.dumpkit/meta/<name>.json`);
+/// that folder is not an object, and neither is a manifest left at the top by an extraction. Symbolic
+/// links and special files are skipped and reported: they are not objects and are never followed.
+struct BucketScanner {
+    /// The bucket directory.
+    let root: String
+    /// Prepended to every object name to make its entry path (`""` or `"bucket/"`).
+    let prefix: String
+    let filter: PathFilter
+
+    /// What a scan found.
+    struct Result {
+        var items: [ArchiveItem]
+        /// Whether the bucket is a DumpKit blob store (it has `.dumpkit/meta`).
+        var blobStore: Bool
+        /// Paths that are not objects (links, devices), for a note.
+        var skipped: [String]
+    }
+
+    /// The metadata folder of a blob store, relative to its root.
+    static let metadataFolder = ".dumpkit/meta"
+
+    /// Walks the bucket; fails when it is not a readable directory or a name is not UTF-8.
+    func scan() throws -> Result {
+        var status = stat()
+        guard stat(root, &status) == 0 else { throw InputError(file: root, message: "cannot open: \(String(cString: strerror(errno)))") }
+        guard (status.st_mode & S_IFMT) == S_IFDIR else {
+            throw InputError(file: root, message: "not a directory (a bucket must be a directory)")
+        }
+        let blobStore = stat(join(root, Self.metadataFolder), &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+        var result = Result(items: [], blobStore: blobStore, skipped: [])
+        // Directories still to read, relative to the root ("" for the root). Each is opened only when
+        // its turn comes, so wide trees do not hold a descriptor per directory.
+        var pending = [""]
+        while let relative = pending.popLast() {
+            let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (relative.isEmpty ? 0 : O_NOFOLLOW)
+            let descriptor = open(join(root, relative), flags)
+            guard descriptor >= 0, let stream = fdopendir(descriptor) else {
+                let code = errno
+                if descriptor >= 0 { close(descriptor) }
+                throw InputError(file: join(root, relative), message: "cannot read the directory: \(String(cString: strerror(code)))")
+            }
+            defer { closedir(stream) }
+            while true {
+                errno = 0
+                guard let entry = readdir(stream) else {
+                    if errno != 0 {
+                        throw InputError(
+                            file: join(root, relative), message: "cannot read the directory: \(String(cString: strerror(errno)))")
+                    }
+                    break
+                }
+                let rawName = withUnsafeBytes(of: entry.pointee.d_name) { bytes in Array(bytes.prefix(while: { $0 != 0 })) }
+                if rawName == [0x2E] || rawName == [0x2E, 0x2E] { continue }
+                guard let name = String(validating: rawName, as: UTF8.self) else {
+                    throw InputError(
+                        file: join(root, relative),
+                        message:
+                            "an object name is not valid UTF-8: \(rawName.map { $0 < 0x80 ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16) }.joined())"
+                    )
+                }
+                let objectName = relative.isEmpty ? name : relative + "/" + name
+                if relative.isEmpty && (name == ".dumpkit" || name == ArchiveManifest.entryName) { continue }
+                guard fstatat(dirfd(stream), name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
+                    throw InputError(file: join(root, objectName), message: "cannot inspect: \(String(cString: strerror(errno)))")
+                }
+                switch status.st_mode & S_IFMT {
+                case S_IFDIR:
+                    pending.append(objectName)
+                case S_IFREG:
+                    guard filter.matches(objectName) else { continue }
+                    result.items.append(
+                        ArchiveItem(
+                            path: prefix + objectName, name: objectName, file: join(root, objectName), size: Int64(status.st_size),
+                            modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)),
+                            sidecar: blobStore ? join(root, "\(Self.metadataFolder)/\(objectName).json") : nil))
+                default:
+                    result.skipped.append(join(root, objectName))
+                }
+            }
+        }
+        return result
+    }
+
+    private func join(_ directory: String, _ name: String) -> String {
+        name.isEmpty ? directory : directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}

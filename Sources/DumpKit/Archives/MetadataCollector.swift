@@ -1,0 +1,146 @@
+import ArchiveKit
+import Dispatch
+import Foundation
+import JSONStream
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Works out the metadata of every item before anything is archived (the manifest comes first), on
+/// several threads: from the blob store's sidecar when it matches the file, else by reading the file
+/// once in 1 MiB blocks (SHA-256, MD5, CRC-32C, content type from magic bytes or extension).
+struct MetadataCollector {
+    /// Worker threads.
+    let threads: Int
+
+    /// The metadata of one item, and whether its hashes come from a sidecar (and so still need a check).
+    struct Collected: Sendable {
+        var metadata: BlobMetadata
+        var fromSidecar: Bool
+    }
+
+    /// Collects the metadata of `items`, in their order; `notes` receives remarks such as stale sidecars.
+    func collect(_ items: [ArchiveItem], progress: ArchiveProgress?, notes: inout [String]) throws -> [Collected] {
+        let state = SharedState(count: items.count)
+        DispatchQueue.concurrentPerform(iterations: max(1, min(threads, items.count))) { _ in
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            while let index = state.nextIndex() {
+                do {
+                    let (collected, note) = try Self.metadata(of: items[index], buffer: buffer, progress: progress)
+                    state.store(collected, note: note, at: index)
+                    progress?.fileDone()
+                } catch {
+                    state.fail(error)
+                }
+            }
+        }
+        if let error = state.failure { throw error }
+        notes += state.notes
+        return state.results.map { $0! }
+    }
+
+    /// The metadata of one item.
+    private static func metadata(of item: ArchiveItem, buffer: UnsafeMutableRawBufferPointer, progress: ArchiveProgress?) throws -> (
+        Collected, String?
+    ) {
+        var stored: BlobMetadata?
+        var note: String?
+        if let sidecar = item.sidecar, let bytes = try readSidecar(sidecar) {
+            do {
+                var metadata = try BlobMetadata(json: try JSONReader(bytes: bytes).readValue())
+                metadata.name = item.name
+                if metadata.updated == nil { metadata.updated = item.modificationTime.milliseconds }
+                if metadata.size == item.size {
+                    progress?.add(bytes: Int(item.size))
+                    return (Collected(metadata: metadata, fromSidecar: true), nil)
+                }
+                note = "\(item.file): the metadata sidecar says \(metadata.size) bytes, the file has \(item.size); hashes recomputed"
+                stored = metadata
+            } catch {
+                note = "\(sidecar): not valid metadata (\(error)); hashes and content type recomputed"
+            }
+        }
+        let digest = try hash(item, buffer: buffer, progress: progress)
+        let (sha256, md5, crc32c) = digest.finalize()
+        var metadata =
+            stored
+            ?? BlobMetadata(
+                name: item.name, size: item.size, contentType: ContentTypeGuess.contentType(name: item.name, head: digest.head),
+                sha256: sha256, md5: md5, crc32c: crc32c, updated: item.modificationTime.milliseconds)
+        metadata.size = item.size
+        metadata.sha256 = sha256
+        metadata.md5 = md5
+        metadata.crc32c = crc32c
+        return (Collected(metadata: metadata, fromSidecar: false), note)
+    }
+
+    /// Reads the file of `item` once and hashes it.
+    private static func hash(_ item: ArchiveItem, buffer: UnsafeMutableRawBufferPointer, progress: ArchiveProgress?) throws -> ObjectDigest
+    {
+        let descriptor = open(item.file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw InputError(file: item.file, message: "cannot open: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var digest = ObjectDigest()
+        while true {
+            let count = read(descriptor, buffer.baseAddress, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw InputError(file: item.file, message: "cannot read: \(String(cString: strerror(errno)))") }
+            if count == 0 { break }
+            digest.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            progress?.add(bytes: count)
+        }
+        guard digest.size == item.size else {
+            throw InputError(
+                file: item.file, message: "changed while being archived (\(item.size) bytes when listed, \(digest.size) when read)")
+        }
+        return digest
+    }
+
+    /// The bytes of a sidecar, or `nil` when the object has none.
+    private static func readSidecar(_ path: String) throws -> [UInt8]? {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            if access(path, F_OK) != 0 && errno == ENOENT { return nil }
+            throw InputError(file: path, message: "cannot read the metadata sidecar")
+        }
+        return Array(data)
+    }
+}
+
+/// The work queue and results shared by the collector's threads.
+private final class SharedState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var next = 0
+    private let count: Int
+    private(set) var results: [MetadataCollector.Collected?]
+    private(set) var notes: [String] = []
+    private(set) var failure: Error?
+
+    init(count: Int) {
+        self.count = count
+        results = Array(repeating: nil, count: count)
+    }
+
+    /// The next item to work on, or `nil` when all are taken or one failed.
+    func nextIndex() -> Int? {
+        lock.withLock {
+            guard failure == nil, next < count else { return nil }
+            next += 1
+            return next - 1
+        }
+    }
+
+    func store(_ collected: MetadataCollector.Collected, note: String?, at index: Int) {
+        lock.withLock {
+            results[index] = collected
+            if let note { notes.append(note) }
+        }
+    }
+
+    func fail(_ error: Error) {
+        lock.withLock { if failure == nil { failure = error } }
+    }
+}

@@ -1,0 +1,39 @@
+import Crypto
+
+/// The hashes buckets report for an object (SHA-256, MD5, CRC-32C), computed over its bytes as they stream by.
+struct ObjectDigest {
+    private var sha256 = SHA256()
+    private var md5 = Insecure.MD5()
+    private var crc32c = CRC32C()
+    /// Bytes seen so far.
+    private(set) var size: Int64 = 0
+    /// The first bytes, for recognising the content type.
+    private(set) var head: [UInt8] = []
+
+    /// Adds the next bytes of the object.
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        if head.count < MediaType.sniffLength {
+            head += bytes.prefix(MediaType.sniffLength - head.count)
+        }
+        sha256.update(bufferPointer: bytes)
+        md5.update(bufferPointer: bytes)
+        crc32c.update(bytes)
+        size += Int64(bytes.count)
+    }
+
+    /// The hashes in the forms `BlobMetadata` keeps: SHA-256 in lowercase hex, MD5 and CRC-32C in base64.
+    func finalize() -> (sha256: String, md5: String, crc32c: String) {
+        (Self.hex(sha256.finalize()), Base64.encode(Array(md5.finalize())), crc32c.base64)
+    }
+
+    /// Lowercase hex of a digest.
+    static func hex(_ digest: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in digest {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

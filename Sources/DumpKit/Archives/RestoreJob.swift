@@ -1,0 +1,150 @@
+import ArchiveKit
+import Crypto
+import JSONStream
+
+/// `dumpkit restore`: extracts an archive into a destination directory with `SafeExtractor`, so nothing is
+/// ever written outside it, and puts back the metadata sidecars of blob stores.
+///
+/// When the archive has a manifest, every file's size and SHA-256 are checked against it before the file
+/// is renamed into place (libarchive's zstd frames carry no checksum, so a changed byte in an incompressible
+/// block would otherwise go unnoticed); with `verify`, its MD5 and CRC-32C too, entries missing from the
+/// manifest are refused and objects missing from the archive are reported. Entries that are refused or do
+/// not match are reported by name and leave their targets as they were; an error of the archive, a limit
+/// or the file system stops the run (the file being written is removed, the ones before it stay complete).
+/// A backup set restores as `dump/<file>`, `rules/<file>` and `bucket/<objects>` under the destination.
+public struct RestoreJob {
+    public var archive: String
+    public var destination: String
+    /// Also check MD5 and CRC-32C, refuse entries the manifest does not list and report missing objects.
+    public var verify = false
+    public var overwrite: SafeExtractor.OverwritePolicy = .ifDifferent
+    /// Restore only entries whose (cleaned) path matches one of these globs; all when empty.
+    public var only: [String] = []
+    public var limits: ExtractionLimits = .standard
+
+    public init(archive: String, destination: String) {
+        self.archive = archive
+        self.destination = destination
+    }
+
+    /// What a run did.
+    public struct Report: Sendable {
+        public var written = 0
+        public var unchanged = 0
+        public var kept = 0
+        /// Data bytes of the files written.
+        public var bytes: Int64 = 0
+        public var sidecars = 0
+        public var hasManifest = false
+        /// Entries not restored, and objects that should have been there.
+        public var problems: [VerifyJob.Problem] = []
+        /// Remarks for people (prefixes removed from entry paths).
+        public var notes: [String] = []
+    }
+
+    /// Restores the archive.
+    public func run(progress: ArchiveProgress? = nil) throws -> Report {
+        let input = try ArchiveInput(path: archive)
+        let manifest = input.manifest
+        let extractor = try SafeExtractor(destination: destination, overwrite: overwrite, limits: limits)
+        let filter = PathFilter(include: only)
+        var report = Report(hasManifest: manifest != nil)
+        var seen = Set<String>()
+        var removedPrefixes = 0
+        progress?.begin("restoring", totalFiles: manifest?.objects.count, totalBytes: input.reader.fileSize)
+        defer { progress?.finish() }
+
+        while let entry = try input.nextEntry() {
+            let cleaned = try? EntryPath(sanitizing: entry.path)
+            guard filter.matches(cleaned?.description ?? entry.path) else { continue }
+            if cleaned?.removedPrefix != nil { removedPrefixes += 1 }
+            let object = manifest?.object(at: entry.path)
+            if object != nil { seen.insert(entry.path) }
+
+            // SHA-256 always (the manifest's hash), the other two when verifying.
+            var sha256: SHA256? = object != nil && !verify ? SHA256() : nil
+            var digest: ObjectDigest? = object != nil && verify ? ObjectDigest() : nil
+            var size: Int64 = 0
+            let outcome = try extractor.extract(
+                entry, from: input.reader,
+                observe: { chunk in
+                    size += Int64(chunk.count)
+                    sha256?.update(bufferPointer: chunk)
+                    digest?.update(chunk)
+                },
+                approve: {
+                    Self.disagreement(size: size, sha256: sha256, digest: digest, object: object, verifying: verify && manifest != nil)
+                })
+            progress?.set(bytes: input.reader.compressedBytesRead)
+            switch outcome {
+            case .written:
+                report.written += 1
+                report.bytes += size
+            case .unchanged: report.unchanged += 1
+            case .kept: report.kept += 1
+            case .refused(let reason):
+                report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: \(reason)"))
+            }
+            if entry.kind == .file { progress?.fileDone() }
+            if let object, let manifest, outcome == .written || outcome == .unchanged {
+                try restoreSidecar(object, manifest: manifest, extractor: extractor, report: &report)
+            }
+        }
+        if verify, let manifest {
+            for object in manifest.objects where !seen.contains(object.path) && filter.matches(object.path) {
+                report.problems.append(VerifyJob.Problem(path: object.path, message: "missing: listed in the manifest, not in the archive"))
+            }
+        }
+        if removedPrefixes > 0 {
+            report.notes.append(
+                "removed leading '/', drive or UNC prefixes from \(removedPrefixes) entry paths (restored inside \(destination))")
+        }
+        return report
+    }
+
+    /// Why a file must not be moved into place (it disagrees with its manifest object), or `nil`.
+    private static func disagreement(
+        size: Int64, sha256: SHA256?, digest: ObjectDigest?, object: ArchiveManifest.Object?, verifying: Bool
+    ) -> String? {
+        guard let object else { return verifying ? "not in the manifest, so it cannot be verified" : nil }
+        let expected = object.metadata
+        if size != expected.size { return "size \(size) bytes, the manifest says \(expected.size) (truncated or altered)" }
+        let actual =
+            digest?.finalize() ?? (
+                sha256: sha256.map { ObjectDigest.hex($0.finalize()) } ?? expected.sha256, md5: expected.md5, crc32c: expected.crc32c
+            )
+        if actual.sha256 != expected.sha256 { return "SHA-256 \(actual.sha256) does not match the manifest's \(expected.sha256)" }
+        if actual.md5 != expected.md5 { return "MD5 \(actual.md5) does not match the manifest's \(expected.md5)" }
+        if actual.crc32c != expected.crc32c { return "CRC-32C \(actual.crc32c) does not match the manifest's \(expected.crc32c)" }
+        return nil
+    }
+
+    /// Writes the metadata sidecar of an object of a blob store: `<part>.dumpkit/meta/<name>.json`.
+    private func restoreSidecar(_ object: ArchiveManifest.Object, manifest: ArchiveManifest, extractor: SafeExtractor, report: inout Report)
+        throws
+    {
+        guard let part = manifest.bucketPart(containing: object.path), part.blobStore else { return }
+        var components =
+            part.path.split(separator: "/").map(String.init) + BucketScanner.metadataFolder.split(separator: "/").map(String.init)
+        components += object.metadata.name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        components[components.count - 1] += ".json"
+        let path: EntryPath
+        do {
+            path = try EntryPath(components: components)
+        } catch {
+            report.problems.append(VerifyJob.Problem(path: object.path, message: "metadata sidecar not restored: \(error.reason)"))
+            return
+        }
+        let bytes = MemoryByteSink()
+        let writer = JSONWriter(sink: bytes)
+        try writer.value(object.metadata.jsonValue)
+        try writer.raw("\n")
+        try writer.flush()
+        switch try extractor.writeFile(at: path, contents: bytes.bytes) {
+        case .written, .unchanged: report.sidecars += 1
+        case .kept: break
+        case .refused(let reason):
+            report.problems.append(VerifyJob.Problem(path: object.path, message: "metadata sidecar not restored: \(reason)"))
+        }
+    }
+}

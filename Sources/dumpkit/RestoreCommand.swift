@@ -1,0 +1,69 @@
+import ArchiveKit
+import ArgumentParser
+import DumpKit
+
+/// `dumpkit restore`: an archive into a directory, never outside it.
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Extract an archive into a directory safely, with its blob-store metadata.",
+        discussion: """
+            Nothing is written outside DEST: leading / and drive prefixes are removed, paths with .. are refused, \
+            links in DEST are never followed, symbolic links are created only when they point below themselves, \
+            hard links only to files inside DEST, devices and fifos never, and setuid/setgid bits are dropped. \
+            Each file is written under a temporary name and renamed when complete (and, with a manifest, only \
+            when its size and SHA-256 match), so an interrupted restore can simply be run again. Refused \
+            entries are printed and the exit code is 1.
+
+            Examples:
+              dumpkit restore bucket.tar.zst restored/ --verify
+              dumpkit restore backup.tar.zst /srv/restore --only 'bucket/v1/*' --overwrite never
+            """
+    )
+
+    @Argument(help: "The archive, or - for standard input.")
+    var archive: String
+
+    @Argument(help: "The destination directory (created if missing).")
+    var destination: String
+
+    @Flag(
+        help:
+            "Also check MD5 and CRC-32C (size and SHA-256 are always checked against the manifest), refuse entries it does not list and report missing objects."
+    )
+    var verify = false
+
+    @Option(help: "When a file exists: never, if-different (default) or always replace it.")
+    var overwrite: SafeExtractor.OverwritePolicy = .ifDifferent
+
+    @Option(help: "Restore only entries whose path matches this glob (repeatable; * also matches /).")
+    var only: [String] = []
+
+    @Option(help: "Stop when the archive's data exceeds this many bytes (default: no limit).")
+    var maxBytes: Int64?
+
+    @Option(help: "Stop when the archive has more entries than this.")
+    var maxEntries: Int = 10_000_000
+
+    @Option(help: "Stop when data expands to more than this many times the archive bytes read (0: no limit).")
+    var maxRatio: Double = 1000
+
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        try reportingErrors {
+            var job = RestoreJob(archive: archive, destination: destination)
+            job.verify = verify
+            job.overwrite = overwrite
+            job.only = only
+            job.limits = ExtractionLimits(maxBytes: maxBytes, maxEntries: maxEntries, maxRatio: maxRatio > 0 ? maxRatio : nil)
+            let report = try job.run(progress: common.archiveProgress())
+            report.notes.forEach(common.note)
+            common.note(
+                "restored \(archive) to \(destination): \(report.written) written (\(ProgressMeter.format(bytes: report.bytes))), "
+                    + "\(report.unchanged) unchanged, \(report.kept) kept, \(report.problems.count) problems"
+                    + (report.sidecars > 0 ? ", \(report.sidecars) metadata sidecars" : ""))
+            try common.report(report.problems, in: archive, doing: "restoring")
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import DumpKit
+
+/// `dumpkit verify`: every entry of an archive against its manifest.
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Read every entry of an archive and check it against the manifest.",
+        discussion: """
+            Each file's size, SHA-256, MD5 and CRC-32C must match the manifest, every object must be there once \
+            and nothing else. Problems (a changed byte, a missing, extra or truncated entry, a path restore would \
+            refuse) are printed by name and the exit code is 1. Archives without a manifest (from tar, bsdtar, \
+            zip) are read to the end, which checks their compression and zip CRCs.
+
+            Example:
+              dumpkit verify bucket.tar.zst
+            """
+    )
+
+    @Argument(help: "The archive, or - for standard input.")
+    var archive: String
+
+    @OptionGroup var common: CommonOptions
+
+    func run() throws {
+        try reportingErrors {
+            let report = try VerifyJob(archive: archive).run(progress: common.archiveProgress())
+            try common.report(report.problems, in: archive, doing: "verifying")
+            print(
+                report.hasManifest
+                    ? "\(archive): OK, \(report.entries) entries (\(ProgressMeter.format(bytes: report.bytes))) match the manifest"
+                    : "\(archive): OK, \(report.entries) entries (\(ProgressMeter.format(bytes: report.bytes))) read completely; no manifest, so no hashes to compare"
+            )
+        }
+    }
+}

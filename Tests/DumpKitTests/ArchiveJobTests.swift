@@ -1,0 +1,197 @@
+import ArchiveKit
+import Foundation
+import JSONStream
+import TestSupport
+import XCTest
+
+@testable import DumpKit
+
+final class ArchiveJobTests: XCTestCase {
+    private var directory: TemporaryDirectory!
+
+    override func setUpWithError() throws {
+        directory = try TemporaryDirectory()
+    }
+
+    override func tearDown() {
+        directory = nil
+    }
+
+    private let image = "v1/todolist/-Ka/image1/1479566994988"
+    private let record = "v1/todolist/-Ka/revisions/1.json"
+    private let note = "notes/買い物.txt"
+
+    func testTheManifestComesFirstWithEveryObjectsMetadata() throws {
+        let bucket = try ArchiveTestBucket(at: directory.path("bucket"))
+        let output = directory.path("b.tar.zst")
+        let summary = try archiveBucket(bucket.root, to: output)
+        XCTAssertEqual(summary.objects, 3)
+        XCTAssertEqual(summary.format, .tar)
+        XCTAssertEqual(summary.compression, .zstd)
+
+        let reader = try ArchiveReader(path: output)
+        XCTAssertEqual(try reader.nextEntry()?.path, ArchiveManifest.entryName)
+        let (manifest, entries) = try readArchiveContents(output)
+        let m = try XCTUnwrap(manifest)
+        XCTAssertEqual(m.kind, .bucket)
+        XCTAssertEqual(m.toolVersion, DumpKitVersion.string)
+        XCTAssertEqual(m.created, Timestamp(seconds: 1_500_000_000))
+        XCTAssertEqual(m.parts, [ArchiveManifest.Part(role: .bucket, path: "", blobStore: false)])
+        // Sorted by the bytes of the name, as buckets list them.
+        XCTAssertEqual(m.objects.map(\.path), [note, image, record])
+        XCTAssertEqual(entries.map(\.0.path), [note, image, record])
+        XCTAssertEqual(m.object(at: image)?.metadata, bucket.metadata(image, contentType: "image/jpeg"))
+        XCTAssertEqual(m.object(at: record)?.metadata, bucket.metadata(record, contentType: "application/json"))
+        XCTAssertEqual(m.object(at: note)?.metadata, bucket.metadata(note, contentType: "text/plain"))
+        for (entry, data) in entries {
+            XCTAssertEqual(data, ArchiveTestBucket.contents[entry.path])
+            XCTAssertEqual(entry.modificationTime, Timestamp(seconds: ArchiveTestBucket.times[entry.path]!))
+            XCTAssertEqual(entry.permissions, 0o644)
+            XCTAssertEqual(
+                entry.extendedAttribute("user.dumpkit.sha256").map { String(decoding: $0, as: UTF8.self) },
+                m.object(at: entry.path)?.metadata.sha256)
+        }
+    }
+
+    func testTheSameBucketGivesTheSameBytes() throws {
+        let bucket = try ArchiveTestBucket(at: directory.path("bucket"))
+        for name in ["a.tar.zst", "a.tar.gz", "a.tar.xz", "a.tar", "a.zip"] {
+            let first = directory.path("1-" + name)
+            let second = directory.path("2-" + name)
+            try archiveBucket(bucket.root, to: first, created: nil)
+            // Reading the files again (and touching their access times) changes nothing.
+            _ = try FileManager.default.contentsOfDirectory(atPath: bucket.root)
+            try archiveBucket(bucket.root, to: second, created: nil)
+            XCTAssertEqual(try contents(first), try contents(second), name)
+        }
+        // Without SOURCE_DATE_EPOCH the manifest's time is the newest object's.
+        XCTAssertEqual(try readArchiveContents(directory.path("1-a.tar")).0?.created, Timestamp(seconds: 1_479_600_000))
+    }
+
+    func testSourceDateEpochIsWholeSeconds() throws {
+        XCTAssertEqual(try ArchiveJob.sourceDateEpoch(in: ["SOURCE_DATE_EPOCH": "1700000000"]), Timestamp(seconds: 1_700_000_000))
+        XCTAssertNil(try ArchiveJob.sourceDateEpoch(in: [:]))
+        XCTAssertThrowsError(try ArchiveJob.sourceDateEpoch(in: ["SOURCE_DATE_EPOCH": "yesterday"]))
+    }
+
+    func testABlobStoresSidecarsProvideTheMetadataAndAreNotObjects() throws {
+        let bucket = try ArchiveTestBucket(at: directory.path("store"), blobStore: true)
+        let output = directory.path("s.tar")
+        let summary = try archiveBucket(bucket.root, to: output)
+        XCTAssertEqual(summary.notes, [])
+        let (manifest, entries) = try readArchiveContents(output)
+        let m = try XCTUnwrap(manifest)
+        XCTAssertEqual(m.parts, [ArchiveManifest.Part(role: .bucket, path: "", blobStore: true)])
+        XCTAssertEqual(entries.map(\.0.path), [note, image, record], "the .dumpkit folder is not archived")
+        let imageMetadata = try XCTUnwrap(m.object(at: image)?.metadata)
+        XCTAssertEqual(imageMetadata.customMetadata["firebaseStorageDownloadTokens"], "5f1c2d3e-token")
+        XCTAssertEqual(imageMetadata.cacheControl, "public, max-age=3600")
+        XCTAssertEqual(m.object(at: note)?.metadata.contentType, "text/plain; charset=utf-8")
+        XCTAssertEqual(m.object(at: record)?.metadata.contentType, "application/json", "no sidecar: guessed")
+        let imageEntry = try XCTUnwrap(entries.first { $0.0.path == image }?.0)
+        XCTAssertEqual(
+            imageEntry.extendedAttribute("user.dumpkit.metadata.firebaseStorageDownloadTokens").map { String(decoding: $0, as: UTF8.self) },
+            "5f1c2d3e-token")
+        XCTAssertEqual(
+            imageEntry.extendedAttribute("user.dumpkit.cacheControl").map { String(decoding: $0, as: UTF8.self) }, "public, max-age=3600")
+    }
+
+    func testAStaleSidecarKeepsItsMetadataButHashesAreRecomputed() throws {
+        let bucket = try ArchiveTestBucket(at: directory.path("store"), blobStore: true)
+        try bucket.writeSidecar(
+            image, contentType: "image/jpeg", custom: ["firebaseStorageDownloadTokens": "tok"], cacheControl: nil, size: 3)
+        let summary = try archiveBucket(bucket.root, to: directory.path("s.tar"))
+        XCTAssertEqual(summary.notes.count, 1)
+        XCTAssertTrue(summary.notes[0].contains("hashes recomputed"), summary.notes[0])
+        let metadata = try XCTUnwrap(try readArchiveContents(directory.path("s.tar")).0?.object(at: image)?.metadata)
+        XCTAssertEqual(metadata.size, 5004)
+        XCTAssertEqual(metadata.sha256, bucket.metadata(image, contentType: nil).sha256)
+        XCTAssertEqual(metadata.customMetadata, ["firebaseStorageDownloadTokens": "tok"])
+    }
+
+    func testASidecarThatLiesAboutTheContentFailsTheArchive() throws {
+        let bucket = try ArchiveTestBucket(at: directory.path("store"), blobStore: true)
+        // Same size, different bytes: only the second pass's SHA-256 check can tell.
+        var bytes = ArchiveTestBucket.contents[image]!
+        bytes[100] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: bucket.root + "/" + image))
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: 1_479_566_994)], ofItemAtPath: bucket.root + "/" + image)
+        let output = directory.path("s.tar")
+        XCTAssertThrowsError(try archiveBucket(bucket.root, to: output)) { error in
+            XCTAssertTrue("\(error)".contains("does not match the SHA-256 in its metadata sidecar"), "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output), "no partial archive")
+    }
+
+    func testIncludeAndExcludeChooseObjects() throws {
+        let bucket = try ArchiveTestBucket(at: directory.path("bucket"))
+        try archiveBucket(bucket.root, to: directory.path("i.tar")) { $0.filter = PathFilter(include: ["v1/*"], exclude: ["*.json"]) }
+        XCTAssertEqual(try readArchiveContents(directory.path("i.tar")).1.map(\.0.path), [image])
+        try archiveBucket(bucket.root, to: directory.path("j.tar")) { $0.filter = PathFilter(exclude: ["v1/todolist"]) }
+        XCTAssertEqual(try readArchiveContents(directory.path("j.tar")).1.map(\.0.path), [note])
+    }
+
+    func testFormatAndCompressionFollowTheNameUnlessGiven() {
+        func resolved(_ output: String, _ format: ArchiveFormat? = nil, _ compression: CompressionFilter? = nil) -> String {
+            var job = ArchiveJob(source: .bucket("b"), output: output)
+            job.format = format
+            job.compression = compression
+            let (f, c) = job.resolvedFormat()
+            return "\(f) \(c)"
+        }
+        XCTAssertEqual(resolved("b.tar.zst"), "tar zstd")
+        XCTAssertEqual(resolved("b.tgz"), "tar gzip")
+        XCTAssertEqual(resolved("b.tar"), "tar none")
+        XCTAssertEqual(resolved("b.zip"), "zip gzip")
+        XCTAssertEqual(resolved("-"), "tar zstd")
+        XCTAssertEqual(resolved("b.bin", .zip, CompressionFilter.none), "zip none")
+        XCTAssertEqual(resolved("b.tar.zst", nil, .xz), "tar xz")
+    }
+
+    func testTheOutputMayNotBeInsideTheBucket() throws {
+        let bucket = try ArchiveTestBucket(at: directory.path("bucket"))
+        XCTAssertThrowsError(try archiveBucket(bucket.root, to: bucket.root + "/v1/self.tar.zst")) { error in
+            XCTAssertTrue(error is UsageError, "\(error)")
+        }
+    }
+
+    func testABackupSetHoldsTheDumpTheRulesAndTheBucket() throws {
+        let bucket = try ArchiveTestBucket(at: directory.path("store"), blobStore: true)
+        let dump = directory.path("backup.json.gz")
+        let rules = directory.path("database.rules.json")
+        try Data([0x1F, 0x8B, 0x08, 0x00]).write(to: URL(fileURLWithPath: dump))
+        try Data(#"{"rules":{}}"#.utf8).write(to: URL(fileURLWithPath: rules))
+        var job = ArchiveJob(source: .backup(dump: dump, rules: rules, bucket: bucket.root), output: directory.path("set.tar.zst"))
+        job.created = Timestamp(seconds: 1)
+        _ = try job.run()
+        let (manifest, entries) = try readArchiveContents(directory.path("set.tar.zst"))
+        let m = try XCTUnwrap(manifest)
+        XCTAssertEqual(m.kind, .backup)
+        XCTAssertEqual(
+            m.parts,
+            [
+                ArchiveManifest.Part(role: .dump, path: "dump/backup.json.gz"),
+                ArchiveManifest.Part(role: .rules, path: "rules/database.rules.json"),
+                ArchiveManifest.Part(role: .bucket, path: "bucket/", blobStore: true),
+            ])
+        XCTAssertEqual(
+            entries.map(\.0.path),
+            ["bucket/" + note, "bucket/" + image, "bucket/" + record, "dump/backup.json.gz", "rules/database.rules.json"])
+        XCTAssertEqual(m.object(at: "bucket/" + image)?.metadata.name, image)
+        XCTAssertEqual(m.object(at: "dump/backup.json.gz")?.metadata.contentType, "application/gzip")
+        XCTAssertEqual(m.object(at: "rules/database.rules.json")?.metadata.contentType, "application/json")
+    }
+
+    func testAMissingOrWrongSourceIsAClearInputError() throws {
+        let file = directory.path("file")
+        try Data([1]).write(to: URL(fileURLWithPath: file))
+        for (source, message) in [
+            (directory.path("nope"), "cannot open: No such file or directory"), (file, "not a directory (a bucket must be a directory)"),
+        ] {
+            XCTAssertThrowsError(try archiveBucket(source, to: directory.path("x.tar"))) { error in
+                XCTAssertEqual("\(error)", "\(source): \(message)")
+            }
+        }
+    }
+}
