@@ -39,9 +39,11 @@ The first command is DumpKit, the reference for ratios and checks. Placeholders
 in argv: {dumpkit}, {python}, {peers}, {in} (the dataset), {out} (a fresh
 output path: a file, or a directory when "output" is "dir"; it is deleted
 before each run). Optional per command: "stdout": "{out}" to capture standard
-output there, "requires": an executable that must be on PATH (otherwise the
-command is skipped and the table says so), "note": text for the notes,
-"ok_status": accepted exit statuses (default [0]). "check" is a function
+output there, "requires": an executable that must be on PATH, or "python:MODULE"
+for a module this Python must import (otherwise the command is skipped and the
+table says so), "note": text for the notes, "ok_status": accepted exit statuses
+(default [0]), "check": this command's check instead of the job's (None: none).
+"check" is a function
 (reference_path, output_path, parse) -> (equivalent, description), or None;
 `parse` is False above --max-check-size (compare cheaply or return None), and
 equivalent is True, False, or None for "not checked".
@@ -50,9 +52,12 @@ equivalent is True, False, or None for "not checked".
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import filecmp
+import importlib.util
 import json
+import multiprocessing
 import os
 import platform
 import shlex
@@ -196,6 +201,14 @@ def run_once(argv: list[str], stdout_path: str | None, log_path: str) -> tuple[i
     return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
+def run_check(check, reference: str, output: str, parse: bool) -> tuple[bool | None, str]:
+    """Runs a check in a fresh process. Parsing outputs in the harness would raise its peak RSS,
+    and Linux passes a parent's peak RSS on to every child (ru_maxrss survives fork and exec),
+    so later commands would report the harness's memory as theirs."""
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(check, reference, output, parse=parse).result()
+
+
 def remove(path: str) -> None:
     if os.path.isdir(path) and not os.path.islink(path):
         shutil.rmtree(path)
@@ -278,7 +291,8 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
         stdout = cmd["stdout"].format(out=rel(out)) if cmd.get("stdout") else None
         result = Result(job["name"], cmd["tool"], argv, stdout)
         need = cmd.get("requires")
-        if need and not shutil.which(need):
+        if need and not (importlib.util.find_spec(need[7:]) if need.startswith("python:")
+                         else shutil.which(need)):
             result.skipped = f"{need} not installed"
         results.append(result)
         outputs.append(out)
@@ -307,13 +321,14 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
 
     reference, ref_out = results[0], outputs[0]
     parse = path_size(input_path) <= args.max_check_size
-    for result, out in zip(results[1:], outputs[1:]):
-        if result.failed or result.skipped or not job.get("check"):
+    for cmd, result, out in zip(job["commands"][1:], results[1:], outputs[1:]):
+        check = cmd.get("check", job.get("check"))
+        if result.failed or result.skipped or not check:
             continue
         if reference.failed or not os.path.exists(ref_out):
             result.check = (None, "not checked: no DumpKit output")
             continue
-        result.check = job["check"](ref_out, out, parse=parse)
+        result.check = run_check(check, ref_out, out, parse)
         if result.check[0] is False:
             print(f"{job['name']}/{result.tool}: output NOT equivalent to DumpKit's: {result.check[1]}",
                   file=sys.stderr)
