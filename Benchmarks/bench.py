@@ -169,6 +169,39 @@ JOBS = [
 ]
 
 
+# migrate: the todolist v1 -> v2 plan.
+
+TODOLIST_PLAN = "schemas/todolist/plan.yaml"
+
+
+JOBS += [
+    {
+        "name": "migrate",
+        "dataset": "todolist",
+        "output": "file",
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "migrate", "{in}", "-o", "{out}", "--plan", TODOLIST_PLAN,
+                      "--on-error", "keep", "--rejects", "{out}.rejects.ndjson"]},
+            {"tool": "python json",
+             "argv": ["{python}", "{peers}/migrate_todolist.py", "{in}", "-o", "{out}"],
+             "note": "migrate/python json: json.load, the plan's operations written out in Python "
+                     "(values DumpKit rejects under --on-error keep are left as they were, as "
+                     "DumpKit does), json.dump(separators=(',', ':'), ensure_ascii=False); renamed "
+                     "keys keep their place, so the output is byte-identical to DumpKit's. The "
+                     "peers write no rejects file."},
+            {"tool": "jq",
+             "argv": ["jq", "-c", "-f", "{peers}/migrate_todolist.jq", "{in}"], "stdout": "{out}",
+             "requires": "jq",
+             "note": "migrate/jq: the same program in jq (renamed keys move to the end of the "
+                     "record, so only the parsed values match); it builds /v2/todolist with "
+                     "reduce, since map_values is quadratic in jq 1.6."},
+        ],
+        "check": json_equivalent,
+    },
+]
+
+
 # --------------------------------------------------------------------------
 # Measurement
 
