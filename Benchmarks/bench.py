@@ -169,9 +169,43 @@ JOBS = [
 ]
 
 
-# migrate: the todolist v1 -> v2 plan.
+# migrate and validate: the todolist v1 -> v2 plan, and JSON Schema validation of the records.
 
 TODOLIST_PLAN = "schemas/todolist/plan.yaml"
+TODOLIST_RECORDS = "/v1/todolist/{id}"
+TODOLIST_SCHEMA = f"{TODOLIST_RECORDS}=schemas/todolist/v1.schema.json".replace("{", "{{").replace("}", "}}")
+
+
+def same_invalid_records(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """DumpKit's `validate --format json` report and a peer's JSON list of error pointers name the
+    same invalid records. Only DumpKit's schema findings count (the peer does not check the
+    database's limits). Both are small, so they are parsed at every size."""
+    depth = TODOLIST_RECORDS.count("/")
+
+    def record(pointer: str) -> str:
+        return "/".join(pointer.split("/")[:depth + 1])
+    try:
+        with open(reference, "rb") as f:
+            report = json.load(f)
+        with open(output, "rb") as f:
+            pointers = json.load(f)
+    except ValueError as e:
+        return False, f"not JSON: {e}"
+    if report.get("truncated"):
+        return None, "not checked: DumpKit's findings were truncated (raise --max-findings)"
+    findings = report["findings"]
+    schema = {record(f["pointer"]) for f in findings if f["rule"].startswith("schema:")}
+    limits_only = {record(f["pointer"]) for f in findings} - schema
+    peer = {record(p) for p in pointers}
+    if schema == peer:
+        return True, (f"same {len(peer)} invalid records (schema findings; "
+                      f"{len(limits_only)} records with only limits findings not compared)")
+    return False, (f"different invalid records: {len(schema - peer)} only in DumpKit's, "
+                   f"{len(peer - schema)} only in the peer's, e.g. {sorted(schema ^ peer)[:3]}")
+
+
+def timing_reference(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    return None, "timing reference: validate's target is at most 2× this (× column ≥ 0.50)"
 
 
 JOBS += [
@@ -198,6 +232,34 @@ JOBS += [
                      "reduce, since map_values is quadratic in jq 1.6."},
         ],
         "check": json_equivalent,
+    },
+    {
+        "name": "validate",
+        "dataset": "errors",
+        "output": "file",
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "validate", "{in}", "--schema", TODOLIST_SCHEMA, "--format", "json",
+                      "--max-findings", "1000000000"],
+             "stdout": "{out}", "ok_status": [0, 1],
+             "note": "validate/dumpkit: exit status 1 (error findings) counts as success; "
+                     "--max-findings is raised from its default (1000) so that every finding "
+                     "is listed, as the peer lists every error."},
+            {"tool": "python jsonschema",
+             "argv": ["{python}", "{peers}/validate_jsonschema.py", "{in}", "--schema", TODOLIST_SCHEMA],
+             "stdout": "{out}", "ok_status": [0, 1], "requires": "python:jsonschema",
+             "note": "validate/python jsonschema: json.load, one Draft202012Validator, iter_errors "
+                     "over each record, a JSON list of error pointers. Equivalence is the set of "
+                     "invalid records: DumpKit's schema findings only, since DumpKit also checks "
+                     "the database's limits (forbidden key characters, depth, .value beside "
+                     "children), which JSON Schema does not express."},
+            {"tool": "dumpkit convert",
+             "argv": ["{dumpkit}", "convert", "{in}", "-o", "{out}"],
+             "check": timing_reference,
+             "note": "validate/dumpkit convert: the same file re-written by `dumpkit convert`, "
+                     "for the target that validate takes at most twice convert's time."},
+        ],
+        "check": same_invalid_records,
     },
 ]
 
