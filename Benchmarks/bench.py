@@ -40,10 +40,12 @@ in argv: {dumpkit}, {python}, {peers}, {in} (the dataset), {out} (a fresh
 output path: a file, or a directory when "output" is "dir"; it is deleted
 before each run), {cores} (usable CPUs). Optional per job: "prepare", a function
 (dataset_path, work_dir, dumpkit) -> path that makes the job's input from the
-dataset once, untimed (e.g. an archive for a restore job). Optional per command: "stdout": "{out}" to capture standard
-output there, "requires": an executable that must be on PATH (otherwise the
-command is skipped and the table says so), "note": text for the notes,
-"ok_status": accepted exit statuses (default [0]). "check" is a function
+dataset once, untimed (e.g. an archive for a restore job). Optional per command:
+"stdout": "{out}" to capture standard output there, "requires": an executable
+that must be on PATH, or "python:MODULE" for a module this Python must import
+(otherwise the command is skipped and the table says so), "note": text for the
+notes, "ok_status": accepted exit statuses (default [0]), "check": this
+command's check instead of the job's (None: none). "check" is a function
 (reference_path, output_path, parse) -> (equivalent, description), or None;
 `parse` is False above --max-check-size (compare cheaply or return None), and
 equivalent is True, False, or None for "not checked".
@@ -52,9 +54,12 @@ equivalent is True, False, or None for "not checked".
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import datetime
 import filecmp
+import importlib.util
 import json
+import multiprocessing
 import os
 import platform
 import shlex
@@ -277,6 +282,101 @@ JOBS.append({
 })
 
 
+# migrate and validate: the todolist v1 -> v2 plan, and JSON Schema validation of the records.
+
+TODOLIST_PLAN = "schemas/todolist/plan.yaml"
+TODOLIST_RECORDS = "/v1/todolist/{id}"
+TODOLIST_SCHEMA = f"{TODOLIST_RECORDS}=schemas/todolist/v1.schema.json".replace("{", "{{").replace("}", "}}")
+
+
+def same_invalid_records(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """DumpKit's `validate --format json` report and a peer's JSON list of error pointers name the
+    same invalid records. Only DumpKit's schema findings count (the peer does not check the
+    database's limits). Both are small, so they are parsed at every size."""
+    depth = TODOLIST_RECORDS.count("/")
+
+    def record(pointer: str) -> str:
+        return "/".join(pointer.split("/")[:depth + 1])
+    try:
+        with open(reference, "rb") as f:
+            report = json.load(f)
+        with open(output, "rb") as f:
+            pointers = json.load(f)
+    except ValueError as e:
+        return False, f"not JSON: {e}"
+    if report.get("truncated"):
+        return None, "not checked: DumpKit's findings were truncated (raise --max-findings)"
+    findings = report["findings"]
+    schema = {record(f["pointer"]) for f in findings if f["rule"].startswith("schema:")}
+    limits_only = {record(f["pointer"]) for f in findings} - schema
+    peer = {record(p) for p in pointers}
+    if schema == peer:
+        return True, (f"same {len(peer)} invalid records (schema findings; "
+                      f"{len(limits_only)} records with only limits findings not compared)")
+    return False, (f"different invalid records: {len(schema - peer)} only in DumpKit's, "
+                   f"{len(peer - schema)} only in the peer's, e.g. {sorted(schema ^ peer)[:3]}")
+
+
+def timing_reference(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    return None, "timing reference: validate's target is at most 2× this (× column ≥ 0.50)"
+
+
+JOBS += [
+    {
+        "name": "migrate",
+        "dataset": "todolist",
+        "output": "file",
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "migrate", "{in}", "-o", "{out}", "--plan", TODOLIST_PLAN,
+                      "--on-error", "keep", "--rejects", "{out}.rejects.ndjson"]},
+            {"tool": "python json",
+             "argv": ["{python}", "{peers}/migrate_todolist.py", "{in}", "-o", "{out}"],
+             "note": "migrate/python json: json.load, the plan's operations written out in Python "
+                     "(values DumpKit rejects under --on-error keep are left as they were, as "
+                     "DumpKit does), json.dump(separators=(',', ':'), ensure_ascii=False); renamed "
+                     "keys keep their place, so the output is byte-identical to DumpKit's. The "
+                     "peers write no rejects file."},
+            {"tool": "jq",
+             "argv": ["jq", "-c", "-f", "{peers}/migrate_todolist.jq", "{in}"], "stdout": "{out}",
+             "requires": "jq",
+             "note": "migrate/jq: the same program in jq (renamed keys move to the end of the "
+                     "record, so only the parsed values match); it builds /v2/todolist with "
+                     "reduce, since map_values is quadratic in jq 1.6."},
+        ],
+        "check": json_equivalent,
+    },
+    {
+        "name": "validate",
+        "dataset": "errors",
+        "output": "file",
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "validate", "{in}", "--schema", TODOLIST_SCHEMA, "--format", "json",
+                      "--max-findings", "1000000000"],
+             "stdout": "{out}", "ok_status": [0, 1],
+             "note": "validate/dumpkit: exit status 1 (error findings) counts as success; "
+                     "--max-findings is raised from its default (1000) so that every finding "
+                     "is listed, as the peer lists every error."},
+            {"tool": "python jsonschema",
+             "argv": ["{python}", "{peers}/validate_jsonschema.py", "{in}", "--schema", TODOLIST_SCHEMA],
+             "stdout": "{out}", "ok_status": [0, 1], "requires": "python:jsonschema",
+             "note": "validate/python jsonschema: json.load, one Draft202012Validator, iter_errors "
+                     "over each record, a JSON list of error pointers. Equivalence is the set of "
+                     "invalid records: DumpKit's schema findings only, since DumpKit also checks "
+                     "the database's limits (forbidden key characters, depth, .value beside "
+                     "children), which JSON Schema does not express."},
+            {"tool": "dumpkit convert",
+             "argv": ["{dumpkit}", "convert", "{in}", "-o", "{out}"],
+             "check": timing_reference,
+             "note": "validate/dumpkit convert: the same file re-written by `dumpkit convert`, "
+                     "for the target that validate takes at most twice convert's time."},
+        ],
+        "check": same_invalid_records,
+    },
+]
+
+
 # --------------------------------------------------------------------------
 # Measurement
 
@@ -307,6 +407,14 @@ def run_once(argv: list[str], stdout_path: str | None, log_path: str) -> tuple[i
         wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped
     return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def run_check(check, reference: str, output: str, parse: bool) -> tuple[bool | None, str]:
+    """Runs a check in a fresh process. Parsing outputs in the harness would raise its peak RSS,
+    and Linux passes a parent's peak RSS on to every child (ru_maxrss survives fork and exec),
+    so later commands would report the harness's memory as theirs."""
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(check, reference, output, parse=parse).result()
 
 
 def remove(path: str) -> None:
@@ -393,7 +501,8 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
         stdout = cmd["stdout"].format(out=rel(out)) if cmd.get("stdout") else None
         result = Result(job["name"], cmd["tool"], argv, stdout)
         need = cmd.get("requires")
-        if need and not shutil.which(need):
+        if need and not (importlib.util.find_spec(need[7:]) if need.startswith("python:")
+                         else shutil.which(need)):
             result.skipped = f"{need} not installed"
         results.append(result)
         outputs.append(out)
@@ -422,13 +531,14 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
 
     reference, ref_out = results[0], outputs[0]
     parse = path_size(input_path) <= args.max_check_size
-    for result, out in zip(results[1:], outputs[1:]):
-        if result.failed or result.skipped or not job.get("check"):
+    for cmd, result, out in zip(job["commands"][1:], results[1:], outputs[1:]):
+        check = cmd.get("check", job.get("check"))
+        if result.failed or result.skipped or not check:
             continue
         if reference.failed or not os.path.exists(ref_out):
             result.check = (None, "not checked: no DumpKit output")
             continue
-        result.check = job["check"](ref_out, out, parse=parse)
+        result.check = run_check(check, ref_out, out, parse)
         if result.check[0] is False:
             print(f"{job['name']}/{result.tool}: output NOT equivalent to DumpKit's: {result.check[1]}",
                   file=sys.stderr)
