@@ -121,6 +121,17 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(inline.tally.foreign, 1)
     }
 
+    func testPlanRecordCapturesNameObjects() throws {
+        var o = ExtractBlobs.Options()
+        o.naming = try BlobNameTemplate("todos/{id}/{field}.{ext}")
+        let extract = try ExtractBlobs(store: nil, options: o)
+        let out = try XCTUnwrap(try extract.transform(record()).first?.value?.objectValue)
+        XCTAssertEqual(out["image1"]?.objectValue?["path"], .string("todos/-Ka/image1.png"))
+        XCTAssertThrowsError(try extract.transform(Record(path: ["x"], value: .string(BlobFixtures.base64(jpeg))))) {
+            XCTAssertTrue("\($0)".contains("uses {id}, which no path pattern captured at /x"), "\($0)")
+        }
+    }
+
     func testDryRunCountsAndWritesNothing() throws {
         let extract = try ExtractBlobs(store: nil)
         let out = try extract.transform(record())

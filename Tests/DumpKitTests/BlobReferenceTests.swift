@@ -76,10 +76,14 @@ final class BlobReferenceTests: XCTestCase {
         o.bucket = "b"
         XCTAssertNoThrow(try ExtractBlobs.check(o))
         o.naming = try! BlobNameTemplate("{id}/{field}.{ext}")
-        XCTAssertThrowsError(try ExtractBlobs.check(o))
-        o.match = [try! PathPattern("/v1/todolist/{id}")]
+        // A plan's record pattern may capture {id}; the job's records only have --match captures.
         XCTAssertNoThrow(try ExtractBlobs.check(o))
+        XCTAssertThrowsError(try ExtractBlobsJob.check(o))
+        o.match = [try! PathPattern("/v1/todolist/{id}")]
+        XCTAssertNoThrow(try ExtractBlobsJob.check(o))
         o.match.append(try! PathPattern("/v1/other/*"))
+        XCTAssertThrowsError(try ExtractBlobsJob.check(o))
+        o.minimumBytes = 0
         XCTAssertThrowsError(try ExtractBlobs.check(o))
     }
 }

@@ -44,19 +44,14 @@ public struct ExtractBlobs: RecordTransformer {
         self.report = report
     }
 
-    /// Fails when options do not fit together: a URL style without a bucket, a template using a
-    /// capture that the `match` patterns do not make.
+    /// Fails when options do not fit together: a URL style without a bucket, a minimum below 1.
+    /// (Captures a name template uses may come from the record's pattern, so they are checked
+    /// when a file is named.)
     public static func check(_ options: Options) throws(UsageError) {
         if options.referenceStyle.needsBucket && (options.bucket ?? "").isEmpty {
             throw UsageError("--ref-style \(options.referenceStyle.rawValue) needs --bucket (the bucket of the download URLs)")
         }
         if options.minimumBytes < 1 { throw UsageError("--min-bytes must be at least 1") }
-        for capture in options.naming.captureNames {
-            if options.match.isEmpty { throw UsageError("name template '\(options.naming)' uses {\(capture)}, but no --match pattern captures it") }
-            for p in options.match where !p.captureNames.contains(capture) {
-                throw UsageError("name template '\(options.naming)' uses {\(capture)}, which --match '\(p)' does not capture")
-            }
-        }
     }
 
     public func transform(_ record: Record) throws -> [Record] {

@@ -33,9 +33,21 @@ public struct ExtractBlobsJob {
         public var staleTemporaryFilesRemoved: Int
     }
 
+    /// Fails when options do not fit together (see `ExtractBlobs.check`), or when the name template
+    /// uses a capture that some `--match` pattern does not make (records here have no other).
+    public static func check(_ options: ExtractBlobs.Options) throws(UsageError) {
+        try ExtractBlobs.check(options)
+        for capture in options.naming.captureNames {
+            if options.match.isEmpty { throw UsageError("name template '\(options.naming)' uses {\(capture)}, but no --match pattern captures it") }
+            for p in options.match where !p.captureNames.contains(capture) {
+                throw UsageError("name template '\(options.naming)' uses {\(capture)}, which --match '\(p)' does not capture")
+            }
+        }
+    }
+
     /// Runs against the directory store at `store`.
     public func run(progress: ProgressMeter? = nil) throws -> Summary {
-        try ExtractBlobs.check(options)
+        try Self.check(options)
         try Self.refuseSameFile(input, output)
         guard !dryRun else { return try run(store: nil, progress: progress) }
         let directory = try DirectoryBlobStore(directory: store, writable: true)
