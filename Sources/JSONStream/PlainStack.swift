@@ -1,0 +1,80 @@
+/// A growable array of plain values in manually managed memory, for the per-token bookkeeping of
+/// the reader, writer and sorter: appends, pops and element updates without the uniqueness checks
+/// and reference counting of `Array`.
+struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
+    private(set) var base: UnsafeMutablePointer<Element>
+    private(set) var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int = 16) {
+        self.capacity = max(4, capacity)
+        base = .allocate(capacity: self.capacity)
+    }
+
+    deinit { base.deallocate() }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The element at `i`, updated in place.
+    subscript(i: Int) -> Element {
+        @inline(__always)
+        unsafeAddress {
+            assert(i >= 0 && i < count)
+            return UnsafePointer(base + i)
+        }
+        @inline(__always)
+        nonmutating unsafeMutableAddress {
+            assert(i >= 0 && i < count)
+            return base + i
+        }
+    }
+
+    /// The last element, updated in place; the stack must not be empty.
+    var last: Element {
+        @inline(__always)
+        unsafeAddress {
+            assert(count > 0)
+            return UnsafePointer(base + count - 1)
+        }
+        @inline(__always)
+        nonmutating unsafeMutableAddress {
+            assert(count > 0)
+            return base + count - 1
+        }
+    }
+
+    @inline(__always)
+    mutating func append(_ e: Element) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: e)
+        count += 1
+    }
+
+    /// Removes and returns the last element; the stack must not be empty.
+    @inline(__always)
+    @discardableResult
+    mutating func removeLast() -> Element {
+        assert(count > 0)
+        count -= 1
+        return base[count]
+    }
+
+    /// Keeps the first `n` elements.
+    @inline(__always)
+    mutating func removeAll(keepingFirst n: Int = 0) {
+        assert(n >= 0 && n <= count)
+        count = n
+    }
+
+    /// The elements as a buffer, valid until the next append.
+    var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
+
+    private mutating func grow() {
+        let c = capacity * 2
+        let nb = UnsafeMutablePointer<Element>.allocate(capacity: c)
+        nb.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = nb
+        capacity = c
+    }
+}
