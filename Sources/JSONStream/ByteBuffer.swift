@@ -7,6 +7,9 @@ import Darwin
 #endif
 
 /// A growable byte buffer with cheap appends, used for output and sort arenas.
+///
+/// The memory comes from `malloc` and grows with `realloc`, which moves large buffers by remapping
+/// their pages rather than copying them into freshly faulted ones (a sort arena grows to tens of MB).
 final class ByteBuffer {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var capacity: Int
@@ -14,10 +17,15 @@ final class ByteBuffer {
 
     init(capacity: Int) {
         self.capacity = max(16, capacity)
-        base = .allocate(capacity: self.capacity)
+        base = Self.allocate(self.capacity)
     }
 
-    deinit { base.deallocate() }
+    deinit { free(base) }
+
+    private static func allocate(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        guard let p = malloc(n) else { fatalError("out of memory allocating \(n) bytes") }
+        return p.bindMemory(to: UInt8.self, capacity: n)
+    }
 
     @inline(__always)
     func reserve(_ extra: Int) {
@@ -27,10 +35,8 @@ final class ByteBuffer {
     private func grow(_ needed: Int) {
         var c = capacity * 2
         while c < needed { c *= 2 }
-        let nb = UnsafeMutablePointer<UInt8>.allocate(capacity: c)
-        nb.update(from: base, count: count)
-        base.deallocate()
-        base = nb
+        guard let p = realloc(base, c) else { fatalError("out of memory allocating \(c) bytes") }
+        base = p.bindMemory(to: UInt8.self, capacity: c)
         capacity = c
     }
 
@@ -69,8 +75,8 @@ final class ByteBuffer {
     /// Releases memory beyond `keep` bytes of capacity when the buffer is empty.
     func shrink(to keep: Int) {
         guard count == 0, capacity > keep * 2 else { return }
-        base.deallocate()
+        free(base)
         capacity = keep
-        base = .allocate(capacity: keep)
+        base = Self.allocate(keep)
     }
 }

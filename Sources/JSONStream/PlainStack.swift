@@ -1,6 +1,14 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A growable array of plain values in manually managed memory, for the per-token bookkeeping of
 /// the reader, writer and sorter: appends, pops and element updates without the uniqueness checks
-/// and reference counting of `Array`.
+/// and reference counting of `Array`. It grows with `realloc` (the elements are bitwise copyable).
 struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
     private(set) var base: UnsafeMutablePointer<Element>
     private(set) var capacity: Int
@@ -8,10 +16,10 @@ struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
 
     init(capacity: Int = 16) {
         self.capacity = max(4, capacity)
-        base = .allocate(capacity: self.capacity)
+        base = Self.reallocate(nil, self.capacity)
     }
 
-    deinit { base.deallocate() }
+    deinit { free(base) }
 
     var isEmpty: Bool { count == 0 }
 
@@ -70,11 +78,13 @@ struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
     var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
 
     private mutating func grow() {
-        let c = capacity * 2
-        let nb = UnsafeMutablePointer<Element>.allocate(capacity: c)
-        nb.moveInitialize(from: base, count: count)
-        base.deallocate()
-        base = nb
-        capacity = c
+        capacity *= 2
+        base = Self.reallocate(base, capacity)
+    }
+
+    private static func reallocate(_ p: UnsafeMutablePointer<Element>?, _ n: Int) -> UnsafeMutablePointer<Element> {
+        let bytes = n * MemoryLayout<Element>.stride
+        guard let q = realloc(p, bytes) else { fatalError("out of memory allocating \(bytes) bytes") }
+        return q.bindMemory(to: Element.self, capacity: n)
     }
 }
