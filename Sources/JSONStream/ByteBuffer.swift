@@ -50,10 +50,16 @@ final class ByteBuffer {
     @inline(__always)
     func append(_ bytes: UnsafeRawBufferPointer) {
         let n = bytes.count
-        guard n > 0 else { return }
         reserve(n)
-        UnsafeMutableRawPointer(base + count).copyMemory(from: bytes.baseAddress!, byteCount: n)
+        copyBytes(base + count, bytes)
         count += n
+    }
+
+    /// Lets `body` write up to `maxCount` bytes at the end; it returns how many it wrote.
+    @inline(__always)
+    func append(upTo maxCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        reserve(maxCount)
+        count += body(base + count)
     }
 
     @inline(__always)
@@ -78,5 +84,37 @@ final class ByteBuffer {
         free(base)
         capacity = keep
         base = Self.allocate(keep)
+    }
+}
+
+/// Copies `src` to `dst` (not overlapping); short copies, the usual keys and values, are done inline
+/// with a few possibly overlapping loads and stores instead of a call to `memcpy`.
+@inline(__always)
+func copyBytes(_ dst: UnsafeMutablePointer<UInt8>, _ src: UnsafeRawBufferPointer) {
+    let n = src.count
+    guard n > 0, let s = src.baseAddress else { return }
+    let d = UnsafeMutableRawPointer(dst)
+    if n > 32 {
+        d.copyMemory(from: s, byteCount: n)
+    } else if n >= 8 {
+        let first = s.loadUnaligned(as: UInt64.self)
+        let last = s.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        if n > 16 {
+            let second = s.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            let third = s.loadUnaligned(fromByteOffset: n - 16, as: UInt64.self)
+            d.storeBytes(of: second, toByteOffset: 8, as: UInt64.self)
+            d.storeBytes(of: third, toByteOffset: n - 16, as: UInt64.self)
+        }
+        d.storeBytes(of: first, as: UInt64.self)
+        d.storeBytes(of: last, toByteOffset: n - 8, as: UInt64.self)
+    } else if n >= 4 {
+        let first = s.loadUnaligned(as: UInt32.self)
+        let last = s.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+        d.storeBytes(of: first, as: UInt32.self)
+        d.storeBytes(of: last, toByteOffset: n - 4, as: UInt32.self)
+    } else {
+        dst[0] = s.load(as: UInt8.self)
+        dst[n >> 1] = s.load(fromByteOffset: n >> 1, as: UInt8.self)
+        dst[n - 1] = s.load(fromByteOffset: n - 1, as: UInt8.self)
     }
 }

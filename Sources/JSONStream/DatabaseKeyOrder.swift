@@ -48,8 +48,19 @@ public enum DatabaseKeyOrder {
     static func bytesLess(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         let n = min(a.count, b.count)
         if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
-            let r = memcmp(pa, pb, n)
-            if r != 0 { return r < 0 }
+            // Keys are short: compare 8 bytes at a time (as big-endian numbers) rather than call memcmp.
+            var i = 0
+            while i + 8 <= n {
+                let x = UInt64(bigEndian: pa.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let y = UInt64(bigEndian: pb.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                if x != y { return x < y }
+                i += 8
+            }
+            while i < n {
+                let x = pa.load(fromByteOffset: i, as: UInt8.self), y = pb.load(fromByteOffset: i, as: UInt8.self)
+                if x != y { return x < y }
+                i += 1
+            }
         }
         return a.count < b.count
     }

@@ -314,7 +314,9 @@ public final class JSONReader {
             case .endObject: try writer.endObject()
             case .beginArray: try writer.beginArray()
             case .endArray: try writer.endArray()
-            case .name: try writer.name(utf8: bytes)
+            // Without escapes, strict input cannot have characters to escape (relaxed input can have
+            // raw line breaks).
+            case .name: try writer.name(utf8: bytes, needsEscaping: lastStringHadEscapes || options.relaxed)
             case .string: try writer.string(utf8: bytes, needsEscaping: lastStringHadEscapes)
             case .number: try writer.number(text: bytes)
             case .true: try writer.bool(true)

@@ -336,37 +336,49 @@ public final class JSONWriter {
     private func appendString(_ t: ByteBuffer, _ s: UnsafeRawBufferPointer, needsEscaping: Bool) {
         let n = s.count
         let plain = needsEscaping ? Self.plainPrefixLength(s) : n
-        t.reserve(n + 2)
+        if plain == n {
+            t.append(upTo: n + 2) { p in
+                p[0] = UInt8(ascii: "\"")
+                copyBytes(p + 1, s)
+                p[n + 1] = UInt8(ascii: "\"")
+                return n + 2
+            }
+            return
+        }
+        appendEscapedString(t, s, plain: plain)
+    }
+
+    /// `appendString` for a string with characters to escape, the first at `plain`.
+    private func appendEscapedString(_ t: ByteBuffer, _ s: UnsafeRawBufferPointer, plain: Int) {
+        let n = s.count
         t.append(UInt8(ascii: "\""))
         t.append(UnsafeRawBufferPointer(rebasing: s[0..<plain]))
-        if plain < n {
-            var runStart = plain
-            var i = plain
-            while i < n {
-                let c = s[i]
-                if c >= 0x20 && c != 0x22 && c != 0x5C {
-                    i += 1
-                    continue
-                }
-                if i > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<i])) }
-                switch c {
-                case 0x22: t.append("\\\"")
-                case 0x5C: t.append("\\\\")
-                case 0x0A: t.append("\\n")
-                case 0x0D: t.append("\\r")
-                case 0x09: t.append("\\t")
-                case 0x08: t.append("\\b")
-                case 0x0C: t.append("\\f")
-                default:
-                    t.append("\\u00")
-                    t.append(Self.hex[Int(c >> 4)])
-                    t.append(Self.hex[Int(c & 0xF)])
-                }
+        var runStart = plain
+        var i = plain
+        while i < n {
+            let c = s[i]
+            if c >= 0x20 && c != 0x22 && c != 0x5C {
                 i += 1
-                runStart = i
+                continue
             }
-            if n > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<n])) }
+            if i > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<i])) }
+            switch c {
+            case 0x22: t.append("\\\"")
+            case 0x5C: t.append("\\\\")
+            case 0x0A: t.append("\\n")
+            case 0x0D: t.append("\\r")
+            case 0x09: t.append("\\t")
+            case 0x08: t.append("\\b")
+            case 0x0C: t.append("\\f")
+            default:
+                t.append("\\u00")
+                t.append(Self.hex[Int(c >> 4)])
+                t.append(Self.hex[Int(c & 0xF)])
+            }
+            i += 1
+            runStart = i
         }
+        if n > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<n])) }
         t.append(UInt8(ascii: "\""))
     }
 

@@ -74,6 +74,7 @@ final class ObjectSorter: SegmentSink {
     private var lastRunIntKey = Int64.max
     private var runs: [Run] = []
     private var ranges = PlainStack<FileRange>()  // scratch for `writeRun`
+    private let indexRecord = ByteBuffer(capacity: 256)  // scratch for `writeRun`
     private let spillProvider: () throws -> SpillFile
 
     init(budget: Int, spill: @escaping () throws -> SpillFile) {
@@ -209,13 +210,16 @@ final class ObjectSorter: SegmentSink {
                     ranges.append(r)
                 }
             }
-            try appendUInt(file, UInt64(e.keyLength))
-            try file.append(keys.bytes(e.keyStart, e.keyLength))
-            try appendUInt(file, UInt64(ranges.count))
+            let r = indexRecord
+            r.count = 0
+            appendUInt(r, UInt64(e.keyLength))
+            r.append(keys.bytes(e.keyStart, e.keyLength))
+            appendUInt(r, UInt64(ranges.count))
             for k in 0..<ranges.count {
-                try appendUInt(file, UInt64(ranges[k].offset))
-                try appendUInt(file, UInt64(ranges[k].length))
+                appendUInt(r, UInt64(ranges[k].offset))
+                appendUInt(r, UInt64(ranges[k].length))
             }
+            try file.append(r.bytes(0, r.count))
         }
         runs.append(Run(indexOffset: indexOffset, indexLength: file.size - indexOffset))
         let last = sorted?[count - 1] ?? entries[count - 1]
@@ -260,8 +264,8 @@ final class ObjectSorter: SegmentSink {
         inOrder = true
     }
 
-    private func appendUInt(_ file: SpillFile, _ v: UInt64) throws {
-        try withUnsafeBytes(of: v.littleEndian) { _ = try file.append($0) }
+    private func appendUInt(_ b: ByteBuffer, _ v: UInt64) {
+        withUnsafeBytes(of: v.littleEndian) { b.append($0) }
     }
 
     // MARK: - Output
