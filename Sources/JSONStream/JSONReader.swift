@@ -700,8 +700,21 @@ public final class JSONReader {
                 p &+= 1
                 continue
             }
-            // A run of multi-byte sequences (as in CJK text), validated without going back to words.
-            repeat {
+            // A run of multi-byte sequences (as in CJK text), validated without going back to words,
+            // two 3-byte ones at a time where possible.
+            while true {
+                if p &+ 8 <= e {
+                    let w = word(b + p)
+                    if w & 0xC0C0_F0C0_C0F0 == 0x8080_E080_80E0 && commonLeads(w) {
+                        p &+= 6
+                        continue
+                    }
+                    c = UInt8(truncatingIfNeeded: w)
+                } else {
+                    guard p < e else { return p }
+                    c = b[p]
+                }
+                if c < 0x80 { break }
                 if c < 0xE0 {
                     guard c >= 0xC2, p &+ 2 <= e, b[p &+ 1] & 0xC0 == 0x80 else { return p }
                     p &+= 2
@@ -720,10 +733,17 @@ public final class JSONReader {
                     if c == 0xF0 && b1 < 0x90 || c == 0xF4 && b1 >= 0x90 { return p }
                     p &+= 4
                 }
-                guard p < e else { return p }
-                c = b[p]
-            } while c >= 0x80
+            }
         }
+    }
+
+    /// Whether the 3-byte sequences starting at bytes 0 and 3 of `w` (from `word`) have leads other
+    /// than E0 and ED, which need their second byte range-checked.
+    @inline(__always)
+    private static func commonLeads(_ w: UInt64) -> Bool {
+        // Bit n set for the low nibbles n of E1...EC, EE and EF.
+        let ok: UInt64 = 0xDFFE
+        return (ok &>> (w & 0xF)) & (ok &>> ((w &>> 24) & 0xF)) & 1 != 0
     }
 
     /// Scans a string token at `pos` (the opening quote); its decoded content ends up in `bytes`.
