@@ -78,18 +78,19 @@ public final class JSONReader {
     // Structure.
     private var state: State = .start
     private var pending: JSONToken?
-    private var levels = PlainStack<Level>()
+    private let levels = PlainStack<Level>()
     /// The current keys of the open objects, outermost first (only needed for `pathSegments`).
     private let keyArena = ByteBuffer(capacity: 256)
     private var documentStarted = false
 
     // Last token's content.
-    private var scratch: [UInt8] = []
+    private let scratch = ByteBuffer(capacity: 4096)
     private var valueInScratch = false
     private var valueStart = 0
     private var valueEnd = 0
     /// Whether the last string or name contained escape sequences.
-    public private(set) var lastStringHadEscapes = false
+    public var lastStringHadEscapes: Bool { hadEscapes }
+    private var hadEscapes = false
 
     /// Creates a reader over `source`.
     public init(source: JSONByteSource, options: Options = Options(), sourceName: String? = nil) {
@@ -98,7 +99,6 @@ public final class JSONReader {
         self.sourceName = sourceName
         self.capacity = max(64, options.bufferSize)
         self.buf = .allocate(capacity: capacity)
-        scratch.reserveCapacity(4096)
     }
 
     /// A reader over bytes in memory.
@@ -148,7 +148,7 @@ public final class JSONReader {
     /// valid until the next call that reads.
     public var bytes: UnsafeRawBufferPointer {
         if valueInScratch {
-            return scratch.withUnsafeBytes { UnsafeRawBufferPointer(start: $0.baseAddress, count: $0.count) }
+            return scratch.bytes(0, scratch.count)
         }
         return UnsafeRawBufferPointer(start: buf + valueStart, count: valueEnd - valueStart)
     }
@@ -756,7 +756,7 @@ public final class JSONReader {
             valueStart = pos + 1
             valueEnd = p
             pos = p + 1
-            lastStringHadEscapes = false
+            hadEscapes = false
             return
         }
         try scanString(from: p, chunkHandler: nil)
@@ -770,8 +770,8 @@ public final class JSONReader {
         var runStart = pos  // start of the current raw run not yet copied out
         var p = resume
         var inScratch = false
-        lastStringHadEscapes = false
-        scratch.removeAll(keepingCapacity: true)
+        hadEscapes = false
+        scratch.count = 0
 
         // Moves the raw run [runStart, p) to the scratch buffer or the handler.
         func flushRun() throws {
@@ -781,7 +781,7 @@ public final class JSONReader {
                 try flushScratch()
                 try chunkHandler(UnsafeRawBufferPointer(start: buf + runStart, count: n))
             } else {
-                scratch.append(contentsOf: UnsafeRawBufferPointer(start: buf + runStart, count: n))
+                scratch.append(UnsafeRawBufferPointer(start: buf + runStart, count: n))
                 if scratch.count > options.maxValueBytes {
                     throw errorAt(p, .sizeLimit, "string longer than \(options.maxValueBytes) bytes")
                 }
@@ -789,9 +789,9 @@ public final class JSONReader {
             runStart = p
         }
         func flushScratch() throws {
-            if let chunkHandler, !scratch.isEmpty {
-                try scratch.withUnsafeBytes { try chunkHandler($0) }
-                scratch.removeAll(keepingCapacity: true)
+            if let chunkHandler, scratch.count > 0 {
+                try chunkHandler(scratch.bytes(0, scratch.count))
+                scratch.count = 0
             }
         }
         // Gets at least `n` bytes at p (or all that remain), after moving pending raw bytes out.
@@ -827,7 +827,7 @@ public final class JSONReader {
                 pos = p + 1
                 return
             } else if c == UInt8(ascii: "\\") {
-                lastStringHadEscapes = true
+                hadEscapes = true
                 try flushRun()
                 inScratch = true
                 _ = try need(12)

@@ -52,12 +52,13 @@ public final class JSONWriter {
     private let sink: JSONByteSink
     private let out: ByteBuffer
     private let flushThreshold = 1 << 18
-    private var frames = PlainStack<Frame>()
-    /// The sorters of the open sorted objects, innermost at `openSorters - 1`; the ones after it are
-    /// idle, kept for reuse.
-    private var sorters: [ObjectSorter] = []
+    private let frames = PlainStack<Frame>()
+    /// Every sorter made so far (they are reused); only this array owns them.
+    private var allSorters: [ObjectSorter] = []
+    /// The sorters of the open sorted objects, innermost at `openSorters - 1`, then the idle ones.
+    private let sorters = PlainStack<Unmanaged<ObjectSorter>>()
     private var openSorters = 0
-    /// The innermost open sorted object (owned by `sorters`).
+    /// The innermost open sorted object.
     private var sorter: Unmanaged<ObjectSorter>?
     /// The buffer writes go to: the innermost sorted object's arena, or `out`. Both this and `sorter`
     /// are held unretained (their owners keep them alive), so writing does no reference counting.
@@ -94,7 +95,9 @@ public final class JSONWriter {
         if options.sortKeys {
             frames.append(Frame(isObject: true, count: 0, sorted: true))
             if openSorters == sorters.count {
-                sorters.append(ObjectSorter(budget: options.sortBudget, spill: { [unowned self] in try self.spill() }))
+                let s = ObjectSorter(budget: options.sortBudget, spill: { [unowned self] in try self.spill() })
+                allSorters.append(s)
+                sorters.append(Unmanaged.passUnretained(s))
             }
             openSorters += 1
             setTarget(sorters[openSorters - 1])
@@ -114,7 +117,7 @@ public final class JSONWriter {
             if openSorters > 0 {
                 let s = sorters[openSorters - 1]
                 setTarget(s)
-                parent = s
+                parent = s.takeUnretainedValue()
             } else {
                 setTarget(nil)
                 parent = output
@@ -137,11 +140,13 @@ public final class JSONWriter {
 
     /// Directs writes to `s`'s arena, or to the output when `s` is nil.
     @inline(__always)
-    private func setTarget(_ s: ObjectSorter?) {
+    private func setTarget(_ s: Unmanaged<ObjectSorter>?) {
         if let s {
-            sorter = Unmanaged.passUnretained(s)
-            target = Unmanaged.passUnretained(s.arena)
-            targetLimit = s.budget
+            sorter = s
+            s._withUnsafeGuaranteedRef { s in
+                target = Unmanaged.passUnretained(s.arena)
+                targetLimit = s.budget
+            }
         } else {
             sorter = nil
             target = Unmanaged.passUnretained(out)

@@ -60,8 +60,8 @@ final class ObjectSorter: SegmentSink {
     /// Bytes the arena may hold before `spill()` should run.
     let budget: Int
     private let keys = ByteBuffer(capacity: 1024)
-    private var entries = PlainStack<Entry>()
-    private var segments = PlainStack<Segment>()
+    private let entries = PlainStack<Entry>()
+    private let segments = PlainStack<Segment>()
     private var fileSegments = 0  // how many of `segments` are in the spill file
     private var openEntry = false
     private var openArenaStart = 0  // start of the open member's bytes not yet in `segments`
@@ -72,8 +72,8 @@ final class ObjectSorter: SegmentSink {
     /// The key of the last member written to a run, to compare the next one with.
     private let lastRunKey = ByteBuffer(capacity: 64)
     private var lastRunIntKey = Int64.max
-    private var runs: [Run] = []
-    private var ranges = PlainStack<FileRange>()  // scratch for `writeRun`
+    private let runs = PlainStack<Run>()
+    private let ranges = PlainStack<FileRange>()  // scratch for `writeRun`
     private let indexRecord = ByteBuffer(capacity: 256)  // scratch for `writeRun`
     private let spillProvider: () throws -> SpillFile
 
@@ -328,7 +328,7 @@ final class ObjectSorter: SegmentSink {
     /// Merges the runs by their indexes (or concatenates them when all members came in order) and
     /// emits file ranges, coalescing neighbours.
     private func merge(file: SpillFile, into sink: SegmentSink) throws {
-        let cursors = try runs.map { try RunCursor(file: file, run: $0) }
+        let cursors = try (0..<runs.count).map { try RunCursor(file: file, run: runs[$0]) }
         var current: FileRange? = nil
         var first = true
         func emit(_ c: RunCursor) throws {
@@ -398,7 +398,7 @@ final class ObjectSorter: SegmentSink {
         private var bufferPos = 0
         private let keyBytes = ByteBuffer(capacity: 64)
         private(set) var intKey: Int64 = .max
-        private(set) var ranges = PlainStack<FileRange>()
+        let ranges = PlainStack<FileRange>()
         private(set) var hasEntry = false
 
         init(file: SpillFile, run: Run) throws {

@@ -9,7 +9,10 @@ import Darwin
 /// A growable array of plain values in manually managed memory, for the per-token bookkeeping of
 /// the reader, writer and sorter: appends, pops and element updates without the uniqueness checks
 /// and reference counting of `Array`. It grows with `realloc` (the elements are bitwise copyable).
-struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
+///
+/// It is a class so that owners hold it in a `let`: updating it is then no access to the owner's
+/// storage, which would need a dynamic exclusivity check per call.
+final class PlainStack<Element: BitwiseCopyable> {
     private(set) var base: UnsafeMutablePointer<Element>
     private(set) var capacity: Int
     private(set) var count = 0
@@ -31,7 +34,7 @@ struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
             return UnsafePointer(base + i)
         }
         @inline(__always)
-        nonmutating unsafeMutableAddress {
+        unsafeMutableAddress {
             assert(i >= 0 && i < count)
             return base + i
         }
@@ -45,14 +48,14 @@ struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
             return UnsafePointer(base + count - 1)
         }
         @inline(__always)
-        nonmutating unsafeMutableAddress {
+        unsafeMutableAddress {
             assert(count > 0)
             return base + count - 1
         }
     }
 
     @inline(__always)
-    mutating func append(_ e: Element) {
+    func append(_ e: Element) {
         if count == capacity { grow() }
         (base + count).initialize(to: e)
         count += 1
@@ -61,7 +64,7 @@ struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
     /// Removes and returns the last element; the stack must not be empty.
     @inline(__always)
     @discardableResult
-    mutating func removeLast() -> Element {
+    func removeLast() -> Element {
         assert(count > 0)
         count -= 1
         return base[count]
@@ -69,7 +72,7 @@ struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
 
     /// Keeps the first `n` elements.
     @inline(__always)
-    mutating func removeAll(keepingFirst n: Int = 0) {
+    func removeAll(keepingFirst n: Int = 0) {
         assert(n >= 0 && n <= count)
         count = n
     }
@@ -77,7 +80,7 @@ struct PlainStack<Element: BitwiseCopyable>: ~Copyable {
     /// The elements as a buffer, valid until the next append.
     var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
 
-    private mutating func grow() {
+    private func grow() {
         capacity *= 2
         base = Self.reallocate(base, capacity)
     }
