@@ -22,7 +22,7 @@ let package = Package(
             providers: [.apt(["libarchive-dev"])]
         ),
         .target(name: "ArchiveKit", dependencies: ["CArchive"]),
-        .target(name: "JSONStream", swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
+        .target(name: "JSONStream"),
         .target(
             name: "DumpKit",
             dependencies: [

@@ -7,6 +7,9 @@ import Darwin
 #endif
 
 /// A growable byte buffer with cheap appends, used for output and sort arenas.
+///
+/// The memory comes from `malloc` and grows with `realloc`, which moves large buffers by remapping
+/// their pages rather than copying them into freshly faulted ones (a sort arena grows to tens of MB).
 final class ByteBuffer {
     private(set) var base: UnsafeMutablePointer<UInt8>
     private(set) var capacity: Int
@@ -14,10 +17,15 @@ final class ByteBuffer {
 
     init(capacity: Int) {
         self.capacity = max(16, capacity)
-        base = .allocate(capacity: self.capacity)
+        base = Self.allocate(self.capacity)
     }
 
-    deinit { base.deallocate() }
+    deinit { free(base) }
+
+    private static func allocate(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        guard let p = malloc(n) else { fatalError("out of memory allocating \(n) bytes") }
+        return p.bindMemory(to: UInt8.self, capacity: n)
+    }
 
     @inline(__always)
     func reserve(_ extra: Int) {
@@ -27,10 +35,8 @@ final class ByteBuffer {
     private func grow(_ needed: Int) {
         var c = capacity * 2
         while c < needed { c *= 2 }
-        let nb = UnsafeMutablePointer<UInt8>.allocate(capacity: c)
-        nb.update(from: base, count: count)
-        base.deallocate()
-        base = nb
+        guard let p = realloc(base, c) else { fatalError("out of memory allocating \(c) bytes") }
+        base = p.bindMemory(to: UInt8.self, capacity: c)
         capacity = c
     }
 
@@ -44,10 +50,16 @@ final class ByteBuffer {
     @inline(__always)
     func append(_ bytes: UnsafeRawBufferPointer) {
         let n = bytes.count
-        guard n > 0 else { return }
         reserve(n)
-        UnsafeMutableRawPointer(base + count).copyMemory(from: bytes.baseAddress!, byteCount: n)
+        copyBytes(base + count, bytes)
         count += n
+    }
+
+    /// Lets `body` write up to `maxCount` bytes at the end; it returns how many it wrote.
+    @inline(__always)
+    func append(upTo maxCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        reserve(maxCount)
+        count += body(base + count)
     }
 
     @inline(__always)
@@ -69,8 +81,40 @@ final class ByteBuffer {
     /// Releases memory beyond `keep` bytes of capacity when the buffer is empty.
     func shrink(to keep: Int) {
         guard count == 0, capacity > keep * 2 else { return }
-        base.deallocate()
+        free(base)
         capacity = keep
-        base = .allocate(capacity: keep)
+        base = Self.allocate(keep)
+    }
+}
+
+/// Copies `src` to `dst` (not overlapping); short copies, the usual keys and values, are done inline
+/// with a few possibly overlapping loads and stores instead of a call to `memcpy`.
+@inline(__always)
+func copyBytes(_ dst: UnsafeMutablePointer<UInt8>, _ src: UnsafeRawBufferPointer) {
+    let n = src.count
+    guard n > 0, let s = src.baseAddress else { return }
+    let d = UnsafeMutableRawPointer(dst)
+    if n > 32 {
+        d.copyMemory(from: s, byteCount: n)
+    } else if n >= 8 {
+        let first = s.loadUnaligned(as: UInt64.self)
+        let last = s.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        if n > 16 {
+            let second = s.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            let third = s.loadUnaligned(fromByteOffset: n - 16, as: UInt64.self)
+            d.storeBytes(of: second, toByteOffset: 8, as: UInt64.self)
+            d.storeBytes(of: third, toByteOffset: n - 16, as: UInt64.self)
+        }
+        d.storeBytes(of: first, as: UInt64.self)
+        d.storeBytes(of: last, toByteOffset: n - 8, as: UInt64.self)
+    } else if n >= 4 {
+        let first = s.loadUnaligned(as: UInt32.self)
+        let last = s.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+        d.storeBytes(of: first, as: UInt32.self)
+        d.storeBytes(of: last, toByteOffset: n - 4, as: UInt32.self)
+    } else {
+        dst[0] = s.load(as: UInt8.self)
+        dst[n >> 1] = s.load(fromByteOffset: n >> 1, as: UInt8.self)
+        dst[n - 1] = s.load(fromByteOffset: n - 1, as: UInt8.self)
     }
 }

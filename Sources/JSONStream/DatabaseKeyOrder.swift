@@ -39,14 +39,47 @@ public enum DatabaseKeyOrder {
         case let (x?, y?): return x < y
         case (.some, nil): return true
         case (nil, .some): return false
-        case (nil, nil):
-            let n = min(a.count, b.count)
-            if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
-                let r = memcmp(pa, pb, n)
-                if r != 0 { return r < 0 }
-            }
-            return a.count < b.count
+        case (nil, nil): return bytesLess(a, b)
         }
+    }
+
+    /// Byte (code point) order.
+    @inlinable
+    static func bytesLess(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        let n = min(a.count, b.count)
+        if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
+            // Keys are short: compare 8 bytes at a time (as big-endian numbers) rather than call memcmp.
+            var i = 0
+            while i + 8 <= n {
+                let x = UInt64(bigEndian: pa.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let y = UInt64(bigEndian: pb.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                if x != y { return x < y }
+                i += 8
+            }
+            while i < n {
+                let x = pa.load(fromByteOffset: i, as: UInt8.self), y = pb.load(fromByteOffset: i, as: UInt8.self)
+                if x != y { return x < y }
+                i += 1
+            }
+        }
+        return a.count < b.count
+    }
+
+    /// The key's rank among integer keys for sorting: its `integerValue`, or `Int64.max` for the
+    /// other keys (which then compare by bytes).
+    @inline(__always)
+    static func sortKey(_ key: UnsafeRawBufferPointer) -> Int64 {
+        // Integers are at most 11 bytes and start with '-' or a digit; most keys are not.
+        guard let c = key.first, key.count <= 11, c == UInt8(ascii: "-") || c &- 0x30 < 10 else { return .max }
+        return integerValue(key).map(Int64.init) ?? .max
+    }
+
+    /// `less` for keys whose `sortKey`s are known.
+    @inline(__always)
+    static func less(_ ia: Int64, _ a: UnsafeRawBufferPointer, _ ib: Int64, _ b: UnsafeRawBufferPointer) -> Bool {
+        if ia != ib { return ia < ib }
+        if ia != .max { return false }
+        return bytesLess(a, b)
     }
 
     /// Whether `a` sorts before `b` in the database's order.

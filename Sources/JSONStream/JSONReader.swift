@@ -48,6 +48,15 @@ public final class JSONReader {
         case start, objectFirst, objectNext, colon, arrayFirst, arrayNext, afterTop
     }
 
+    /// One open container.
+    private struct Level {
+        var isObject: Bool
+        /// The current element's index (arrays).
+        var index: Int
+        /// Where this level's current key begins in `keyArena` (objects).
+        var keyStart: Int
+    }
+
     private let source: JSONByteSource
     public let options: Options
     /// The input's name, copied into errors.
@@ -69,19 +78,19 @@ public final class JSONReader {
     // Structure.
     private var state: State = .start
     private var pending: JSONToken?
-    private var containers: [Bool] = []  // true = object
-    private var arrayIndex: [Int] = []  // per level; -1 for objects
-    private var keyArena: [UInt8] = []
-    private var keyStarts: [Int] = []  // per level: where its current key begins in keyArena
+    private let levels = PlainStack<Level>()
+    /// The current keys of the open objects, outermost first (only needed for `pathSegments`).
+    private let keyArena = ByteBuffer(capacity: 256)
     private var documentStarted = false
 
     // Last token's content.
-    private var scratch: [UInt8] = []
+    private let scratch = ByteBuffer(capacity: 4096)
     private var valueInScratch = false
     private var valueStart = 0
     private var valueEnd = 0
     /// Whether the last string or name contained escape sequences.
-    public private(set) var lastStringHadEscapes = false
+    public var lastStringHadEscapes: Bool { hadEscapes }
+    private var hadEscapes = false
 
     /// Called with every token `next()` returns (also inside `readValue`, `skipValue`, `transfer`),
     /// so a checker can see a whole stream that others consume.
@@ -94,7 +103,6 @@ public final class JSONReader {
         self.sourceName = sourceName
         self.capacity = max(64, options.bufferSize)
         self.buf = .allocate(capacity: capacity)
-        scratch.reserveCapacity(4096)
     }
 
     /// A reader over bytes in memory.
@@ -107,7 +115,7 @@ public final class JSONReader {
     // MARK: - Public state
 
     /// How many containers enclose the reader's position.
-    public var depth: Int { containers.count }
+    public var depth: Int { levels.count }
 
     /// Absolute byte offset of the start of the last token read (or peeked).
     public var offset: Int64 { tokenOffset }
@@ -121,17 +129,17 @@ public final class JSONReader {
     /// The unescaped keys and indices from the root to the current position.
     public var pathSegments: [String] {
         var out: [String] = []
-        out.reserveCapacity(containers.count)
-        for level in 0..<containers.count {
-            if containers[level] {
-                let startK = keyStarts[level]
-                let endK = level + 1 < keyStarts.count ? keyStarts[level + 1] : keyArena.count
-                if level == containers.count - 1 && state == .objectFirst { break }
-                out.append(String(decoding: keyArena[startK..<endK], as: UTF8.self))
+        let n = levels.count
+        out.reserveCapacity(n)
+        for level in 0..<n {
+            if levels[level].isObject {
+                let startK = levels[level].keyStart
+                let endK = level + 1 < n ? levels[level + 1].keyStart : keyArena.count
+                if level == n - 1 && state == .objectFirst { break }
+                out.append(String(decoding: keyArena.bytes(startK, endK - startK), as: UTF8.self))
             } else {
-                let i = arrayIndex[level]
-                if level == containers.count - 1 && state == .arrayFirst { break }
-                out.append(String(i))
+                if level == n - 1 && state == .arrayFirst { break }
+                out.append(String(levels[level].index))
             }
         }
         return out
@@ -144,7 +152,7 @@ public final class JSONReader {
     /// valid until the next call that reads.
     public var bytes: UnsafeRawBufferPointer {
         if valueInScratch {
-            return scratch.withUnsafeBytes { UnsafeRawBufferPointer(start: $0.baseAddress, count: $0.count) }
+            return scratch.bytes(0, scratch.count)
         }
         return UnsafeRawBufferPointer(start: buf + valueStart, count: valueEnd - valueStart)
     }
@@ -181,26 +189,20 @@ public final class JSONReader {
         switch k {
         case .beginObject, .beginArray:
             pos += 1
-            if containers.count >= options.maxDepth {
+            if levels.count >= options.maxDepth {
                 throw error(.depthLimit, "nesting deeper than \(options.maxDepth) levels")
             }
             let isObject = k == .beginObject
-            containers.append(isObject)
-            arrayIndex.append(isObject ? -1 : 0)
-            keyStarts.append(keyArena.count)
+            levels.append(Level(isObject: isObject, index: 0, keyStart: keyArena.count))
             state = isObject ? .objectFirst : .arrayFirst
         case .endObject, .endArray:
             pos += 1
-            containers.removeLast()
-            arrayIndex.removeLast()
-            keyArena.removeSubrange(keyStarts.removeLast()...)
+            keyArena.count = levels.removeLast().keyStart
             afterValue()
         case .name:
             try scanString()
-            let level = keyStarts.count - 1
-            keyArena.removeSubrange(keyStarts[level]...)
-            let b = bytes
-            keyArena.append(contentsOf: b)
+            keyArena.count = levels.last.keyStart
+            keyArena.append(bytes)
             state = .colon
         case .string:
             try scanString()
@@ -317,7 +319,9 @@ public final class JSONReader {
             case .endObject: try writer.endObject()
             case .beginArray: try writer.beginArray()
             case .endArray: try writer.endArray()
-            case .name: try writer.name(utf8: bytes)
+            // Without escapes, strict input cannot have characters to escape (relaxed input can have
+            // raw line breaks).
+            case .name: try writer.name(utf8: bytes, needsEscaping: lastStringHadEscapes || options.relaxed)
             case .string: try writer.string(utf8: bytes, needsEscaping: lastStringHadEscapes)
             case .number: try writer.number(text: bytes)
             case .true: try writer.bool(true)
@@ -334,7 +338,7 @@ public final class JSONReader {
         let k = try peek()
         guard k == .string else { throw typeMismatch(expected: "a string", found: k) }
         pending = nil
-        try withoutActuallyEscaping(body) { try scanString(chunkHandler: $0) }
+        try withoutActuallyEscaping(body) { try scanString(from: pos + 1, chunkHandler: $0) }
         afterValue()
     }
 
@@ -368,10 +372,10 @@ public final class JSONReader {
 
     @inline(__always)
     private func afterValue() {
-        if let isObject = containers.last {
-            state = isObject ? .objectNext : .arrayNext
-        } else {
+        if levels.isEmpty {
             state = .afterTop
+        } else {
+            state = levels.last.isObject ? .objectNext : .arrayNext
         }
     }
 
@@ -387,7 +391,7 @@ public final class JSONReader {
             // A UTF-8 byte order mark at the very start is tolerated.
             if try ensure(3), buf[pos] == 0xEF, buf[pos + 1] == 0xBB, buf[pos + 2] == 0xBF { pos += 3 }
         }
-        try skipWhitespace()
+        try skipSpace()
         tokenOffset = base + Int64(pos)
         switch state {
         case .start:
@@ -408,7 +412,7 @@ public final class JSONReader {
             if c == UInt8(ascii: "}") { return .endObject }
             guard c == UInt8(ascii: ",") else { throw unexpected(c, expected: "',' or '}'") }
             pos += 1
-            try skipWhitespace()
+            try skipSpace()
             tokenOffset = base + Int64(pos)
             guard pos < end else { throw error(.unexpectedEnd, "unexpected end of input inside an object") }
             let d = buf[pos]
@@ -420,7 +424,7 @@ public final class JSONReader {
             let c = buf[pos]
             guard c == UInt8(ascii: ":") else { throw unexpected(c, expected: "':'") }
             pos += 1
-            try skipWhitespace()
+            try skipSpace()
             tokenOffset = base + Int64(pos)
             return try valueKind()
         case .arrayFirst:
@@ -433,8 +437,8 @@ public final class JSONReader {
             if c == UInt8(ascii: "]") { return .endArray }
             guard c == UInt8(ascii: ",") else { throw unexpected(c, expected: "',' or ']'") }
             pos += 1
-            arrayIndex[arrayIndex.count - 1] += 1
-            try skipWhitespace()
+            levels.last.index += 1
+            try skipSpace()
             tokenOffset = base + Int64(pos)
             if pos < end, buf[pos] == UInt8(ascii: "]") { throw error(.trailingComma, "trailing comma before ']'") }
             return try valueKind()
@@ -519,6 +523,16 @@ public final class JSONReader {
             }
             if end - pos >= minimum || atEOF { return shift }
         }
+    }
+
+    /// `skipWhitespace`, with the common case of no whitespace checked inline.
+    @inline(__always)
+    private func skipSpace() throws {
+        if pos < end {
+            let c = buf[pos]
+            if c > 0x20 && c != UInt8(ascii: "/") { return }
+        }
+        try skipWhitespace()
     }
 
     private func skipWhitespace() throws {
@@ -646,8 +660,17 @@ public final class JSONReader {
 
     // MARK: - Strings
 
+    /// Loads 8 bytes at `p` with the first byte in the low bits.
     @inline(__always)
-    private static func hasSpecialByte(_ w: UInt64) -> Bool {
+    private static func word(_ p: UnsafePointer<UInt8>) -> UInt64 {
+        UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self))
+    }
+
+    /// A mask whose lowest set bit is in the first byte of `w` (from `word`) that is not plain string
+    /// ASCII: a quote, a backslash, a control character or a non-ASCII byte; 0 when there is none.
+    /// (Bits above the lowest one may be false alarms.)
+    @inline(__always)
+    private static func specialBytes(_ w: UInt64) -> UInt64 {
         let high: UInt64 = 0x8080_8080_8080_8080
         let ones: UInt64 = 0x0101_0101_0101_0101
         let control = (w &- 0x2020_2020_2020_2020) & ~w & high
@@ -655,18 +678,105 @@ public final class JSONReader {
         let quote = (q &- ones) & ~q & high
         let b = w ^ 0x5C5C_5C5C_5C5C_5C5C
         let backslash = (b &- ones) & ~b & high
-        return ((w & high) | control | quote | backslash) != 0
+        return (w & high) | control | quote | backslash
     }
 
-    /// Scans a string token at `pos` (the opening quote). Without a handler the decoded content ends
-    /// up in `bytes`; with one, decoded pieces are handed to it as they are found.
-    private func scanString(chunkHandler: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws {
+    /// The end of the plain run of string content in `b[p..<e]`: the first position that is not the
+    /// start of printable ASCII or of a complete, valid multi-byte UTF-8 sequence. That is a quote,
+    /// a backslash, a control character, invalid or truncated UTF-8, or `e`.
+    @inline(__always)
+    private static func plainRunEnd(_ b: UnsafePointer<UInt8>, _ p0: Int, _ e: Int) -> Int {
+        var p = p0
+        while true {
+            if p &+ 8 <= e {
+                let m = specialBytes(word(b + p))
+                if m == 0 {
+                    p &+= 8
+                    continue
+                }
+                p &+= m.trailingZeroBitCount &>> 3
+            } else if p >= e {
+                return p
+            }
+            var c = b[p]
+            if c < 0x80 {
+                // Plain ASCII near `e` (fewer than 8 bytes left), or the end of the run.
+                if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { return p }
+                p &+= 1
+                continue
+            }
+            // A run of multi-byte sequences (as in CJK text), validated without going back to words,
+            // two 3-byte ones at a time where possible.
+            while true {
+                if p &+ 8 <= e {
+                    let w = word(b + p)
+                    if w & 0xC0C0_F0C0_C0F0 == 0x8080_E080_80E0 && commonLeads(w) {
+                        p &+= 6
+                        continue
+                    }
+                    c = UInt8(truncatingIfNeeded: w)
+                } else {
+                    guard p < e else { return p }
+                    c = b[p]
+                }
+                if c < 0x80 { break }
+                if c < 0xE0 {
+                    guard c >= 0xC2, p &+ 2 <= e, b[p &+ 1] & 0xC0 == 0x80 else { return p }
+                    p &+= 2
+                } else if c < 0xF0 {
+                    guard p &+ 3 <= e else { return p }
+                    let b1 = b[p &+ 1]
+                    guard b1 & 0xC0 == 0x80, b[p &+ 2] & 0xC0 == 0x80 else { return p }
+                    // No overlong forms (E0 80..9F) and no surrogates (ED A0..BF).
+                    if c == 0xE0 && b1 < 0xA0 || c == 0xED && b1 >= 0xA0 { return p }
+                    p &+= 3
+                } else {
+                    guard c <= 0xF4, p &+ 4 <= e else { return p }
+                    let b1 = b[p &+ 1]
+                    guard b1 & 0xC0 == 0x80, b[p &+ 2] & 0xC0 == 0x80, b[p &+ 3] & 0xC0 == 0x80 else { return p }
+                    // Nothing overlong (F0 80..8F) or past U+10FFFF (F4 90..BF).
+                    if c == 0xF0 && b1 < 0x90 || c == 0xF4 && b1 >= 0x90 { return p }
+                    p &+= 4
+                }
+            }
+        }
+    }
+
+    /// Whether the 3-byte sequences starting at bytes 0 and 3 of `w` (from `word`) have leads other
+    /// than E0 and ED, which need their second byte range-checked.
+    @inline(__always)
+    private static func commonLeads(_ w: UInt64) -> Bool {
+        // Bit n set for the low nibbles n of E1...EC, EE and EF.
+        let ok: UInt64 = 0xDFFE
+        return (ok &>> (w & 0xF)) & (ok &>> ((w &>> 24) & 0xF)) & 1 != 0
+    }
+
+    /// Scans a string token at `pos` (the opening quote); its decoded content ends up in `bytes`.
+    @inline(__always)
+    private func scanString() throws {
+        // The common case: no escapes, valid, and closed inside the buffer.
+        let p = Self.plainRunEnd(buf, pos + 1, end)
+        if p < end && buf[p] == UInt8(ascii: "\"") {
+            valueInScratch = false
+            valueStart = pos + 1
+            valueEnd = p
+            pos = p + 1
+            hadEscapes = false
+            return
+        }
+        try scanString(from: p, chunkHandler: nil)
+    }
+
+    /// Scans a string token at `pos` (the opening quote) whose bytes up to `resume` are known to be
+    /// plain (see `plainRunEnd`). Without a handler the decoded content ends up in `bytes`; with one,
+    /// decoded pieces are handed to it as they are found.
+    private func scanString(from resume: Int, chunkHandler: ((UnsafeRawBufferPointer) throws -> Void)?) throws {
         pos += 1
         var runStart = pos  // start of the current raw run not yet copied out
-        var p = pos
+        var p = resume
         var inScratch = false
-        lastStringHadEscapes = false
-        scratch.removeAll(keepingCapacity: true)
+        hadEscapes = false
+        scratch.count = 0
 
         // Moves the raw run [runStart, p) to the scratch buffer or the handler.
         func flushRun() throws {
@@ -676,7 +786,7 @@ public final class JSONReader {
                 try flushScratch()
                 try chunkHandler(UnsafeRawBufferPointer(start: buf + runStart, count: n))
             } else {
-                scratch.append(contentsOf: UnsafeRawBufferPointer(start: buf + runStart, count: n))
+                scratch.append(UnsafeRawBufferPointer(start: buf + runStart, count: n))
                 if scratch.count > options.maxValueBytes {
                     throw errorAt(p, .sizeLimit, "string longer than \(options.maxValueBytes) bytes")
                 }
@@ -684,9 +794,9 @@ public final class JSONReader {
             runStart = p
         }
         func flushScratch() throws {
-            if let chunkHandler, !scratch.isEmpty {
-                try scratch.withUnsafeBytes { try chunkHandler($0) }
-                scratch.removeAll(keepingCapacity: true)
+            if let chunkHandler, scratch.count > 0 {
+                try chunkHandler(scratch.bytes(0, scratch.count))
+                scratch.count = 0
             }
         }
         // Gets at least `n` bytes at p (or all that remain), after moving pending raw bytes out.
@@ -703,12 +813,7 @@ public final class JSONReader {
         let relaxed = options.relaxed
 
         while true {
-            // Fast path: 8 plain ASCII bytes at a time.
-            while p + 8 <= end {
-                let w = UnsafeRawPointer(buf + p).loadUnaligned(as: UInt64.self)
-                if Self.hasSpecialByte(w) { break }
-                p += 8
-            }
+            p = Self.plainRunEnd(buf, p, end)
             if p >= end {
                 if !(try need(1)) { throw errorAt(p, .unexpectedEnd, "unterminated string") }
                 continue
@@ -727,7 +832,7 @@ public final class JSONReader {
                 pos = p + 1
                 return
             } else if c == UInt8(ascii: "\\") {
-                lastStringHadEscapes = true
+                hadEscapes = true
                 try flushRun()
                 inScratch = true
                 _ = try need(12)
@@ -767,7 +872,9 @@ public final class JSONReader {
                 } else {
                     throw errorAt(p, .controlCharacter, "control character 0x\(String(c, radix: 16, uppercase: true)) in a string must be escaped")
                 }
-            } else if c >= 0x80 {
+            } else {
+                // Invalid UTF-8, or a valid sequence cut by the end of the buffer (`plainRunEnd` takes
+                // the others, and all printable ASCII).
                 let n: Int
                 if c >= 0xC2 && c <= 0xDF { n = 2 } else if c >= 0xE0 && c <= 0xEF { n = 3 } else if c >= 0xF0 && c <= 0xF4 { n = 4 } else {
                     throw errorAt(p, .invalidUTF8, "invalid UTF-8 byte 0x\(String(c, radix: 16, uppercase: true))")
@@ -783,8 +890,6 @@ public final class JSONReader {
                 if n >= 3 { guard buf[p + 2] & 0xC0 == 0x80 else { throw errorAt(p, .invalidUTF8, "invalid UTF-8 sequence") } }
                 if n == 4 { guard buf[p + 3] & 0xC0 == 0x80 else { throw errorAt(p, .invalidUTF8, "invalid UTF-8 sequence") } }
                 p += n
-            } else {
-                p += 1
             }
             if chunkHandler != nil && p - runStart >= 1 << 16 {
                 try flushRun()

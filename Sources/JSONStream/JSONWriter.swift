@@ -50,11 +50,21 @@ public final class JSONWriter {
 
     public let options: Options
     private let sink: JSONByteSink
-    private let out = ByteBuffer(capacity: 1 << 18)
+    private let out: ByteBuffer
     private let flushThreshold = 1 << 18
-    private var frames: [Frame] = []
-    private var sorters: [ObjectSorter] = []  // one per open sorted object, innermost last
-    private var sorterPool: [ObjectSorter] = []
+    private let frames = PlainStack<Frame>()
+    /// Every sorter made so far (they are reused); only this array owns them.
+    private var allSorters: [ObjectSorter] = []
+    /// The sorters of the open sorted objects, innermost at `openSorters - 1`, then the idle ones.
+    private let sorters = PlainStack<Unmanaged<ObjectSorter>>()
+    private var openSorters = 0
+    /// The innermost open sorted object.
+    private var sorter: Unmanaged<ObjectSorter>?
+    /// The buffer writes go to: the innermost sorted object's arena, or `out`. Both this and `sorter`
+    /// are held unretained (their owners keep them alive), so writing does no reference counting.
+    private var target: Unmanaged<ByteBuffer>
+    /// `afterValue` acts (spills or flushes) once `target` holds more bytes than this.
+    private var targetLimit: Int
     private var spillFile: SpillFile?
     private var afterName = false
     private lazy var output = OutputSegmentSink(writer: self)
@@ -63,11 +73,17 @@ public final class JSONWriter {
     public init(sink: JSONByteSink, options: Options = .compact) {
         self.sink = sink
         self.options = options
+        let out = ByteBuffer(capacity: 1 << 18)
+        self.out = out
+        target = Unmanaged.passUnretained(out)
+        targetLimit = flushThreshold - 1
     }
 
-    /// The buffer writes go to: the innermost sorted object's arena, or the output.
+    /// Runs `body` on the buffer writes go to.
     @inline(__always)
-    private var target: ByteBuffer { sorters.last?.arena ?? out }
+    private func withTarget<R>(_ body: (ByteBuffer) throws -> R) rethrows -> R {
+        try target._withUnsafeGuaranteedRef(body)
+    }
 
     /// How many containers are open.
     public var depth: Int { frames.count }
@@ -78,63 +94,98 @@ public final class JSONWriter {
         try beforeValue()
         if options.sortKeys {
             frames.append(Frame(isObject: true, count: 0, sorted: true))
-            sorters.append(sorterPool.popLast() ?? ObjectSorter(budget: options.sortBudget, spill: { [unowned self] in try self.spill() }))
+            if openSorters == sorters.count {
+                let s = ObjectSorter(budget: options.sortBudget, spill: { [unowned self] in try self.spill() })
+                allSorters.append(s)
+                sorters.append(Unmanaged.passUnretained(s))
+            }
+            openSorters += 1
+            setTarget(sorters[openSorters - 1])
         } else {
-            target.append(UInt8(ascii: "{"))
+            withTarget { $0.append(UInt8(ascii: "{")) }
             frames.append(Frame(isObject: true, count: 0, sorted: false))
         }
     }
 
     public func endObject() throws {
-        guard let f = frames.popLast(), f.isObject, !afterName else { throw JSONWriterError.misuse("endObject without a matching beginObject") }
+        guard !frames.isEmpty, frames.last.isObject, !afterName else { throw JSONWriterError.misuse("endObject without a matching beginObject") }
+        let f = frames.removeLast()
         if f.sorted {
-            let sorter = sorters.removeLast()
-            let parent: SegmentSink = sorters.last ?? output
+            let finished = sorter!.takeUnretainedValue()
+            openSorters -= 1
+            let parent: SegmentSink
+            if openSorters > 0 {
+                let s = sorters[openSorters - 1]
+                setTarget(s)
+                parent = s.takeUnretainedValue()
+            } else {
+                setTarget(nil)
+                parent = output
+            }
             if options.pretty && f.count > 0 {
                 let close = ByteBuffer(capacity: 64)
                 appendIndent(close, frames.count)
-                try sorter.finish(into: parent, close: close.bytes(0, close.count))
+                try finished.finish(into: parent, close: close.bytes(0, close.count))
             } else {
-                try sorter.finish(into: parent, close: UnsafeRawBufferPointer(start: nil, count: 0))
+                try finished.finish(into: parent, close: UnsafeRawBufferPointer(start: nil, count: 0))
             }
-            sorterPool.append(sorter)
         } else {
-            if options.pretty && f.count > 0 { appendIndent(target, frames.count) }
-            target.append(UInt8(ascii: "}"))
+            withTarget { t in
+                if options.pretty && f.count > 0 { appendIndent(t, frames.count) }
+                t.append(UInt8(ascii: "}"))
+            }
         }
         try afterValue()
     }
 
+    /// Directs writes to `s`'s arena, or to the output when `s` is nil.
+    @inline(__always)
+    private func setTarget(_ s: Unmanaged<ObjectSorter>?) {
+        if let s {
+            sorter = s
+            s._withUnsafeGuaranteedRef { s in
+                target = Unmanaged.passUnretained(s.arena)
+                targetLimit = s.budget
+            }
+        } else {
+            sorter = nil
+            target = Unmanaged.passUnretained(out)
+            targetLimit = flushThreshold - 1
+        }
+    }
+
     public func beginArray() throws {
         try beforeValue()
-        target.append(UInt8(ascii: "["))
+        withTarget { $0.append(UInt8(ascii: "[")) }
         frames.append(Frame(isObject: false, count: 0, sorted: false))
     }
 
     public func endArray() throws {
-        guard let f = frames.popLast(), !f.isObject else { throw JSONWriterError.misuse("endArray without a matching beginArray") }
-        if options.pretty && f.count > 0 { appendIndent(target, frames.count) }
-        target.append(UInt8(ascii: "]"))
+        guard !frames.isEmpty, !frames.last.isObject else { throw JSONWriterError.misuse("endArray without a matching beginArray") }
+        let f = frames.removeLast()
+        withTarget { t in
+            if options.pretty && f.count > 0 { appendIndent(t, frames.count) }
+            t.append(UInt8(ascii: "]"))
+        }
         try afterValue()
     }
 
     /// Writes a member name given as decoded UTF-8.
     public func name(utf8 key: UnsafeRawBufferPointer, needsEscaping: Bool = true) throws {
-        guard var f = frames.last, f.isObject, !afterName else { throw JSONWriterError.misuse("a name outside an object") }
-        if f.sorted {
-            let sorter = sorters[sorters.count - 1]
-            sorter.beginEntry(key: key)
-            let t = sorter.arena
-            t.append(UInt8(ascii: ","))
-            if options.pretty { appendIndent(t, frames.count) }
-        } else {
-            if f.count > 0 { out(",") }
-            if options.pretty { appendIndent(target, frames.count) }
+        guard !frames.isEmpty, frames.last.isObject, !afterName else { throw JSONWriterError.misuse("a name outside an object") }
+        if frames.last.sorted {
+            // Every member starts with ','; the sorter drops the first one.
+            sorter!._withUnsafeGuaranteedRef { $0.beginEntry(key: key) }
+            withTarget { $0.append(UInt8(ascii: ",")) }
+        } else if frames.last.count > 0 {
+            withTarget { $0.append(UInt8(ascii: ",")) }
         }
-        f.count += 1
-        frames[frames.count - 1] = f
-        appendString(key, needsEscaping: needsEscaping)
-        if options.pretty { target.append(": ") } else { target.append(UInt8(ascii: ":")) }
+        frames.last.count += 1
+        withTarget { t in
+            if options.pretty { appendIndent(t, frames.count) }
+            appendString(t, key, needsEscaping: needsEscaping)
+            if options.pretty { t.append(": ") } else { t.append(UInt8(ascii: ":")) }
+        }
         afterName = true
     }
 
@@ -150,7 +201,7 @@ public final class JSONWriter {
     /// control characters (as when it had no escapes in strict JSON input).
     public func string(utf8: UnsafeRawBufferPointer, needsEscaping: Bool = true) throws {
         try beforeValue()
-        appendString(utf8, needsEscaping: needsEscaping)
+        withTarget { appendString($0, utf8, needsEscaping: needsEscaping) }
         try afterValue()
     }
 
@@ -162,7 +213,7 @@ public final class JSONWriter {
     /// Writes number text exactly as given (it must follow the JSON number grammar).
     public func number(text: UnsafeRawBufferPointer) throws {
         try beforeValue()
-        target.append(text)
+        withTarget { $0.append(text) }
         try afterValue()
     }
 
@@ -173,13 +224,13 @@ public final class JSONWriter {
 
     public func bool(_ b: Bool) throws {
         try beforeValue()
-        if b { target.append("true") } else { target.append("false") }
+        withTarget { $0.append(b ? "true" : "false") }
         try afterValue()
     }
 
     public func null() throws {
         try beforeValue()
-        target.append("null")
+        withTarget { $0.append("null") }
         try afterValue()
     }
 
@@ -220,28 +271,25 @@ public final class JSONWriter {
     // MARK: - Internals
 
     @inline(__always)
-    private func out(_ s: StaticString) { target.append(s) }
-
-    @inline(__always)
     private func beforeValue() throws {
         if afterName {
             afterName = false
             return
         }
-        guard var f = frames.last else { return }
-        guard !f.isObject else { throw JSONWriterError.misuse("a value in an object without a name") }
-        if f.count > 0 { target.append(UInt8(ascii: ",")) }
-        if options.pretty { appendIndent(target, frames.count) }
-        f.count += 1
-        frames[frames.count - 1] = f
+        guard !frames.isEmpty else { return }
+        guard !frames.last.isObject else { throw JSONWriterError.misuse("a value in an object without a name") }
+        withTarget { t in
+            if frames.last.count > 0 { t.append(UInt8(ascii: ",")) }
+            if options.pretty { appendIndent(t, frames.count) }
+        }
+        frames.last.count += 1
     }
 
+    /// Spills the innermost sorted object past its budget, or flushes a full output buffer.
     @inline(__always)
     private func afterValue() throws {
-        if let s = sorters.last {
-            if s.overBudget { try s.spill() }
-        } else if out.count >= flushThreshold {
-            try flush()
+        if withTarget({ $0.count }) > targetLimit {
+            if let sorter { try sorter._withUnsafeGuaranteedRef { try $0.spill() } } else { try flush() }
         }
     }
 
@@ -253,41 +301,89 @@ public final class JSONWriter {
 
     private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
 
+    /// How many bytes at the start of `s` need no escaping (all of them, usually).
     @inline(__always)
-    private func appendString(_ s: UnsafeRawBufferPointer, needsEscaping: Bool) {
-        let t = target
-        t.append(UInt8(ascii: "\""))
-        if !needsEscaping {
-            t.append(s)
-        } else {
-            var runStart = 0
-            var i = 0
-            let n = s.count
-            while i < n {
-                let c = s[i]
-                if c >= 0x20 && c != 0x22 && c != 0x5C {
-                    i += 1
-                    continue
-                }
-                if i > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<i])) }
-                switch c {
-                case 0x22: t.append("\\\"")
-                case 0x5C: t.append("\\\\")
-                case 0x0A: t.append("\\n")
-                case 0x0D: t.append("\\r")
-                case 0x09: t.append("\\t")
-                case 0x08: t.append("\\b")
-                case 0x0C: t.append("\\f")
-                default:
-                    t.append("\\u00")
-                    t.append(Self.hex[Int(c >> 4)])
-                    t.append(Self.hex[Int(c & 0xF)])
-                }
-                i += 1
-                runStart = i
+    private static func plainPrefixLength(_ s: UnsafeRawBufferPointer) -> Int {
+        let n = s.count
+        guard n > 0, let p = s.baseAddress else { return 0 }
+        if n < 8 {
+            for i in 0..<n {
+                let c = p.load(fromByteOffset: i, as: UInt8.self)
+                if c < 0x20 || c == 0x22 || c == 0x5C { return i }
             }
-            if n > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<n])) }
+            return n
         }
+        // Whole words; the last one may overlap bytes already checked.
+        var i = 0
+        while true {
+            let m = escapedBytes(UInt64(littleEndian: (p + i).loadUnaligned(as: UInt64.self)))
+            if m != 0 { return i + m.trailingZeroBitCount >> 3 }
+            if i == n - 8 { return n }
+            i = min(i + 8, n - 8)
+        }
+    }
+
+    /// A mask whose lowest set bit is in the first byte of `w` (first byte in the low bits) that
+    /// must be escaped: a quote, a backslash or a control character; 0 when there is none.
+    @inline(__always)
+    private static func escapedBytes(_ w: UInt64) -> UInt64 {
+        let high: UInt64 = 0x8080_8080_8080_8080
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let control = (w &- 0x2020_2020_2020_2020) & ~w & high
+        let q = w ^ 0x2222_2222_2222_2222
+        let quote = (q &- ones) & ~q & high
+        let b = w ^ 0x5C5C_5C5C_5C5C_5C5C
+        let backslash = (b &- ones) & ~b & high
+        return control | quote | backslash
+    }
+
+    @inline(__always)
+    private func appendString(_ t: ByteBuffer, _ s: UnsafeRawBufferPointer, needsEscaping: Bool) {
+        let n = s.count
+        let plain = needsEscaping ? Self.plainPrefixLength(s) : n
+        if plain == n {
+            t.append(upTo: n + 2) { p in
+                p[0] = UInt8(ascii: "\"")
+                copyBytes(p + 1, s)
+                p[n + 1] = UInt8(ascii: "\"")
+                return n + 2
+            }
+            return
+        }
+        appendEscapedString(t, s, plain: plain)
+    }
+
+    /// `appendString` for a string with characters to escape, the first at `plain`.
+    private func appendEscapedString(_ t: ByteBuffer, _ s: UnsafeRawBufferPointer, plain: Int) {
+        let n = s.count
+        t.append(UInt8(ascii: "\""))
+        t.append(UnsafeRawBufferPointer(rebasing: s[0..<plain]))
+        var runStart = plain
+        var i = plain
+        while i < n {
+            let c = s[i]
+            if c >= 0x20 && c != 0x22 && c != 0x5C {
+                i += 1
+                continue
+            }
+            if i > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<i])) }
+            switch c {
+            case 0x22: t.append("\\\"")
+            case 0x5C: t.append("\\\\")
+            case 0x0A: t.append("\\n")
+            case 0x0D: t.append("\\r")
+            case 0x09: t.append("\\t")
+            case 0x08: t.append("\\b")
+            case 0x0C: t.append("\\f")
+            default:
+                t.append("\\u00")
+                t.append(Self.hex[Int(c >> 4)])
+                t.append(Self.hex[Int(c & 0xF)])
+            }
+            i += 1
+            runStart = i
+        }
+        if n > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<n])) }
         t.append(UInt8(ascii: "\""))
     }
 
@@ -318,6 +414,11 @@ public final class JSONWriter {
         out.append(bytes)
         if out.count >= flushThreshold { try flush() }
     }
+
+    fileprivate func appendObjectToOutput(body: UnsafeRawBufferPointer, close: UnsafeRawBufferPointer) throws {
+        out.appendObject(body: body, close: close)
+        if out.count >= flushThreshold { try flush() }
+    }
 }
 
 /// The writer's own output as the sink of the outermost sorted object.
@@ -326,6 +427,9 @@ private final class OutputSegmentSink: SegmentSink {
     init(writer: JSONWriter) { self.writer = writer }
     func append(_ bytes: UnsafeRawBufferPointer) throws { try writer.appendToOutput(bytes) }
     func appendFile(offset: Int64, length: Int64) throws { try writer.copyFromSpill(offset: offset, length: length) }
+    func appendObject(body: UnsafeRawBufferPointer, close: UnsafeRawBufferPointer) throws {
+        try writer.appendObjectToOutput(body: body, close: close)
+    }
 }
 
 /// A writer call out of order (a name outside an object, an unbalanced end).

@@ -4,10 +4,30 @@ enum Segment {
     case file(offset: Int64, length: Int64)
 }
 
+/// A range of the spill file.
+struct FileRange {
+    var offset: Int64
+    var length: Int64
+}
+
 /// Receives the serialized form of a finished object: bytes in memory and ranges of the spill file.
 protocol SegmentSink: AnyObject {
     func append(_ bytes: UnsafeRawBufferPointer) throws
     func appendFile(offset: Int64, length: Int64) throws
+    /// Appends `{`, `body`, `close` and `}`: a whole object held in memory.
+    func appendObject(body: UnsafeRawBufferPointer, close: UnsafeRawBufferPointer) throws
+}
+
+extension ByteBuffer {
+    /// Appends `{`, `body`, `close` and `}`.
+    @inline(__always)
+    func appendObject(body: UnsafeRawBufferPointer, close: UnsafeRawBufferPointer) {
+        reserve(body.count + close.count + 2)
+        append(UInt8(ascii: "{"))
+        append(body)
+        append(close)
+        append(UInt8(ascii: "}"))
+    }
 }
 
 /// Buffers the members of one object being written in canonical order, sorts them by key in the
@@ -17,6 +37,10 @@ protocol SegmentSink: AnyObject {
 /// file as a sorted run (and a member that is large by itself is moved there as it grows); the runs
 /// are merged by reading their indexes back. Member bytes are never copied between spill regions,
 /// only referenced, so a big object costs one extra write and read of its bytes.
+///
+/// Members usually arrive already in order (dumps are mostly written in key order); that is tracked
+/// as they come, so such objects are emitted with one copy of the arena, and their runs are
+/// concatenated rather than merged.
 final class ObjectSorter: SegmentSink {
     private struct Entry {
         var keyStart: Int
@@ -33,14 +57,24 @@ final class ObjectSorter: SegmentSink {
 
     /// Where writes for the current member go.
     let arena: ByteBuffer
-    private var keys: [UInt8] = []
-    private var entries: [Entry] = []
-    private var segments: [Segment] = []
+    /// Bytes the arena may hold before `spill()` should run.
+    let budget: Int
+    private let keys = ByteBuffer(capacity: 1024)
+    private let entries = PlainStack<Entry>()
+    private let segments = PlainStack<Segment>()
+    private var fileSegments = 0  // how many of `segments` are in the spill file
     private var openEntry = false
     private var openArenaStart = 0  // start of the open member's bytes not yet in `segments`
+    /// Whether the members in memory came in strictly ascending key order.
     private var inOrder = true
-    private var runs: [Run] = []
-    private let budget: Int
+    /// Whether all members so far, in memory and in runs, came in strictly ascending key order.
+    private var ascending = true
+    /// The key of the last member written to a run, to compare the next one with.
+    private let lastRunKey = ByteBuffer(capacity: 64)
+    private var lastRunIntKey = Int64.max
+    private let runs = PlainStack<Run>()
+    private let ranges = PlainStack<FileRange>()  // scratch for `writeRun`
+    private let indexRecord = ByteBuffer(capacity: 256)  // scratch for `writeRun`
     private let spillProvider: () throws -> SpillFile
 
     init(budget: Int, spill: @escaping () throws -> SpillFile) {
@@ -60,11 +94,16 @@ final class ObjectSorter: SegmentSink {
     func beginEntry(key: UnsafeRawBufferPointer) {
         closeEntry()
         let ks = keys.count
-        keys.append(contentsOf: key)
-        let intKey = DatabaseKeyOrder.integerValue(key).map(Int64.init) ?? Int64.max
-        let e = Entry(keyStart: ks, keyLength: key.count, intKey: intKey, segStart: segments.count, segCount: 0)
-        if inOrder, let last = entries.last, !less(last, e) { inOrder = false }
-        if inOrder, entries.isEmpty, !runs.isEmpty { inOrder = false }
+        keys.append(key)
+        let e = Entry(keyStart: ks, keyLength: key.count, intKey: DatabaseKeyOrder.sortKey(key), segStart: segments.count, segCount: 0)
+        if !entries.isEmpty {
+            if inOrder && !less(entries.last, e) {
+                inOrder = false
+                ascending = false
+            }
+        } else if ascending && !runs.isEmpty {
+            ascending = DatabaseKeyOrder.less(lastRunIntKey, lastRunKey.bytes(0, lastRunKey.count), e.intKey, key)
+        }
         entries.append(e)
         openEntry = true
         openArenaStart = arena.count
@@ -77,15 +116,18 @@ final class ObjectSorter: SegmentSink {
     }
 
     /// Moves the open member's arena bytes written so far into its segment list.
+    @inline(__always)
     private func sealArenaPart() {
         let n = arena.count - openArenaStart
         if n > 0 { addSegment(.arena(start: openArenaStart, length: n)) }
         openArenaStart = arena.count
     }
 
+    @inline(__always)
     private func addSegment(_ s: Segment) {
-        entries[entries.count - 1].segCount += 1
+        entries.last.segCount += 1
         segments.append(s)
+        if case .file = s { fileSegments += 1 }
     }
 
     func append(_ bytes: UnsafeRawBufferPointer) throws {
@@ -93,10 +135,15 @@ final class ObjectSorter: SegmentSink {
         if overBudget { try spill() }
     }
 
+    func appendObject(body: UnsafeRawBufferPointer, close: UnsafeRawBufferPointer) throws {
+        arena.appendObject(body: body, close: close)
+        if overBudget { try spill() }
+    }
+
     func appendFile(offset: Int64, length: Int64) throws {
         sealArenaPart()
-        if case .file(let o, let l)? = segments.last, entries[entries.count - 1].segCount > 0, o + l == offset {
-            segments[segments.count - 1] = .file(offset: o, length: l + length)
+        if entries.last.segCount > 0, case .file(let o, let l) = segments.last, o + l == offset {
+            segments.last = .file(offset: o, length: l + length)
         } else {
             addSegment(.file(offset: offset, length: length))
         }
@@ -106,16 +153,12 @@ final class ObjectSorter: SegmentSink {
 
     @inline(__always)
     private func less(_ a: Entry, _ b: Entry) -> Bool {
-        if a.intKey != b.intKey { return a.intKey < b.intKey }
-        if a.intKey != Int64.max { return false }
-        return keys.withUnsafeBytes { k in
-            DatabaseKeyOrder.less(UnsafeRawBufferPointer(rebasing: k[a.keyStart..<(a.keyStart + a.keyLength)]),
-                                  UnsafeRawBufferPointer(rebasing: k[b.keyStart..<(b.keyStart + b.keyLength)]))
-        }
+        DatabaseKeyOrder.less(a.intKey, keys.bytes(a.keyStart, a.keyLength), b.intKey, keys.bytes(b.keyStart, b.keyLength))
     }
 
-    private func sortedEntries(_ list: [Entry]) -> [Entry] {
-        inOrder ? list : list.sorted(by: less)
+    /// The first `count` entries sorted, or nil when they are in order already.
+    private func sortedEntries(_ count: Int) -> [Entry]? {
+        inOrder ? nil : Array(UnsafeBufferPointer(rebasing: entries.elements[0..<count])).sorted(by: less)
     }
 
     // MARK: - Spilling
@@ -137,70 +180,92 @@ final class ObjectSorter: SegmentSink {
 
     /// Writes the first `count` entries as a run and compacts the rest to the front.
     private func writeRun(count: Int, file: SpillFile) throws {
-        let order = sortedEntries(Array(entries[0..<count]))
-        var index: [UInt8] = []
+        let sorted = sortedEntries(count)
         // Data: arena parts in sorted order, contiguous, so that neighbours coalesce on merge.
-        for e in order {
-            var segs: [(Int64, Int64)] = []
-            for s in segments[e.segStart..<(e.segStart + e.segCount)] {
-                switch s {
-                case .arena(let start, let length):
-                    let off = try file.append(arena.bytes(start, length))
-                    segs.append((off, Int64(length)))
-                case .file(let off, let length):
-                    segs.append((off, length))
-                }
-            }
-            // Coalesce adjacent ranges within the entry.
-            var merged: [(Int64, Int64)] = []
-            for s in segs {
-                if let last = merged.last, last.0 + last.1 == s.0 {
-                    merged[merged.count - 1].1 += s.1
-                } else {
-                    merged.append(s)
-                }
-            }
-            appendUInt(&index, UInt64(e.keyLength))
-            index.append(contentsOf: keys[e.keyStart..<(e.keyStart + e.keyLength)])
-            appendUInt(&index, UInt64(merged.count))
-            for (o, l) in merged {
-                appendUInt(&index, UInt64(o))
-                appendUInt(&index, UInt64(l))
+        let dataStart = file.size
+        for i in 0..<count {
+            let e = sorted?[i] ?? entries[i]
+            for j in e.segStart..<(e.segStart + e.segCount) {
+                if case .arena(let start, let length) = segments[j] { try file.append(arena.bytes(start, length)) }
             }
         }
-        let indexOffset = try index.withUnsafeBytes { try file.append($0) }
-        runs.append(Run(indexOffset: indexOffset, indexLength: Int64(index.count)))
+        // Index: per entry its key and its file ranges (adjacent ones coalesced).
+        let indexOffset = file.size
+        var at = dataStart
+        for i in 0..<count {
+            let e = sorted?[i] ?? entries[i]
+            ranges.removeAll()
+            for j in e.segStart..<(e.segStart + e.segCount) {
+                var r: FileRange
+                switch segments[j] {
+                case .arena(_, let length):
+                    r = FileRange(offset: at, length: Int64(length))
+                    at += Int64(length)
+                case .file(let off, let length):
+                    r = FileRange(offset: off, length: length)
+                }
+                if !ranges.isEmpty, ranges.last.offset + ranges.last.length == r.offset {
+                    ranges.last.length += r.length
+                } else {
+                    ranges.append(r)
+                }
+            }
+            let r = indexRecord
+            r.count = 0
+            appendUInt(r, UInt64(e.keyLength))
+            r.append(keys.bytes(e.keyStart, e.keyLength))
+            appendUInt(r, UInt64(ranges.count))
+            for k in 0..<ranges.count {
+                appendUInt(r, UInt64(ranges[k].offset))
+                appendUInt(r, UInt64(ranges[k].length))
+            }
+            try file.append(r.bytes(0, r.count))
+        }
+        runs.append(Run(indexOffset: indexOffset, indexLength: file.size - indexOffset))
+        let last = sorted?[count - 1] ?? entries[count - 1]
+        lastRunIntKey = last.intKey
+        lastRunKey.count = 0
+        lastRunKey.append(keys.bytes(last.keyStart, last.keyLength))
 
         // Keep the open entry (if any), moved to the front.
         if count < entries.count {
             var open = entries[count]
-            let openSegs = Array(segments[open.segStart..<(open.segStart + open.segCount)])
-            let keyBytes = Array(keys[open.keyStart..<(open.keyStart + open.keyLength)])
+            let openSegs = Array(UnsafeBufferPointer(rebasing: segments.elements[open.segStart..<(open.segStart + open.segCount)]))
+            let keyBytes = Array(keys.bytes(open.keyStart, open.keyLength))
             // Arena bytes still in use start at the open entry's first arena segment or openArenaStart.
             var arenaFrom = openArenaStart
             for s in openSegs { if case .arena(let st, _) = s { arenaFrom = min(arenaFrom, st) } }
-            keys = keyBytes
+            keys.count = 0
+            keyBytes.withUnsafeBytes { keys.append($0) }
             open.keyStart = 0
             open.segStart = 0
-            segments = openSegs.map { s in
-                if case .arena(let st, let l) = s { return .arena(start: st - arenaFrom, length: l) }
-                return s
+            segments.removeAll()
+            fileSegments = 0
+            for s in openSegs {
+                if case .arena(let st, let l) = s {
+                    segments.append(.arena(start: st - arenaFrom, length: l))
+                } else {
+                    segments.append(s)
+                    fileSegments += 1
+                }
             }
             arena.removeFirst(arenaFrom)
             openArenaStart -= arenaFrom
-            entries = [open]
+            entries.removeAll()
+            entries.append(open)
         } else {
-            keys.removeAll(keepingCapacity: true)
-            entries.removeAll(keepingCapacity: true)
-            segments.removeAll(keepingCapacity: true)
+            keys.count = 0
+            entries.removeAll()
+            segments.removeAll()
+            fileSegments = 0
             arena.count = 0
             openArenaStart = 0
         }
-        inOrder = entries.count <= 1
+        inOrder = true
     }
 
-    private func appendUInt(_ out: inout [UInt8], _ v: UInt64) {
-        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
+    private func appendUInt(_ b: ByteBuffer, _ v: UInt64) {
+        withUnsafeBytes(of: v.littleEndian) { b.append($0) }
     }
 
     // MARK: - Output
@@ -209,18 +274,26 @@ final class ObjectSorter: SegmentSink {
     /// `close` is the text before `}` (a line break and indentation in pretty mode).
     func finish(into sink: SegmentSink, close: UnsafeRawBufferPointer) throws {
         closeEntry()
-        try sink.append(staticBytes("{"))
         if entries.isEmpty && runs.isEmpty {
-            try sink.append(staticBytes("}"))
+            try sink.append(staticBytes("{}"))
             return
         }
+        if runs.isEmpty && inOrder && fileSegments == 0 {
+            // The arena holds the members in order; the first one drops its leading ','.
+            try sink.appendObject(body: arena.bytes(1, arena.count - 1), close: close)
+            reset()
+            return
+        }
+        try sink.append(staticBytes("{"))
         if runs.isEmpty {
+            let sorted = sortedEntries(entries.count)
             var first = true
-            for e in sortedEntries(entries) {
-                for s in segments[e.segStart..<(e.segStart + e.segCount)] {
+            for i in 0..<entries.count {
+                let e = sorted?[i] ?? entries[i]
+                for j in e.segStart..<(e.segStart + e.segCount) {
                     let skip = first ? 1 : 0  // the first member drops its leading ','
                     first = false
-                    switch s {
+                    switch segments[j] {
                     case .arena(let start, let length):
                         try sink.append(arena.bytes(start + skip, length - skip))
                     case .file(let off, let length):
@@ -239,60 +312,93 @@ final class ObjectSorter: SegmentSink {
     }
 
     private func reset() {
-        keys.removeAll(keepingCapacity: true)
-        entries.removeAll(keepingCapacity: true)
-        segments.removeAll(keepingCapacity: true)
+        keys.count = 0
+        entries.removeAll()
+        segments.removeAll()
+        fileSegments = 0
         runs.removeAll()
         arena.count = 0
         arena.shrink(to: 1 << 16)
         openArenaStart = 0
         openEntry = false
         inOrder = true
+        ascending = true
     }
 
-    /// K-way merge of the runs' indexes; emits file ranges, coalescing neighbours.
+    /// Merges the runs by their indexes (or concatenates them when all members came in order) and
+    /// emits file ranges, coalescing neighbours.
     private func merge(file: SpillFile, into sink: SegmentSink) throws {
-        let cursors = try runs.map { try RunCursor(file: file, run: $0) }
-        var current: (Int64, Int64)? = nil
+        let cursors = try (0..<runs.count).map { try RunCursor(file: file, run: runs[$0]) }
+        var current: FileRange? = nil
         var first = true
-        while true {
-            var best: RunCursor? = nil
-            for c in cursors where c.hasEntry {
-                if let b = best {
-                    if RunCursor.less(c, b) { best = c }
-                } else {
-                    best = c
-                }
-            }
-            guard let b = best else { break }
-            for var (o, l) in b.segments {
+        func emit(_ c: RunCursor) throws {
+            for i in 0..<c.ranges.count {
+                var r = c.ranges[i]
                 if first {
-                    o += 1
-                    l -= 1
+                    r.offset += 1
+                    r.length -= 1
                     first = false
                 }
-                if let cur = current, cur.0 + cur.1 == o {
-                    current = (cur.0, cur.1 + l)
+                if let cur = current, cur.offset + cur.length == r.offset {
+                    current = FileRange(offset: cur.offset, length: cur.length + r.length)
                 } else {
-                    if let cur = current { try sink.appendFile(offset: cur.0, length: cur.1) }
-                    current = (o, l)
+                    if let cur = current { try sink.appendFile(offset: cur.offset, length: cur.length) }
+                    current = r
                 }
             }
-            try b.advance()
         }
-        if let cur = current { try sink.appendFile(offset: cur.0, length: cur.1) }
+        if ascending {
+            for c in cursors {
+                while c.hasEntry {
+                    try emit(c)
+                    try c.advance()
+                }
+            }
+        } else {
+            // A binary heap of cursors by their current key, ties to the earlier run.
+            func before(_ i: Int, _ j: Int) -> Bool {
+                if RunCursor.less(cursors[i], cursors[j]) { return true }
+                if RunCursor.less(cursors[j], cursors[i]) { return false }
+                return i < j
+            }
+            var heap = cursors.indices.filter { cursors[$0].hasEntry }
+            func siftDown(_ start: Int) {
+                var i = start
+                while true {
+                    let l = 2 * i + 1, r = l + 1
+                    var m = i
+                    if l < heap.count && before(heap[l], heap[m]) { m = l }
+                    if r < heap.count && before(heap[r], heap[m]) { m = r }
+                    if m == i { return }
+                    heap.swapAt(i, m)
+                    i = m
+                }
+            }
+            for i in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(i) }
+            while let top = heap.first {
+                let c = cursors[top]
+                try emit(c)
+                try c.advance()
+                if !c.hasEntry {
+                    heap.swapAt(0, heap.count - 1)
+                    heap.removeLast()
+                }
+                siftDown(0)
+            }
+        }
+        if let cur = current { try sink.appendFile(offset: cur.offset, length: cur.length) }
     }
 
     /// Reads one run's index sequentially.
     private final class RunCursor {
         let file: SpillFile
-        var offset: Int64
-        let end: Int64
-        var buffer: [UInt8] = []
-        var bufferPos = 0
-        private(set) var key: [UInt8] = []
+        private var offset: Int64
+        private let end: Int64
+        private let buffer = ByteBuffer(capacity: 1 << 16)
+        private var bufferPos = 0
+        private let keyBytes = ByteBuffer(capacity: 64)
         private(set) var intKey: Int64 = .max
-        private(set) var segments: [(Int64, Int64)] = []
+        let ranges = PlainStack<FileRange>()
         private(set) var hasEntry = false
 
         init(file: SpillFile, run: Run) throws {
@@ -302,31 +408,29 @@ final class ObjectSorter: SegmentSink {
             try advance()
         }
 
+        var key: UnsafeRawBufferPointer { keyBytes.bytes(0, keyBytes.count) }
+
         static func less(_ a: RunCursor, _ b: RunCursor) -> Bool {
-            if a.intKey != b.intKey { return a.intKey < b.intKey }
-            if a.intKey != .max { return false }
-            return a.key.withUnsafeBytes { ka in b.key.withUnsafeBytes { kb in DatabaseKeyOrder.less(ka, kb) } }
+            DatabaseKeyOrder.less(a.intKey, a.key, b.intKey, b.key)
         }
 
-        private func readBytes(_ n: Int) throws -> ArraySlice<UInt8> {
+        /// The next `n` bytes of the index, valid until the next read.
+        private func readBytes(_ n: Int) throws -> UnsafeRawBufferPointer {
             if buffer.count - bufferPos < n {
-                let keep = Array(buffer[bufferPos...])
-                let want = Int(min(Int64(max(n - keep.count, 1 << 16)), end - offset))
-                var more = [UInt8](repeating: 0, count: want)
-                try more.withUnsafeMutableBytes { try file.read(at: offset, into: $0) }
-                offset += Int64(want)
-                buffer = keep + more
+                buffer.removeFirst(bufferPos)
                 bufferPos = 0
+                let want = Int(min(Int64(max(n - buffer.count, 1 << 16)), end - offset))
+                buffer.reserve(want)
+                try file.read(at: offset, into: UnsafeMutableRawBufferPointer(start: buffer.base + buffer.count, count: want))
+                buffer.count += want
+                offset += Int64(want)
             }
             defer { bufferPos += n }
-            return buffer[bufferPos..<(bufferPos + n)]
+            return buffer.bytes(bufferPos, n)
         }
 
         private func readUInt() throws -> UInt64 {
-            let s = try readBytes(8)
-            var v: UInt64 = 0
-            for (i, b) in s.enumerated() { v |= UInt64(b) << (8 * UInt64(i)) }
-            return v
+            UInt64(littleEndian: try readBytes(8).loadUnaligned(as: UInt64.self))
         }
 
         func advance() throws {
@@ -335,14 +439,15 @@ final class ObjectSorter: SegmentSink {
                 return
             }
             let kl = Int(try readUInt())
-            key = Array(try readBytes(kl))
-            intKey = DatabaseKeyOrder.integerValue(key).map(Int64.init) ?? .max
+            keyBytes.count = 0
+            keyBytes.append(try readBytes(kl))
+            intKey = DatabaseKeyOrder.sortKey(key)
             let n = Int(try readUInt())
-            segments.removeAll(keepingCapacity: true)
+            ranges.removeAll()
             for _ in 0..<n {
                 let o = Int64(try readUInt())
                 let l = Int64(try readUInt())
-                segments.append((o, l))
+                ranges.append(FileRange(offset: o, length: l))
             }
             hasEntry = true
         }

@@ -9,9 +9,14 @@ import Darwin
 /// An anonymous, append-only temporary file for data that does not fit the memory budget.
 ///
 /// The file is unlinked as soon as it is created, so nothing is left behind if the process dies.
+/// Small appends are gathered in memory and written in large blocks.
 final class SpillFile {
     private let fd: Int32
+    /// Bytes appended so far; those past `written` are still in `pending`.
     private(set) var size: Int64 = 0
+    private var written: Int64 = 0
+    private let pending = ByteBuffer(capacity: SpillFile.blockSize)
+    private static let blockSize = 1 << 18
 
     /// Creates the file in `directory` (default: `$TMPDIR` or `/tmp`).
     init(directory: String?) throws {
@@ -29,6 +34,25 @@ final class SpillFile {
     @discardableResult
     func append(_ bytes: UnsafeRawBufferPointer) throws -> Int64 {
         let at = size
+        if pending.count + bytes.count > Self.blockSize { try writePending() }
+        if bytes.count >= Self.blockSize {
+            try write(bytes, at: at)
+            written += Int64(bytes.count)
+        } else {
+            pending.append(bytes)
+        }
+        size += Int64(bytes.count)
+        return at
+    }
+
+    private func writePending() throws {
+        guard pending.count > 0 else { return }
+        try write(pending.bytes(0, pending.count), at: written)
+        written += Int64(pending.count)
+        pending.count = 0
+    }
+
+    private func write(_ bytes: UnsafeRawBufferPointer, at: Int64) throws {
         var done = 0
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(at) + off_t(done))
@@ -38,12 +62,11 @@ final class SpillFile {
             }
             done += n
         }
-        size += Int64(bytes.count)
-        return at
     }
 
     /// Reads exactly `buffer.count` bytes at `offset`.
     func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws {
+        if offset + Int64(buffer.count) > written { try writePending() }
         var done = 0
         while done < buffer.count {
             let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))

@@ -55,6 +55,39 @@ final class JSONReaderTests: XCTestCase {
         }
     }
 
+    /// The string scanner's fast paths agree with the definition of string content: valid UTF-8
+    /// without control characters is read as it is, anything else is an error at the same place in
+    /// every chunking.
+    func testStringContentMatchesTheDefinitionInEveryChunking() {
+        let pieces: [[UInt8]] = [
+            Array("a".utf8), Array("plain ASCII text".utf8), [0xC3, 0xA9], [0xE3, 0x81, 0x82], [0xE6, 0xBC, 0xA2],
+            [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xEF, 0xBF, 0xBF], [0xF0, 0x9F, 0x98, 0x80], [0xF4, 0x8F, 0xBF, 0xBF],
+            [0xC2, 0x80], [0xDF, 0xBF],
+            // Invalid: surrogate, overlong forms, past U+10FFFF, stray and truncated bytes, a control character.
+            [0xED, 0xA0, 0x80], [0xE0, 0x9F, 0xBF], [0xF0, 0x8F, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0xC0, 0xAF],
+            [0xC1, 0xBF], [0x80], [0xFF], [0xF5, 0x80, 0x80, 0x80], [0xE3, 0x81], [0xF0, 0x9F, 0x98], [0x01],
+        ]
+        var rng = SplitMix64(seed: 7)
+        for round in 0..<4000 {
+            var content: [UInt8] = []
+            // Mostly valid CJK-like runs; every 4th string may have anything.
+            let choices = round % 4 == 0 ? pieces.count : 12
+            for _ in 0..<Int(rng.next() % 14) { content += pieces[Int(rng.next() % UInt64(choices))] }
+            let doc = [0x22] + content + [0x22]
+            let valid = String(validating: content, as: UTF8.self) != nil && !content.contains(where: { $0 < 0x20 })
+            let whole = trace(MemoryByteSource(doc))
+            if valid {
+                XCTAssertEqual(whole, "string(\(content)) end", "\(content)")
+            } else {
+                XCTAssertTrue(whole.hasPrefix("ERROR invalidUTF8") || whole.hasPrefix("ERROR controlCharacter"), "\(content): \(whole)")
+            }
+            XCTAssertEqual(trace(MemoryByteSource(doc, chunkSize: 1)), whole, "\(content) in 1-byte chunks")
+            XCTAssertEqual(trace(MemoryByteSource(doc), options: .init(bufferSize: 64)), whole, "\(content) with a 64-byte buffer")
+            let split = Int(rng.next() % UInt64(doc.count + 1))
+            XCTAssertEqual(trace(MemoryByteSource(doc, splitAt: [split])), whole, "\(content) split at \(split)")
+        }
+    }
+
     func testErrorsSayWhere() {
         let text = "{\n  \"users\": {\n    \"u1\": {\"name\": \"A\", \"age\": 1x}\n  }\n}"
         XCTAssertThrowsError(try parse(text)) { e in
@@ -137,5 +170,18 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(try r.readValue(), .array([.number("2")]))
         XCTAssertEqual(try r.readValue(), .number("3"))
         XCTAssertEqual(try r.next(), .end)
+    }
+}
+
+/// A small deterministic random number generator for tests.
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
