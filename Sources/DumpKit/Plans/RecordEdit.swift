@@ -5,15 +5,24 @@ public struct RecordEdit {
     /// The record's current path (a `move` changes it).
     public internal(set) var path: [String]
     /// The captures of the pattern the current step matched.
-    public internal(set) var captures: [String: String]
+    public var captures: [String: String] {
+        guard let pattern = stepPattern else { return recordCaptures }
+        return pattern.match(stepPath) ?? [:]
+    }
     /// The record's current value; `nil` once it is deleted.
     public internal(set) var value: JSONValue?
     /// Values set aside so far (under `skip` and `keep`).
     public internal(set) var rejects: [Reject] = []
 
     let policy: OnErrorPolicy
-    /// The record's pointer when the current step began, which rejects are reported under.
-    private var stepPointer = ""
+    /// The captures the record came with, until a step begins.
+    private let recordCaptures: [String: String]
+    /// The record's path when the current step began: rejects are reported under its pointer, and
+    /// the step's pattern captures from it. Both are kept as they are and turned into a pointer or
+    /// captures only when asked for.
+    private var stepPath: [String]
+    /// The pattern the current step matched (`nil` before the first step).
+    private var stepPattern: PathPattern?
     private var plan = ""
     private var step = 0
     private var stepName: String?
@@ -21,20 +30,35 @@ public struct RecordEdit {
 
     init(record: Record, policy: OnErrorPolicy) {
         path = record.path
-        captures = record.captures
+        recordCaptures = record.captures
         value = record.value
         self.policy = policy
-        stepPointer = record.pointer
+        stepPath = record.path
     }
 
-    /// Starts a step: later rejects name it and the record's path at this point.
-    mutating func begin(plan: String, step: Int, stepName: String?, captures: [String: String]) {
+    /// Starts a step whose `pattern` matched the record's current path: later rejects name it and
+    /// the record's path at this point.
+    mutating func begin(plan: String, step: Int, stepName: String?, pattern: PathPattern) {
         self.plan = plan
         self.step = step
         self.stepName = stepName
-        self.captures = captures
-        stepPointer = JSONPointer.string(path)
+        stepPattern = pattern
+        stepPath = path
     }
+
+    /// One capture of the current step's pattern (what `captures[name]` gives), without building
+    /// the dictionary.
+    func capture(_ name: String) -> String? {
+        guard let pattern = stepPattern else { return recordCaptures[name] }
+        guard pattern.segments.count == stepPath.count else { return nil }
+        for (i, segment) in pattern.segments.enumerated() {
+            if case .capture(let n) = segment, n == name { return stepPath[i] }
+        }
+        return nil
+    }
+
+    /// The record's pointer when the current step began, which rejects are reported under.
+    private var stepPointer: String { JSONPointer.string(stepPath) }
 
     /// The value of a field of the record, when the record is an object that has it.
     public func field(_ path: FieldPath) -> JSONValue? { value?.field(path) }
@@ -65,6 +89,36 @@ public struct RecordEdit {
             try reject(at: error.at.isEmpty ? nil : FieldPath(segments: error.at), value: error.found, reason: "cannot rename '\(from)' to '\(to)': \(error.reason)")
             return false
         }
+    }
+
+    /// What `renameKey` found.
+    enum KeyRename {
+        /// The record has no such key.
+        case missing
+        case renamed
+        /// The new name is taken; the value of the old key.
+        case targetExists(JSONValue)
+    }
+
+    /// Renames a key of the record object in place, keeping its position, unless the new name is
+    /// taken. The record must be an object.
+    mutating func renameKey(_ from: String, to: String) -> KeyRename {
+        value!.mutateObject { object -> KeyRename in
+            var found: Int?
+            for i in object.members.indices {
+                let key = object.members[i].key
+                if found == nil, key == from {
+                    found = i
+                } else if key == to {
+                    // The old key's value is reported only when the old key is there too.
+                    guard let i = found ?? object.index(of: from) else { return .missing }
+                    return .targetExists(object.members[i].value)
+                }
+            }
+            guard let i = found else { return .missing }
+            object.members[i].key = to
+            return .renamed
+        } ?? .missing
     }
 
     /// Deletes the whole record.

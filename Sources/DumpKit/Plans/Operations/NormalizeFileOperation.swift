@@ -85,14 +85,15 @@ public struct NormalizeFileOperation: PlanOperation {
     }
 
     /// The normalised value, or `nil` after reporting a bad one.
-    private func normalize(_ value: JSONValue, at path: FieldPath, in edit: inout RecordEdit, removing: [FieldPath]?) throws(MigrationError) -> JSONValue? {
+    /// `path` is only built for a reject.
+    private func normalize(_ value: JSONValue, at path: @autoclosure () -> FieldPath, in edit: inout RecordEdit, removing: [FieldPath]?) throws(MigrationError) -> JSONValue? {
         guard let n = Self.normalized(value, to: shape) else {
-            try edit.reject(at: path, value: value, reason: "not a Salada File value (a name string or an object with a 'name' string)", removing: removing)
+            try edit.reject(at: path(), value: value, reason: "not a Salada File value (a name string or an object with a 'name' string)", removing: removing)
             return nil
         }
         if restore, exact, shape != .bareNames, let back = Self.normalized(n, to: .bareNames), !back.isEquivalent(to: value) {
             try edit.reject(
-                at: path, value: value,
+                at: path(), value: value,
                 reason: "\(value.preview()) would come back as \(back.preview()) if the plan were reversed (set 'exact: false' to accept)",
                 removing: removing)
             return nil
