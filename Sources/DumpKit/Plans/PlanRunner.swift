@@ -87,33 +87,36 @@ public final class PlanRunner: @unchecked Sendable {
     /// Under `onError: .fail` the first value an operation cannot migrate throws.
     public func apply(_ record: Record) throws(MigrationError) -> MigrationResult {
         var edit = RecordEdit(record: record, policy: onError)
-        // What the steps did, added to the totals at the end: the first step inline, so a record
-        // one step applies to allocates nothing for its counts.
+        // What the steps did, added to the totals at the end: plain bits for the first step, so a
+        // record one step applies to allocates nothing for its counts.
         var first: StepTrace?
         var more: [StepTrace] = []
+        var rare = RareTrace()
         for si in steps.indices {
             let step = steps[si]
-            guard edit.value != nil, let pattern = step.match(path: edit.path, value: edit.value) else { continue }
-            edit.begin(plan: step.plan, step: step.step.index, stepName: step.step.name, pattern: pattern)
+            guard edit.value != nil, let context = step.match(path: edit.path, value: edit.value) else { continue }
+            edit.begin(context)
             // The record before the step is kept only when it may become the step's example (the
             // one first in key order); holding it otherwise would make the operations copy it.
             let before = mayBeExample(si, edit.path) ? Record(path: edit.path, captures: edit.captures, value: edit.value) : nil
             var t = StepTrace(step: si)
-            for (oi, op) in step.operations.enumerated() {
-                edit.operation = step.operationNames[oi]
+            for oi in step.operations.indices {
+                edit.operationIndex = oi
                 let rejectsBefore = edit.rejects.count
-                if try op.apply(to: &edit) { t.setApplied(oi) }
-                if edit.rejects.count != rejectsBefore { t.rejected.append((oi, edit.rejects.count - rejectsBefore)) }
+                if try step.operations[oi].apply(to: &edit) {
+                    if oi < 64 { t.applied |= 1 << UInt64(oi) } else { rare.appliedPast64.append((si, oi)) }
+                }
+                if edit.rejects.count != rejectsBefore { rare.rejected.append((si, oi, edit.rejects.count - rejectsBefore)) }
                 if edit.value == nil { break }
             }
             if let before {
-                t.example = MigrationExample(before: before, after: edit.value.map { Record(path: edit.path, captures: edit.captures, value: $0) })
+                rare.examples.append((si, MigrationExample(before: before, after: edit.value.map { Record(path: edit.path, captures: edit.captures, value: $0) })))
             }
             if first == nil { first = t } else { more.append(t) }
         }
         let matched = first != nil
         let output = edit.value.map { Record(path: edit.path, captures: record.captures, value: $0) }
-        let changed = (first?.anyApplied ?? false) || more.contains { $0.anyApplied }
+        let changed = (first.map { $0.applied != 0 } ?? false) || more.contains { $0.applied != 0 } || !rare.appliedPast64.isEmpty
         let moved = output.map { $0.path != record.path } ?? false
         let rejects = edit.rejects.count
         lock.withLock {
@@ -125,13 +128,14 @@ public final class PlanRunner: @unchecked Sendable {
             tally.rejects += rejects
             if let first { tally.add(first) }
             for t in more { tally.add(t) }
+            if !rare.isEmpty { tally.add(rare) }
         }
         return MigrationResult(originalPath: record.path, records: output.map { [$0] } ?? [], rejects: edit.rejects, matched: matched)
     }
 
     /// Whether a record at `path` would replace the current example of step `si` (so far).
     private func mayBeExample(_ si: Int, _ path: [String]) -> Bool {
-        lock.withLock { tally.examples[si].map { Self.precedes(path, $0.before.path) } ?? true }
+        lock.withLock { tally.examplePaths[si].map { Self.precedes(path, $0) } ?? true }
     }
 
     /// Whether path `a` comes before `b` in the database's key order.
@@ -146,20 +150,25 @@ private final class RunnerStep {
     let plan: String
     let step: PlanStep
     let operations: [any PlanOperation]
-    let operationNames: [String]
+    let patterns: [PathPattern]
+    let conditions: [PlanCondition]
+    /// One per pattern, handed to the record's edit when that pattern matches.
+    let contexts: [StepContext]
 
     init(plan: String, step: PlanStep) {
         self.plan = plan
         self.step = step
         operations = step.operations
-        operationNames = step.operations.map(\.name)
+        patterns = step.patterns
+        conditions = step.conditions
+        contexts = step.patterns.map { StepContext(plan: plan, step: step, pattern: $0) }
     }
 
-    /// The first of the step's patterns that matches `path`, when every condition holds for
-    /// `value` (what `PlanStep.match` decides, without building the captures).
-    func match(path: [String], value: JSONValue?) -> PathPattern? {
-        for p in step.patterns where Self.matches(p, path) {
-            return step.conditions.allSatisfy({ $0.holds(in: value) }) ? p : nil
+    /// The context of the first of the step's patterns that matches `path`, when every condition
+    /// holds for `value` (what `PlanStep.match` decides, without building the captures).
+    func match(path: [String], value: JSONValue?) -> StepContext? {
+        for (i, p) in patterns.enumerated() where Self.matches(p, path) {
+            return conditions.allSatisfy({ $0.holds(in: value) }) ? contexts[i] : nil
         }
         return nil
     }
@@ -174,25 +183,22 @@ private final class RunnerStep {
     }
 }
 
-/// What one step did to one record.
+/// What one step did to one record: the step, and the operations (first 64) that changed it.
 private struct StepTrace {
     /// Index into the runner's steps.
     var step: Int
-    /// Operations (by index) that changed the record: bits for the first 64, a list past them.
     var applied: UInt64 = 0
-    var appliedPast64: [Int] = []
-    /// Operations that set values aside, with how many (empty for most records).
-    var rejected: [(operation: Int, count: Int)] = []
-    /// Set when the record may become the step's example.
-    var example: MigrationExample?
 
     init(step: Int) { self.step = step }
+}
 
-    mutating func setApplied(_ operation: Int) {
-        if operation < 64 { applied |= 1 << UInt64(operation) } else { appliedPast64.append(operation) }
-    }
+/// What most records do not have: rejects, operations past the 64th, example candidates.
+private struct RareTrace {
+    var appliedPast64: [(step: Int, operation: Int)] = []
+    var rejected: [(step: Int, operation: Int, count: Int)] = []
+    var examples: [(step: Int, example: MigrationExample)] = []
 
-    var anyApplied: Bool { applied != 0 || !appliedPast64.isEmpty }
+    var isEmpty: Bool { appliedPast64.isEmpty && rejected.isEmpty && examples.isEmpty }
 }
 
 /// The runner's counts: per record, per step, and per operation in flat arrays.
@@ -209,6 +215,8 @@ private struct Tally {
     var applied: [Int]
     var rejected: [Int]
     var examples: [MigrationExample?]
+    /// The examples' paths before their step, to compare candidates without copying examples.
+    var examplePaths: [[String]?]
 
     init(steps: [RunnerStep]) {
         stepMatched = Array(repeating: 0, count: steps.count)
@@ -222,6 +230,7 @@ private struct Tally {
         applied = Array(repeating: 0, count: n)
         rejected = Array(repeating: 0, count: n)
         examples = Array(repeating: nil, count: steps.count)
+        examplePaths = Array(repeating: nil, count: steps.count)
     }
 
     mutating func add(_ t: StepTrace) {
@@ -232,10 +241,14 @@ private struct Tally {
             applied[base + bits.trailingZeroBitCount] += 1
             bits &= bits - 1
         }
-        for oi in t.appliedPast64 { applied[base + oi] += 1 }
-        for (oi, n) in t.rejected { rejected[base + oi] += n }
-        if let example = t.example, examples[t.step].map({ PlanRunner.precedes(example.before.path, $0.before.path) }) ?? true {
-            examples[t.step] = example
+    }
+
+    mutating func add(_ r: RareTrace) {
+        for (si, oi) in r.appliedPast64 { applied[operationBase[si] + oi] += 1 }
+        for (si, oi, n) in r.rejected { rejected[operationBase[si] + oi] += n }
+        for (si, example) in r.examples where examplePaths[si].map({ PlanRunner.precedes(example.before.path, $0) }) ?? true {
+            examples[si] = example
+            examplePaths[si] = example.before.path
         }
     }
 }

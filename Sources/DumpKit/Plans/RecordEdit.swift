@@ -21,13 +21,16 @@ public struct RecordEdit {
     /// the step's pattern captures from it. Both are kept as they are and turned into a pointer or
     /// captures only when asked for.
     private var stepPath: [String]
-    /// The pattern the current step matched (`nil` before the first step).
-    private var stepPattern: PathPattern?
-    private var plan = ""
-    private var step = 0
-    private var stepName: String?
-    var operation = ""
+    /// The current step and the pattern it matched (`nil` before the first step).
+    private var context: StepContext?
+    /// The operation running, by index in the step.
+    var operationIndex = 0
 
+    /// The name of the operation running, which rejects name.
+    var operation: String { context.map { $0.operationNames[operationIndex] } ?? "" }
+    private var stepPattern: PathPattern? { context?.pattern }
+
+    @inline(__always)
     init(record: Record, policy: OnErrorPolicy) {
         path = record.path
         recordCaptures = record.captures
@@ -36,13 +39,11 @@ public struct RecordEdit {
         stepPath = record.path
     }
 
-    /// Starts a step whose `pattern` matched the record's current path: later rejects name it and
-    /// the record's path at this point.
-    mutating func begin(plan: String, step: Int, stepName: String?, pattern: PathPattern) {
-        self.plan = plan
-        self.step = step
-        self.stepName = stepName
-        stepPattern = pattern
+    /// Starts a step whose pattern (in `context`) matched the record's current path: later rejects
+    /// name it and the record's path at this point.
+    mutating func begin(_ context: StepContext) {
+        self.context = context
+        operationIndex = 0
         stepPath = path
     }
 
@@ -131,7 +132,8 @@ public struct RecordEdit {
     /// - Parameter at: the field holding the value; `nil` for the record itself.
     public mutating func reject(at field: FieldPath?, value bad: JSONValue, reason: String, removing: [FieldPath]? = nil) throws(MigrationError) {
         let r = Reject(
-            pointer: stepPointer + (field?.pointer ?? ""), value: bad, plan: plan, step: step, stepName: stepName,
+            pointer: stepPointer + (field?.pointer ?? ""), value: bad, plan: context?.plan ?? "", step: context?.step ?? 0,
+            stepName: context?.stepName,
             operation: operation, reason: reason)
         switch policy {
         case .fail: throw MigrationError(r)
@@ -144,5 +146,26 @@ public struct RecordEdit {
         case .keep: break
         }
         rejects.append(r)
+    }
+}
+
+/// What a record's edit needs to know about the step it is in: names for rejects, the pattern
+/// for captures. The runner makes one per step and pattern up front.
+final class StepContext: Sendable {
+    let plan: String
+    /// The step's 1-based index in its plan.
+    let step: Int
+    let stepName: String?
+    /// The step's pattern that matched.
+    let pattern: PathPattern
+    /// The names of the step's operations, in order.
+    let operationNames: [String]
+
+    init(plan: String, step: PlanStep, pattern: PathPattern) {
+        self.plan = plan
+        self.step = step.index
+        stepName = step.name
+        self.pattern = pattern
+        operationNames = step.operations.map(\.name)
     }
 }

@@ -68,6 +68,7 @@ public struct NormalizeFileOperation: PlanOperation {
         let result: JSONValue
         if case .array(let items) = value {
             var out: [JSONValue] = []
+            out.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
                 if let n = try normalize(item, at: field.appending(String(i)), in: &edit, removing: []) {
                     out.append(n)
@@ -106,7 +107,7 @@ public struct NormalizeFileOperation: PlanOperation {
         switch value {
         case .string(let s):
             if s.hasPrefix("data:") { return value }
-            return shape == .object ? .object(["name": value]) : value
+            return shape == .object ? .object(JSONObject([JSONObject.Member(key: "name", value: value)])) : value
         case .object(let o):
             guard case .string(let name)? = o["name"] else { return nil }
             switch shape {
