@@ -150,13 +150,22 @@ struct Migrate: RecordTransformer {
     var probed: Int { probeCount.value }
 
     func transform(_ record: Record) throws -> [Record] {
-        if !probes.isEmpty && !runner.patterns.contains(where: { $0.match(record.path) != nil }) {
+        if !probes.isEmpty && !runner.patterns.contains(where: { Self.matches($0, record.path) }) {
             probeCount.increment()
             return [record]
         }
         let result = try runner.apply(record)
         if !result.rejects.isEmpty { try rejects?.write(result.rejects) }
         return result.records
+    }
+
+    /// Whether `pattern.match(path)` is not `nil`, without building the captures.
+    private static func matches(_ pattern: PathPattern, _ path: [String]) -> Bool {
+        guard path.count == pattern.segments.count else { return false }
+        for (i, segment) in pattern.segments.enumerated() {
+            if case .literal(let l) = segment, l != path[i] { return false }
+        }
+        return true
     }
 }
 

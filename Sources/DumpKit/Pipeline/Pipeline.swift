@@ -39,6 +39,17 @@ public final class Pipeline {
 
     /// Applies every transformer in order.
     func apply(_ record: Record) throws -> [Record] {
+        if transformers.count == 1 {
+            // The usual single step (migrate, validate): no intermediate lists.
+            let t = transformers[0]
+            do {
+                return try t.transform(record)
+            } catch let e as PipelineError {
+                throw e
+            } catch {
+                throw PipelineError(step: t.name, pointer: record.pointer, underlying: error)
+            }
+        }
         var current = [record]
         for t in transformers {
             var next: [Record] = []

@@ -17,14 +17,18 @@ public final class PlanRunner: @unchecked Sendable {
     /// previous one ends).
     public let warnings: [String]
 
-    private let steps: [(plan: String, step: PlanStep)]
+    /// The operation steps of every plan, in order, with what `apply` needs worked out once.
+    private let steps: [RunnerStep]
+    /// Counts and examples, guarded by `lock`. `apply` adds to them once per record.
     private let lock = NSLock()
-    private var totals: MigrationStats
+    private var tally: Tally
+    /// The stats without counts or examples: names, summaries, patterns.
+    private let template: MigrationStats
 
     public init(plans: [MigrationPlan], onError: OnErrorPolicy) {
         self.plans = plans
         self.onError = onError
-        var steps: [(plan: String, step: PlanStep)] = []
+        var steps: [RunnerStep] = []
         var patterns: [PathPattern] = []
         var blobs: [BlobExtraction] = []
         var warnings: [String] = []
@@ -37,7 +41,7 @@ public final class PlanRunner: @unchecked Sendable {
                 if let options = step.extractBlobs {
                     blobs.append(BlobExtraction(plan: plan.name, step: step, options: options))
                 } else {
-                    steps.append((plan.name, step))
+                    steps.append(RunnerStep(plan: plan.name, step: step))
                 }
             }
             for p in plan.patterns where !patterns.contains(p) { patterns.append(p) }
@@ -46,75 +50,207 @@ public final class PlanRunner: @unchecked Sendable {
         self.patterns = patterns
         self.blobExtractions = blobs
         self.warnings = warnings
-        totals = MigrationStats(
-            steps: steps.map { plan, step in
+        template = MigrationStats(
+            steps: steps.map { s in
                 StepStats(
-                    plan: plan, step: step.index, name: step.name, patterns: step.patterns.map(\.text),
-                    operations: step.operations.map { OperationStats(name: $0.name, summary: $0.description) })
+                    plan: s.plan, step: s.step.index, name: s.step.name, patterns: s.step.patterns.map(\.text),
+                    operations: s.operations.map { OperationStats(name: $0.name, summary: $0.description) })
             })
+        tally = Tally(steps: steps)
     }
 
     /// The counts so far.
-    public var stats: MigrationStats { lock.withLock { totals } }
+    public var stats: MigrationStats {
+        lock.withLock {
+            var stats = template
+            stats.records = tally.records
+            stats.matched = tally.matched
+            stats.changed = tally.changed
+            stats.moved = tally.moved
+            stats.deleted = tally.deleted
+            stats.rejects = tally.rejects
+            for si in stats.steps.indices {
+                stats.steps[si].matched = tally.stepMatched[si]
+                let base = tally.operationBase[si]
+                for oi in stats.steps[si].operations.indices {
+                    stats.steps[si].operations[oi].applied = tally.applied[base + oi]
+                    stats.steps[si].operations[oi].rejected = tally.rejected[base + oi]
+                }
+                stats.steps[si].example = tally.examples[si]
+            }
+            return stats
+        }
+    }
 
     /// Migrates one record: the output records (at their full paths) and any rejects.
     ///
     /// Under `onError: .fail` the first value an operation cannot migrate throws.
     public func apply(_ record: Record) throws(MigrationError) -> MigrationResult {
         var edit = RecordEdit(record: record, policy: onError)
-        var trace: [StepTrace] = []
-        for (si, entry) in steps.enumerated() {
-            guard edit.value != nil, let captures = entry.step.match(path: edit.path, value: edit.value) else { continue }
-            edit.begin(plan: entry.plan, step: entry.step.index, stepName: entry.step.name, captures: captures)
-            let before = Record(path: edit.path, captures: captures, value: edit.value)
-            var t = StepTrace(step: si, applied: [], rejected: [], example: MigrationExample(before: before, after: nil))
-            for op in entry.step.operations {
-                edit.operation = op.name
+        // What the steps did, added to the totals at the end: plain bits for the first step, so a
+        // record one step applies to allocates nothing for its counts.
+        var first: StepTrace?
+        var more: [StepTrace] = []
+        var rare = RareTrace()
+        for si in steps.indices {
+            let step = steps[si]
+            guard edit.value != nil, let context = step.match(path: edit.path, value: edit.value) else { continue }
+            edit.begin(context)
+            // The record before the step is kept only when it may become the step's example (the
+            // one first in key order); holding it otherwise would make the operations copy it.
+            let before = mayBeExample(si, edit.path) ? Record(path: edit.path, captures: edit.captures, value: edit.value) : nil
+            var t = StepTrace(step: si)
+            for oi in step.operations.indices {
+                edit.operationIndex = oi
                 let rejectsBefore = edit.rejects.count
-                t.applied.append(try op.apply(to: &edit))
-                t.rejected.append(edit.rejects.count - rejectsBefore)
+                if try step.operations[oi].apply(to: &edit) {
+                    if oi < 64 { t.applied |= 1 << UInt64(oi) } else { rare.appliedPast64.append((si, oi)) }
+                }
+                if edit.rejects.count != rejectsBefore { rare.rejected.append((si, oi, edit.rejects.count - rejectsBefore)) }
                 if edit.value == nil { break }
             }
-            t.example.after = edit.value.map { Record(path: edit.path, captures: captures, value: $0) }
-            trace.append(t)
-        }
-        let matched = !trace.isEmpty
-        let output = edit.value.map { Record(path: edit.path, captures: record.captures, value: $0) }
-        let result = MigrationResult(originalPath: record.path, records: output.map { [$0] } ?? [], rejects: edit.rejects, matched: matched)
-        lock.withLock {
-            totals.records += 1
-            if matched { totals.matched += 1 }
-            if trace.contains(where: { $0.applied.contains(true) }) { totals.changed += 1 }
-            if let output, output.path != record.path { totals.moved += 1 }
-            if output == nil { totals.deleted += 1 }
-            totals.rejects += edit.rejects.count
-            for t in trace {
-                totals.steps[t.step].matched += 1
-                for (oi, applied) in t.applied.enumerated() where applied { totals.steps[t.step].operations[oi].applied += 1 }
-                for (oi, rejected) in t.rejected.enumerated() { totals.steps[t.step].operations[oi].rejected += rejected }
-                if totals.steps[t.step].example.map({ Self.precedes(t.example.before.path, $0.before.path) }) ?? true {
-                    totals.steps[t.step].example = t.example
-                }
+            if let before {
+                rare.examples.append((si, MigrationExample(before: before, after: edit.value.map { Record(path: edit.path, captures: edit.captures, value: $0) })))
             }
+            if first == nil { first = t } else { more.append(t) }
         }
-        return result
+        let matched = first != nil
+        let output = edit.value.map { Record(path: edit.path, captures: record.captures, value: $0) }
+        let changed = (first.map { $0.applied != 0 } ?? false) || more.contains { $0.applied != 0 } || !rare.appliedPast64.isEmpty
+        let moved = output.map { $0.path != record.path } ?? false
+        let rejects = edit.rejects.count
+        lock.withLock {
+            tally.records += 1
+            if matched { tally.matched += 1 }
+            if changed { tally.changed += 1 }
+            if moved { tally.moved += 1 }
+            if output == nil { tally.deleted += 1 }
+            tally.rejects += rejects
+            if let first { tally.add(first) }
+            for t in more { tally.add(t) }
+            if !rare.isEmpty { tally.add(rare) }
+        }
+        return MigrationResult(originalPath: record.path, records: output.map { [$0] } ?? [], rejects: edit.rejects, matched: matched)
+    }
+
+    /// Whether a record at `path` would replace the current example of step `si` (so far).
+    private func mayBeExample(_ si: Int, _ path: [String]) -> Bool {
+        lock.withLock { tally.examplePaths[si].map { Self.precedes(path, $0) } ?? true }
     }
 
     /// Whether path `a` comes before `b` in the database's key order.
-    private static func precedes(_ a: [String], _ b: [String]) -> Bool {
+    fileprivate static func precedes(_ a: [String], _ b: [String]) -> Bool {
         for (x, y) in zip(a, b) where x != y { return DatabaseKeyOrder.less(x, y) }
         return a.count < b.count
     }
 }
 
-/// What one step did to one record, merged into the totals under the lock.
+/// A step as the runner runs it (a class: one reference to retain per step and record).
+private final class RunnerStep {
+    let plan: String
+    let step: PlanStep
+    let operations: [any PlanOperation]
+    let patterns: [PathPattern]
+    let conditions: [PlanCondition]
+    /// One per pattern, handed to the record's edit when that pattern matches.
+    let contexts: [StepContext]
+
+    init(plan: String, step: PlanStep) {
+        self.plan = plan
+        self.step = step
+        operations = step.operations
+        patterns = step.patterns
+        conditions = step.conditions
+        contexts = step.patterns.map { StepContext(plan: plan, step: step, pattern: $0) }
+    }
+
+    /// The context of the first of the step's patterns that matches `path`, when every condition
+    /// holds for `value` (what `PlanStep.match` decides, without building the captures).
+    func match(path: [String], value: JSONValue?) -> StepContext? {
+        for (i, p) in patterns.enumerated() where Self.matches(p, path) {
+            return conditions.allSatisfy({ $0.holds(in: value) }) ? contexts[i] : nil
+        }
+        return nil
+    }
+
+    /// Whether `pattern.match(path)` is not `nil`.
+    private static func matches(_ pattern: PathPattern, _ path: [String]) -> Bool {
+        guard path.count == pattern.segments.count else { return false }
+        for (i, segment) in pattern.segments.enumerated() {
+            if case .literal(let l) = segment, l != path[i] { return false }
+        }
+        return true
+    }
+}
+
+/// What one step did to one record: the step, and the operations (first 64) that changed it.
 private struct StepTrace {
     /// Index into the runner's steps.
     var step: Int
-    /// Per operation run (the list stops early when the record was deleted).
-    var applied: [Bool]
+    var applied: UInt64 = 0
+
+    init(step: Int) { self.step = step }
+}
+
+/// What most records do not have: rejects, operations past the 64th, example candidates.
+private struct RareTrace {
+    var appliedPast64: [(step: Int, operation: Int)] = []
+    var rejected: [(step: Int, operation: Int, count: Int)] = []
+    var examples: [(step: Int, example: MigrationExample)] = []
+
+    var isEmpty: Bool { appliedPast64.isEmpty && rejected.isEmpty && examples.isEmpty }
+}
+
+/// The runner's counts: per record, per step, and per operation in flat arrays.
+private struct Tally {
+    var records = 0
+    var matched = 0
+    var changed = 0
+    var moved = 0
+    var deleted = 0
+    var rejects = 0
+    var stepMatched: [Int]
+    /// Where each step's operations start in `applied` and `rejected`.
+    var operationBase: [Int]
+    var applied: [Int]
     var rejected: [Int]
-    var example: MigrationExample
+    var examples: [MigrationExample?]
+    /// The examples' paths before their step, to compare candidates without copying examples.
+    var examplePaths: [[String]?]
+
+    init(steps: [RunnerStep]) {
+        stepMatched = Array(repeating: 0, count: steps.count)
+        var base: [Int] = []
+        var n = 0
+        for s in steps {
+            base.append(n)
+            n += s.operations.count
+        }
+        operationBase = base
+        applied = Array(repeating: 0, count: n)
+        rejected = Array(repeating: 0, count: n)
+        examples = Array(repeating: nil, count: steps.count)
+        examplePaths = Array(repeating: nil, count: steps.count)
+    }
+
+    mutating func add(_ t: StepTrace) {
+        stepMatched[t.step] += 1
+        let base = operationBase[t.step]
+        var bits = t.applied
+        while bits != 0 {
+            applied[base + bits.trailingZeroBitCount] += 1
+            bits &= bits - 1
+        }
+    }
+
+    mutating func add(_ r: RareTrace) {
+        for (si, oi) in r.appliedPast64 { applied[operationBase[si] + oi] += 1 }
+        for (si, oi, n) in r.rejected { rejected[operationBase[si] + oi] += n }
+        for (si, example) in r.examples where examplePaths[si].map({ PlanRunner.precedes(example.before.path, $0) }) ?? true {
+            examples[si] = example
+            examplePaths[si] = example.before.path
+        }
+    }
 }
 
 /// An `extract-blobs` step handed to the blob extractor, with the step's patterns and `where`.

@@ -5,36 +5,61 @@ public struct RecordEdit {
     /// The record's current path (a `move` changes it).
     public internal(set) var path: [String]
     /// The captures of the pattern the current step matched.
-    public internal(set) var captures: [String: String]
+    public var captures: [String: String] {
+        guard let pattern = stepPattern else { return recordCaptures }
+        return pattern.match(stepPath) ?? [:]
+    }
     /// The record's current value; `nil` once it is deleted.
     public internal(set) var value: JSONValue?
     /// Values set aside so far (under `skip` and `keep`).
     public internal(set) var rejects: [Reject] = []
 
     let policy: OnErrorPolicy
-    /// The record's pointer when the current step began, which rejects are reported under.
-    private var stepPointer = ""
-    private var plan = ""
-    private var step = 0
-    private var stepName: String?
-    var operation = ""
+    /// The captures the record came with, until a step begins.
+    private let recordCaptures: [String: String]
+    /// The record's path when the current step began: rejects are reported under its pointer, and
+    /// the step's pattern captures from it. Both are kept as they are and turned into a pointer or
+    /// captures only when asked for.
+    private var stepPath: [String]
+    /// The current step and the pattern it matched (`nil` before the first step).
+    private var context: StepContext?
+    /// The operation running, by index in the step.
+    var operationIndex = 0
 
+    /// The name of the operation running, which rejects name.
+    var operation: String { context.map { $0.operationNames[operationIndex] } ?? "" }
+    private var stepPattern: PathPattern? { context?.pattern }
+
+    @inline(__always)
     init(record: Record, policy: OnErrorPolicy) {
         path = record.path
-        captures = record.captures
+        recordCaptures = record.captures
         value = record.value
         self.policy = policy
-        stepPointer = record.pointer
+        stepPath = record.path
     }
 
-    /// Starts a step: later rejects name it and the record's path at this point.
-    mutating func begin(plan: String, step: Int, stepName: String?, captures: [String: String]) {
-        self.plan = plan
-        self.step = step
-        self.stepName = stepName
-        self.captures = captures
-        stepPointer = JSONPointer.string(path)
+    /// Starts a step whose pattern (in `context`) matched the record's current path: later rejects
+    /// name it and the record's path at this point.
+    mutating func begin(_ context: StepContext) {
+        self.context = context
+        operationIndex = 0
+        stepPath = path
     }
+
+    /// One capture of the current step's pattern (what `captures[name]` gives), without building
+    /// the dictionary.
+    func capture(_ name: String) -> String? {
+        guard let pattern = stepPattern else { return recordCaptures[name] }
+        guard pattern.segments.count == stepPath.count else { return nil }
+        for (i, segment) in pattern.segments.enumerated() {
+            if case .capture(let n) = segment, n == name { return stepPath[i] }
+        }
+        return nil
+    }
+
+    /// The record's pointer when the current step began, which rejects are reported under.
+    private var stepPointer: String { JSONPointer.string(stepPath) }
 
     /// The value of a field of the record, when the record is an object that has it.
     public func field(_ path: FieldPath) -> JSONValue? { value?.field(path) }
@@ -67,6 +92,36 @@ public struct RecordEdit {
         }
     }
 
+    /// What `renameKey` found.
+    enum KeyRename {
+        /// The record has no such key.
+        case missing
+        case renamed
+        /// The new name is taken; the value of the old key.
+        case targetExists(JSONValue)
+    }
+
+    /// Renames a key of the record object in place, keeping its position, unless the new name is
+    /// taken. The record must be an object.
+    mutating func renameKey(_ from: String, to: String) -> KeyRename {
+        value!.mutateObject { object -> KeyRename in
+            var found: Int?
+            for i in object.members.indices {
+                let key = object.members[i].key
+                if found == nil, key == from {
+                    found = i
+                } else if key == to {
+                    // The old key's value is reported only when the old key is there too.
+                    guard let i = found ?? object.index(of: from) else { return .missing }
+                    return .targetExists(object.members[i].value)
+                }
+            }
+            guard let i = found else { return .missing }
+            object.members[i].key = to
+            return .renamed
+        } ?? .missing
+    }
+
     /// Deletes the whole record.
     mutating func delete() { value = nil }
 
@@ -77,7 +132,8 @@ public struct RecordEdit {
     /// - Parameter at: the field holding the value; `nil` for the record itself.
     public mutating func reject(at field: FieldPath?, value bad: JSONValue, reason: String, removing: [FieldPath]? = nil) throws(MigrationError) {
         let r = Reject(
-            pointer: stepPointer + (field?.pointer ?? ""), value: bad, plan: plan, step: step, stepName: stepName,
+            pointer: stepPointer + (field?.pointer ?? ""), value: bad, plan: context?.plan ?? "", step: context?.step ?? 0,
+            stepName: context?.stepName,
             operation: operation, reason: reason)
         switch policy {
         case .fail: throw MigrationError(r)
@@ -90,5 +146,26 @@ public struct RecordEdit {
         case .keep: break
         }
         rejects.append(r)
+    }
+}
+
+/// What a record's edit needs to know about the step it is in: names for rejects, the pattern
+/// for captures. The runner makes one per step and pattern up front.
+final class StepContext: Sendable {
+    let plan: String
+    /// The step's 1-based index in its plan.
+    let step: Int
+    let stepName: String?
+    /// The step's pattern that matched.
+    let pattern: PathPattern
+    /// The names of the step's operations, in order.
+    let operationNames: [String]
+
+    init(plan: String, step: PlanStep, pattern: PathPattern) {
+        self.plan = plan
+        self.step = step.index
+        stepName = step.name
+        self.pattern = pattern
+        operationNames = step.operations.map(\.name)
     }
 }

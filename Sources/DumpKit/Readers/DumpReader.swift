@@ -57,7 +57,8 @@ public final class DumpReader: RecordReader {
                 }
             }
             if let exact {
-                let recordPath = path + [key]
+                var recordPath = path
+                recordPath.append(key)
                 _ = try reader.peek()
                 lastRecordLocation = reader.location
                 let value = try reader.readValue()

@@ -54,14 +54,27 @@ public struct CollectOperation: PlanOperation {
     }
 
     public func apply(to edit: inout RecordEdit) throws(MigrationError) -> Bool {
-        let values = fields.map { edit.field($0) }
-        let present = values.compactMap { $0 }
+        // One pass: the present values in order, and whether a missing field comes before a present one.
+        var present: [JSONValue] = []
+        var sawGap = false
+        var gapBeforePresent = false
+        for f in fields {
+            if let v = edit.field(f) {
+                if present.isEmpty { present.reserveCapacity(fields.count) }
+                present.append(v)
+                if sawGap { gapBeforePresent = true }
+            } else {
+                sawGap = true
+            }
+        }
         guard !present.isEmpty else { return false }
         if let existing = edit.field(into) {
             try edit.reject(at: into, value: existing, reason: "cannot collect into '\(into)': it already exists")
             return false
         }
-        if exact, let gap = values.firstIndex(where: { $0 == nil }), values[gap...].contains(where: { $0 != nil }) {
+        if exact, gapBeforePresent {
+            let values = fields.map { edit.field($0) }
+            let gap = values.firstIndex(where: { $0 == nil })!
             var group = JSONObject()
             for (f, v) in zip(fields, values) { if let v { group[f.description] = v } }
             try edit.reject(

@@ -17,6 +17,8 @@ public struct MapOperation: PlanOperation {
     public let unmapped: Unmapped
     /// Whether kept values must not be confusable with mapped ones.
     public let exact: Bool
+    /// Whether no two table entries map to the same value (worked out once).
+    private let oneToOne: Bool
 
     /// The rule for values the table does not list.
     public enum Unmapped: Sendable, Equatable {
@@ -30,6 +32,7 @@ public struct MapOperation: PlanOperation {
         self.unmapped = unmapped
         self.exact = exact
         self.location = location
+        oneToOne = Self.isOneToOne(table)
     }
 
     init(_ options: PlanNode, _ context: OperationContext) throws(PlanError) {
@@ -67,14 +70,27 @@ public struct MapOperation: PlanOperation {
         if rule != "default", let extra = o["default"] { throw d.error(extra.location, "'default' only applies with 'unmapped: default'") }
         exact = try o["exact"].map { node throws(PlanError) in try d.bool(node, "'exact'") } ?? true
         location = context.location
+        oneToOne = Self.isOneToOne(table)
     }
 
     public var description: String { "map \(fields.map(\.description).joined(separator: ", ")) (\(table.count) values)" }
     public var writtenFields: [FieldPath] { fields }
 
     /// Whether no two table entries map to the same value.
-    private var isOneToOne: Bool {
+    private var isOneToOne: Bool { oneToOne }
+
+    private static func isOneToOne(_ table: [(from: JSONValue, to: JSONValue)]) -> Bool {
         table.indices.allSatisfy { i in !table[..<i].contains { $0.to.isEquivalent(to: table[i].to) } }
+    }
+
+    /// The first table entry whose `from` is equivalent to `value`.
+    private func entry(for value: JSONValue) -> (from: JSONValue, to: JSONValue)? {
+        if case .string(let s) = value {
+            // A string is equivalent only to an equal string.
+            for entry in table { if case .string(let f) = entry.from, f == s { return entry } }
+            return nil
+        }
+        return table.first(where: { $0.from.isEquivalent(to: value) })
     }
 
     public var inversion: Inversion {
@@ -89,7 +105,7 @@ public struct MapOperation: PlanOperation {
         var changed = false
         for field in fields {
             guard let value = edit.field(field) else { continue }
-            if let entry = table.first(where: { $0.from.isEquivalent(to: value) }) {
+            if let entry = entry(for: value) {
                 if entry.to != value, try edit.set(field, entry.to) { changed = true }
                 continue
             }

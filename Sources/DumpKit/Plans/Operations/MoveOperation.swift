@@ -56,7 +56,7 @@ public struct MoveOperation: PlanOperation {
         let path = target.segments.map { segment -> String in
             switch segment {
             case .literal(let key): return key
-            case .capture(let name): return edit.captures[name] ?? ""
+            case .capture(let name): return edit.capture(name) ?? ""
             case .wildcard: return ""
             }
         }

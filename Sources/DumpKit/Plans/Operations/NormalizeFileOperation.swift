@@ -68,6 +68,7 @@ public struct NormalizeFileOperation: PlanOperation {
         let result: JSONValue
         if case .array(let items) = value {
             var out: [JSONValue] = []
+            out.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
                 if let n = try normalize(item, at: field.appending(String(i)), in: &edit, removing: []) {
                     out.append(n)
@@ -85,14 +86,15 @@ public struct NormalizeFileOperation: PlanOperation {
     }
 
     /// The normalised value, or `nil` after reporting a bad one.
-    private func normalize(_ value: JSONValue, at path: FieldPath, in edit: inout RecordEdit, removing: [FieldPath]?) throws(MigrationError) -> JSONValue? {
+    /// `path` is only built for a reject.
+    private func normalize(_ value: JSONValue, at path: @autoclosure () -> FieldPath, in edit: inout RecordEdit, removing: [FieldPath]?) throws(MigrationError) -> JSONValue? {
         guard let n = Self.normalized(value, to: shape) else {
-            try edit.reject(at: path, value: value, reason: "not a Salada File value (a name string or an object with a 'name' string)", removing: removing)
+            try edit.reject(at: path(), value: value, reason: "not a Salada File value (a name string or an object with a 'name' string)", removing: removing)
             return nil
         }
         if restore, exact, shape != .bareNames, let back = Self.normalized(n, to: .bareNames), !back.isEquivalent(to: value) {
             try edit.reject(
-                at: path, value: value,
+                at: path(), value: value,
                 reason: "\(value.preview()) would come back as \(back.preview()) if the plan were reversed (set 'exact: false' to accept)",
                 removing: removing)
             return nil
@@ -105,7 +107,7 @@ public struct NormalizeFileOperation: PlanOperation {
         switch value {
         case .string(let s):
             if s.hasPrefix("data:") { return value }
-            return shape == .object ? .object(["name": value]) : value
+            return shape == .object ? .object(JSONObject([JSONObject.Member(key: "name", value: value)])) : value
         case .object(let o):
             guard case .string(let name)? = o["name"] else { return nil }
             switch shape {

@@ -37,6 +37,17 @@ public struct RenameOperation: PlanOperation {
     public func apply(to edit: inout RecordEdit) throws(MigrationError) -> Bool {
         var changed = false
         for (from, to) in pairs {
+            // A key renamed within a record object: one scan finds both names, and the key is
+            // changed in place (what the general path below does, without its repeated lookups).
+            if from.segments.count == 1, to.segments.count == 1, case .object? = edit.value {
+                switch edit.renameKey(from.segments[0], to: to.segments[0]) {
+                case .missing: continue
+                case .renamed: changed = true
+                case .targetExists(let value):
+                    try edit.reject(at: from, value: value, reason: "cannot rename '\(from)' to '\(to)': '\(to)' already exists")
+                }
+                continue
+            }
             guard let value = edit.field(from) else { continue }
             if edit.field(to) != nil {
                 try edit.reject(at: from, value: value, reason: "cannot rename '\(from)' to '\(to)': '\(to)' already exists")

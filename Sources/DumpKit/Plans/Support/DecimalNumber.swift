@@ -15,42 +15,79 @@ struct DecimalNumber: Hashable {
     /// Reads JSON number text, or with `lenient` also a leading `+`, leading zeros and surrounding
     /// spaces (`" 007 "`); `nil` when the text is not a number.
     init?(_ text: String, lenient: Bool = false) {
-        var s = Substring(text)
-        if lenient { s = s.drop(while: { $0 == " " }) }
-        if lenient { while s.last == " " { s = s.dropLast() } }
-        var negative = false
-        if s.first == "-" {
-            negative = true
-            s = s.dropFirst()
-        } else if lenient, s.first == "+" {
-            s = s.dropFirst()
+        // Read as UTF-8 bytes: every accepted text is ASCII, and any other character fails the
+        // grammar below just as it would read character by character.
+        var text = text
+        guard let (negative, digits, exponent) = text.withUTF8({ Self.parse($0, lenient: lenient) }) else { return nil }
+        self.negative = negative
+        self.digits = digits
+        self.exponent = exponent
+    }
+
+    /// Sign, normalised digits (no leading or trailing zeros) and exponent of number text.
+    private static func parse(_ b: UnsafeBufferPointer<UInt8>, lenient: Bool) -> (Bool, [UInt8], Int)? {
+        @inline(__always) func isDigit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
+        var i = 0
+        var n = b.count
+        if lenient {
+            while i < n && b[i] == 0x20 { i += 1 }
+            while n > i && b[n - 1] == 0x20 { n -= 1 }
         }
-        let intPart = s.prefix(while: \.isASCIIDigit)
-        guard !intPart.isEmpty else { return nil }
-        if !lenient, intPart.count > 1, intPart.first == "0" { return nil }
-        s = s.dropFirst(intPart.count)
-        var fraction = Substring("")
-        if s.first == "." {
-            fraction = s.dropFirst().prefix(while: \.isASCIIDigit)
-            guard !fraction.isEmpty else { return nil }
-            s = s.dropFirst(1 + fraction.count)
+        var negative = false
+        if i < n && b[i] == UInt8(ascii: "-") {
+            negative = true
+            i += 1
+        } else if lenient, i < n, b[i] == UInt8(ascii: "+") {
+            i += 1
+        }
+        let intStart = i
+        while i < n && isDigit(b[i]) { i += 1 }
+        let intEnd = i
+        guard intEnd > intStart else { return nil }
+        if !lenient, intEnd - intStart > 1, b[intStart] == UInt8(ascii: "0") { return nil }
+        var fracStart = i
+        var fracEnd = i
+        if i < n && b[i] == UInt8(ascii: ".") {
+            i += 1
+            fracStart = i
+            while i < n && isDigit(b[i]) { i += 1 }
+            fracEnd = i
+            guard fracEnd > fracStart else { return nil }
         }
         var exp = 0
-        if s.first == "e" || s.first == "E" {
-            s = s.dropFirst()
+        if i < n && (b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E")) {
+            i += 1
             var expNegative = false
-            if s.first == "-" || s.first == "+" {
-                expNegative = s.first == "-"
-                s = s.dropFirst()
+            if i < n && (b[i] == UInt8(ascii: "-") || b[i] == UInt8(ascii: "+")) {
+                expNegative = b[i] == UInt8(ascii: "-")
+                i += 1
             }
-            let expDigits = s.prefix(while: \.isASCIIDigit)
-            guard !expDigits.isEmpty, expDigits.count < 7, let e = Int(expDigits) else { return nil }
-            exp = expNegative ? -e : e
-            s = s.dropFirst(expDigits.count)
+            let expStart = i
+            while i < n && isDigit(b[i]) { i += 1 }
+            guard i > expStart, i - expStart < 7 else { return nil }
+            for j in expStart..<i { exp = exp * 10 + Int(b[j] - 0x30) }
+            if expNegative { exp = -exp }
         }
-        guard s.isEmpty else { return nil }
-        let all = (intPart + fraction).utf8.map { $0 - 0x30 }
-        self.init(negative: negative, digits: all, exponent: exp - fraction.count)
+        guard i == n else { return nil }
+        // The digits of the integer and fraction parts, without leading and trailing zeros.
+        let fractionCount = fracEnd - fracStart
+        let total = (intEnd - intStart) + fractionCount
+        @inline(__always) func digit(_ k: Int) -> UInt8 {
+            k < intEnd - intStart ? b[intStart + k] - 0x30 : b[fracStart + k - (intEnd - intStart)] - 0x30
+        }
+        var first = 0
+        while first < total && digit(first) == 0 { first += 1 }
+        var last = total
+        var e = exp - fractionCount
+        while last > first && digit(last - 1) == 0 {
+            last -= 1
+            e += 1
+        }
+        if first == last { return (false, [], 0) }
+        var digits: [UInt8] = []
+        digits.reserveCapacity(last - first)
+        for k in first..<last { digits.append(digit(k)) }
+        return (negative, digits, e)
     }
 
     /// Builds a normalised number (no leading or trailing zero digits).
@@ -102,18 +139,27 @@ struct DecimalNumber: Hashable {
     /// Plain decimal text without an exponent (`1482814956.123`, `-0.5`, `0`).
     var text: String {
         if digits.isEmpty { return "0" }
-        var body = String(decoding: digits.map { $0 + 0x30 }, as: UTF8.self)
+        var out: [UInt8] = []
+        out.reserveCapacity(digits.count + max(exponent, 0) + max(-exponent - digits.count, 0) + 3)
+        if negative { out.append(UInt8(ascii: "-")) }
         if exponent >= 0 {
-            body += String(repeating: "0", count: exponent)
+            for d in digits { out.append(d + 0x30) }
+            for _ in 0..<exponent { out.append(UInt8(ascii: "0")) }
         } else {
             let fractionDigits = -exponent
-            if body.count <= fractionDigits {
-                body = "0." + String(repeating: "0", count: fractionDigits - body.count) + body
+            if digits.count <= fractionDigits {
+                out.append(UInt8(ascii: "0"))
+                out.append(UInt8(ascii: "."))
+                for _ in 0..<(fractionDigits - digits.count) { out.append(UInt8(ascii: "0")) }
+                for d in digits { out.append(d + 0x30) }
             } else {
-                body.insert(".", at: body.index(body.endIndex, offsetBy: -fractionDigits))
+                let point = digits.count - fractionDigits
+                for d in digits[..<point] { out.append(d + 0x30) }
+                out.append(UInt8(ascii: "."))
+                for d in digits[point...] { out.append(d + 0x30) }
             }
         }
-        return negative ? "-" + body : body
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The value as a JSON number.
