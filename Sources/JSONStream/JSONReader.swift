@@ -179,6 +179,12 @@ public final class JSONReader {
     /// Reads the next token; for names, strings and numbers the content is then in `bytes`.
     @discardableResult
     public func next() throws -> JSONToken {
+        try nextToken()
+    }
+
+    /// `next()`, inlined into the loops of this class.
+    @inline(__always)
+    private func nextToken() throws -> JSONToken {
         let k: JSONToken
         if let p = pending {
             k = p
@@ -313,7 +319,7 @@ public final class JSONReader {
         try expectValueStart()
         let start = depth
         repeat {
-            let k = try next()
+            let k = try nextToken()
             switch k {
             case .beginObject: try writer.beginObject()
             case .endObject: try writer.endObject()
@@ -385,6 +391,7 @@ public final class JSONReader {
     }
 
     /// Skips whitespace (and comments when relaxed) and separators, and classifies the next token.
+    @inline(__always)
     private func advanceToToken() throws -> JSONToken {
         if !documentStarted {
             documentStarted = true
@@ -452,6 +459,7 @@ public final class JSONReader {
         }
     }
 
+    @inline(__always)
     private func valueKind() throws -> JSONToken {
         guard pos < end else { throw error(.unexpectedEnd, "unexpected end of input, expected a value") }
         switch buf[pos] {
@@ -599,8 +607,52 @@ public final class JSONReader {
         pos += n
     }
 
+    /// Scans a number token at `pos`.
+    @inline(__always)
     private func scanNumber() throws {
-        var start = pos
+        if !scanPlainNumber() { try scanNumber(from: pos) }
+    }
+
+    /// The common case of `scanNumber`: an integer or a decimal fraction without exponent, followed
+    /// by another byte in the buffer. Returns false, having changed nothing, for anything else
+    /// (exponents, errors, the end of the buffer), which the general path then reads.
+    @inline(__always)
+    private func scanPlainNumber() -> Bool {
+        let b = UnsafePointer(buf)
+        let e = end
+        let start = pos
+        var p = start
+        @inline(__always) func isDigit(_ c: UInt8) -> Bool { c &- 0x30 < 10 }
+        if p < e && b[p] == UInt8(ascii: "-") { p &+= 1 }
+        guard p < e else { return false }
+        if b[p] == UInt8(ascii: "0") {
+            p &+= 1
+        } else if isDigit(b[p]) {
+            p &+= 1
+            while p < e && isDigit(b[p]) { p &+= 1 }
+        } else {
+            return false
+        }
+        guard p < e else { return false }
+        if b[p] == UInt8(ascii: ".") {
+            p &+= 1
+            guard p < e && isDigit(b[p]) else { return false }
+            while p < e && isDigit(b[p]) { p &+= 1 }
+            guard p < e else { return false }
+        }
+        let c = b[p]
+        // Exponents, and a digit after a leading zero (an error), are for the general path.
+        if isDigit(c) || c == UInt8(ascii: "e") || c == UInt8(ascii: "E") { return false }
+        if p - start > options.maxValueBytes { return false }
+        valueInScratch = false
+        valueStart = start
+        valueEnd = p
+        pos = p
+        return true
+    }
+
+    private func scanNumber(from numberStart: Int) throws {
+        var start = numberStart
         while true {
             var p = start
             // Returns the end of the number, or nil when the buffer ran out before it was certain.
@@ -681,6 +733,27 @@ public final class JSONReader {
         return (w & high) | control | quote | backslash
     }
 
+    /// Loads 16 bytes at `p`.
+    @inline(__always)
+    private static func vector(_ p: UnsafePointer<UInt8>) -> SIMD16<UInt8> {
+        UnsafeRawPointer(p).loadUnaligned(as: SIMD16<UInt8>.self)
+    }
+
+    /// The lanes of `m` as two words, first lane in the low bits of the first; a set lane is 0xFF.
+    @inline(__always)
+    private static func words(_ m: SIMDMask<SIMD16<Int8>>) -> (UInt64, UInt64) {
+        let w = unsafeBitCast(m, to: SIMD2<UInt64>.self)
+        return (UInt64(littleEndian: w[0]), UInt64(littleEndian: w[1]))
+    }
+
+    /// The lanes of `v` that are not plain string ASCII: quotes, backslashes, control characters and
+    /// non-ASCII bytes.
+    @inline(__always)
+    private static func specialLanes(_ v: SIMD16<UInt8>) -> SIMDMask<SIMD16<Int8>> {
+        (v .== SIMD16(repeating: 0x22)) .| (v .== SIMD16(repeating: 0x5C))
+            .| (v .< SIMD16(repeating: 0x20)) .| (v .>= SIMD16(repeating: 0x80))
+    }
+
     /// The end of the plain run of string content in `b[p..<e]`: the first position that is not the
     /// start of printable ASCII or of a complete, valid multi-byte UTF-8 sequence. That is a quote,
     /// a backslash, a control character, invalid or truncated UTF-8, or `e`.
@@ -688,7 +761,14 @@ public final class JSONReader {
     private static func plainRunEnd(_ b: UnsafePointer<UInt8>, _ p0: Int, _ e: Int) -> Int {
         var p = p0
         while true {
-            if p &+ 8 <= e {
+            if p &+ 16 <= e {
+                let (lo, hi) = words(specialLanes(vector(b + p)))
+                if lo | hi == 0 {
+                    p &+= 16
+                    continue
+                }
+                p &+= lo != 0 ? lo.trailingZeroBitCount &>> 3 : 8 &+ hi.trailingZeroBitCount &>> 3
+            } else if p &+ 8 <= e {
                 let m = specialBytes(word(b + p))
                 if m == 0 {
                     p &+= 8
@@ -705,8 +785,8 @@ public final class JSONReader {
                 p &+= 1
                 continue
             }
-            // A run of multi-byte sequences (as in CJK text), validated without going back to words,
-            // two 3-byte ones at a time where possible.
+            // A run of multi-byte sequences (as in CJK text), validated without going back to plain
+            // ASCII scanning, two 3-byte ones at a time where possible.
             while true {
                 if p &+ 8 <= e {
                     let w = word(b + p)

@@ -109,6 +109,7 @@ final class ObjectSorter: SegmentSink {
         openArenaStart = arena.count
     }
 
+    @inline(__always)
     private func closeEntry() {
         guard openEntry else { return }
         sealArenaPart()
