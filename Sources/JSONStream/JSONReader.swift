@@ -320,6 +320,7 @@ public final class JSONReader {
         let start = depth
         repeat {
             let k = try nextToken()
+            if let tokenObserver { tokenObserver(k, self) }
             switch k {
             case .beginObject: try writer.beginObject()
             case .endObject: try writer.endObject()

@@ -184,4 +184,21 @@ struct SplitMix64 {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    func testTokenObserverSeesEveryTokenWhateverConsumesThem() throws {
+        let text = #"{"a":[1,{"b":"x"}],"c":{"d":null},"e":true}"#
+        let r = JSONReader(source: MemoryByteSource(text))
+        var seen: [JSONToken] = []
+        r.tokenObserver = { k, _ in seen.append(k) }
+        XCTAssertEqual(try r.next(), .beginObject)
+        XCTAssertEqual(try r.next(), .name)
+        try r.skipValue()
+        XCTAssertEqual(try r.next(), .name)
+        try r.transfer(to: JSONWriter(sink: MemoryByteSink()))
+        XCTAssertEqual(try r.next(), .name)
+        _ = try r.readValue()
+        XCTAssertEqual(try r.next(), .endObject)
+        XCTAssertEqual(seen, [.beginObject, .name, .beginArray, .number, .beginObject, .name, .string, .endObject, .endArray,
+                              .name, .beginObject, .name, .null, .endObject, .name, .true, .endObject])
+    }
 }
