@@ -182,12 +182,17 @@ final class ObjectSorter: SegmentSink {
     /// Writes the first `count` entries as a run and compacts the rest to the front.
     private func writeRun(count: Int, file: SpillFile) throws {
         let sorted = sortedEntries(count)
-        // Data: arena parts in sorted order, contiguous, so that neighbours coalesce on merge.
+        // Data: arena parts in sorted order, contiguous, so that neighbours coalesce on merge. In
+        // order, they are one stretch of the arena, written as it is.
         let dataStart = file.size
-        for i in 0..<count {
-            let e = sorted?[i] ?? entries[i]
-            for j in e.segStart..<(e.segStart + e.segCount) {
-                if case .arena(let start, let length) = segments[j] { try file.append(arena.bytes(start, length)) }
+        if sorted == nil, let stretch = arenaStretch(count) {
+            try file.append(arena.bytes(stretch.start, stretch.length))
+        } else {
+            for i in 0..<count {
+                let e = sorted?[i] ?? entries[i]
+                for j in e.segStart..<(e.segStart + e.segCount) {
+                    if case .arena(let start, let length) = segments[j] { try file.append(arena.bytes(start, length)) }
+                }
             }
         }
         // Index: per entry its key and its file ranges (adjacent ones coalesced).
@@ -265,6 +270,27 @@ final class ObjectSorter: SegmentSink {
         inOrder = true
     }
 
+    /// The arena range holding the arena parts of the first `count` entries, in entry order, when
+    /// they are contiguous.
+    private func arenaStretch(_ count: Int) -> (start: Int, length: Int)? {
+        var start: Int? = nil
+        var end = 0
+        for i in 0..<count {
+            let e = entries[i]
+            for j in e.segStart..<(e.segStart + e.segCount) {
+                guard case .arena(let s, let length) = segments[j] else { continue }
+                if start == nil {
+                    start = s
+                } else if s != end {
+                    return nil
+                }
+                end = s + length
+            }
+        }
+        guard let start else { return nil }
+        return (start, end - start)
+    }
+
     private func appendUInt(_ b: ByteBuffer, _ v: UInt64) {
         withUnsafeBytes(of: v.littleEndian) { b.append($0) }
     }
@@ -329,7 +355,8 @@ final class ObjectSorter: SegmentSink {
     /// Merges the runs by their indexes (or concatenates them when all members came in order) and
     /// emits file ranges, coalescing neighbours.
     private func merge(file: SpillFile, into sink: SegmentSink) throws {
-        let cursors = try (0..<runs.count).map { try RunCursor(file: file, run: runs[$0]) }
+        // Concatenating runs needs no keys.
+        let cursors = try (0..<runs.count).map { try RunCursor(file: file, run: runs[$0], readKeys: !ascending) }
         var current: FileRange? = nil
         var first = true
         func emit(_ c: RunCursor) throws {
@@ -397,15 +424,18 @@ final class ObjectSorter: SegmentSink {
         private let end: Int64
         private let buffer = ByteBuffer(capacity: 1 << 16)
         private var bufferPos = 0
+        private let readKeys: Bool
         private let keyBytes = ByteBuffer(capacity: 64)
         private(set) var intKey: Int64 = .max
         let ranges = PlainStack<FileRange>()
         private(set) var hasEntry = false
 
-        init(file: SpillFile, run: Run) throws {
+        /// Opens `run`'s index; without `readKeys`, `key` and `intKey` stay empty.
+        init(file: SpillFile, run: Run, readKeys: Bool) throws {
             self.file = file
             self.offset = run.indexOffset
             self.end = run.indexOffset + run.indexLength
+            self.readKeys = readKeys
             try advance()
         }
 
@@ -440,9 +470,12 @@ final class ObjectSorter: SegmentSink {
                 return
             }
             let kl = Int(try readUInt())
-            keyBytes.count = 0
-            keyBytes.append(try readBytes(kl))
-            intKey = DatabaseKeyOrder.sortKey(key)
+            let k = try readBytes(kl)
+            if readKeys {
+                keyBytes.count = 0
+                keyBytes.append(k)
+                intKey = DatabaseKeyOrder.sortKey(key)
+            }
             let n = Int(try readUInt())
             ranges.removeAll()
             for _ in 0..<n {
