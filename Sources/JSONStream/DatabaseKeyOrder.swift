@@ -44,7 +44,7 @@ public enum DatabaseKeyOrder {
     }
 
     /// Byte (code point) order.
-    @inlinable
+    @inlinable @inline(__always)
     static func bytesLess(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         let n = min(a.count, b.count)
         if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {

@@ -111,23 +111,16 @@ public final class JSONWriter {
         guard !frames.isEmpty, frames.last.isObject, !afterName else { throw JSONWriterError.misuse("endObject without a matching beginObject") }
         let f = frames.removeLast()
         if f.sorted {
-            let finished = sorter!.takeUnretainedValue()
+            let finished = sorter!
             openSorters -= 1
-            let parent: SegmentSink
-            if openSorters > 0 {
-                let s = sorters[openSorters - 1]
-                setTarget(s)
-                parent = s.takeUnretainedValue()
-            } else {
-                setTarget(nil)
-                parent = output
-            }
+            let parent = openSorters > 0 ? sorters[openSorters - 1] : nil
+            setTarget(parent)
             if options.pretty && f.count > 0 {
                 let close = ByteBuffer(capacity: 64)
                 appendIndent(close, frames.count)
-                try finished.finish(into: parent, close: close.bytes(0, close.count))
+                try finish(finished, into: parent, close: close.bytes(0, close.count))
             } else {
-                try finished.finish(into: parent, close: UnsafeRawBufferPointer(start: nil, count: 0))
+                try finish(finished, into: parent, close: UnsafeRawBufferPointer(start: nil, count: 0))
             }
         } else {
             withTarget { t in
@@ -136,6 +129,18 @@ public final class JSONWriter {
             }
         }
         try afterValue()
+    }
+
+    /// Emits the object `sorter` holds into `parent`'s arena, or to the output when `parent` is nil.
+    @inline(__always)
+    private func finish(_ sorter: Unmanaged<ObjectSorter>, into parent: Unmanaged<ObjectSorter>?, close: UnsafeRawBufferPointer) throws {
+        try sorter._withUnsafeGuaranteedRef { s in
+            if let parent {
+                try parent._withUnsafeGuaranteedRef { try s.finish(into: $0, close: close) }
+            } else {
+                try s.finish(into: output, close: close)
+            }
+        }
     }
 
     /// Directs writes to `s`'s arena, or to the output when `s` is nil.

@@ -46,6 +46,11 @@ final class ObjectSorter: SegmentSink {
         var keyStart: Int
         var keyLength: Int
         var intKey: Int64  // Int64.max for keys that are not 32-bit integers
+        /// Where the member's bytes begin in the arena, and (once it is closed) how many there are,
+        /// when it has no explicit segments.
+        var start: Int
+        var length: Int
+        /// The member's bytes as explicit segments, needed once part of it is in the spill file.
         var segStart: Int
         var segCount: Int
     }
@@ -64,7 +69,7 @@ final class ObjectSorter: SegmentSink {
     private let segments = PlainStack<Segment>()
     private var fileSegments = 0  // how many of `segments` are in the spill file
     private var openEntry = false
-    private var openArenaStart = 0  // start of the open member's bytes not yet in `segments`
+    private var openArenaStart = 0  // start of the open member's arena bytes not yet in a segment
     /// Whether the members in memory came in strictly ascending key order.
     private var inOrder = true
     /// Whether all members so far, in memory and in runs, came in strictly ascending key order.
@@ -95,7 +100,8 @@ final class ObjectSorter: SegmentSink {
         closeEntry()
         let ks = keys.count
         keys.append(key)
-        let e = Entry(keyStart: ks, keyLength: key.count, intKey: DatabaseKeyOrder.sortKey(key), segStart: segments.count, segCount: 0)
+        let e = Entry(keyStart: ks, keyLength: key.count, intKey: DatabaseKeyOrder.sortKey(key),
+                      start: arena.count, length: 0, segStart: segments.count, segCount: 0)
         if !entries.isEmpty {
             if inOrder && !less(entries.last, e) {
                 inOrder = false
@@ -112,11 +118,16 @@ final class ObjectSorter: SegmentSink {
     @inline(__always)
     private func closeEntry() {
         guard openEntry else { return }
-        sealArenaPart()
+        if entries.last.segCount == 0 {
+            entries.last.length = arena.count - entries.last.start
+        } else {
+            sealArenaPart()
+        }
         openEntry = false
     }
 
-    /// Moves the open member's arena bytes written so far into its segment list.
+    /// Moves the open member's arena bytes written so far into its segment list (which it then has
+    /// for good).
     @inline(__always)
     private func sealArenaPart() {
         let n = arena.count - openArenaStart
@@ -157,6 +168,16 @@ final class ObjectSorter: SegmentSink {
         DatabaseKeyOrder.less(a.intKey, keys.bytes(a.keyStart, a.keyLength), b.intKey, keys.bytes(b.keyStart, b.keyLength))
     }
 
+    /// Calls `body` with the pieces of a closed entry's bytes, in order.
+    @inline(__always)
+    private func forEachPiece(of e: Entry, _ body: (Segment) throws -> Void) rethrows {
+        if e.segCount == 0 {
+            try body(.arena(start: e.start, length: e.length))
+        } else {
+            for j in e.segStart..<(e.segStart + e.segCount) { try body(segments[j]) }
+        }
+    }
+
     /// The first `count` entries sorted, or nil when they are in order already.
     private func sortedEntries(_ count: Int) -> [Entry]? {
         inOrder ? nil : Array(UnsafeBufferPointer(rebasing: entries.elements[0..<count])).sorted(by: less)
@@ -182,12 +203,16 @@ final class ObjectSorter: SegmentSink {
     /// Writes the first `count` entries as a run and compacts the rest to the front.
     private func writeRun(count: Int, file: SpillFile) throws {
         let sorted = sortedEntries(count)
-        // Data: arena parts in sorted order, contiguous, so that neighbours coalesce on merge.
+        // Data: arena parts in sorted order, contiguous, so that neighbours coalesce on merge. In
+        // order, they are the start of the arena as it is.
         let dataStart = file.size
-        for i in 0..<count {
-            let e = sorted?[i] ?? entries[i]
-            for j in e.segStart..<(e.segStart + e.segCount) {
-                if case .arena(let start, let length) = segments[j] { try file.append(arena.bytes(start, length)) }
+        if sorted == nil {
+            try file.append(arena.bytes(0, arenaLength(count)))
+        } else {
+            for i in 0..<count {
+                try forEachPiece(of: sorted?[i] ?? entries[i]) { piece in
+                    if case .arena(let start, let length) = piece { try file.append(arena.bytes(start, length)) }
+                }
             }
         }
         // Index: per entry its key and its file ranges (adjacent ones coalesced).
@@ -196,9 +221,9 @@ final class ObjectSorter: SegmentSink {
         for i in 0..<count {
             let e = sorted?[i] ?? entries[i]
             ranges.removeAll()
-            for j in e.segStart..<(e.segStart + e.segCount) {
+            forEachPiece(of: e) { piece in
                 var r: FileRange
-                switch segments[j] {
+                switch piece {
                 case .arena(_, let length):
                     r = FileRange(offset: at, length: Int64(length))
                     at += Int64(length)
@@ -239,6 +264,7 @@ final class ObjectSorter: SegmentSink {
             keys.count = 0
             keyBytes.withUnsafeBytes { keys.append($0) }
             open.keyStart = 0
+            open.start -= arenaFrom  // 0 unless it has segments (then unused)
             open.segStart = 0
             segments.removeAll()
             fileSegments = 0
@@ -263,6 +289,20 @@ final class ObjectSorter: SegmentSink {
             openArenaStart = 0
         }
         inOrder = true
+    }
+
+    /// How many arena bytes the first `count` entries have. The arena holds the entries' arena
+    /// parts in entry order from its start (later ones follow, earlier ones are gone to runs).
+    private func arenaLength(_ count: Int) -> Int {
+        var length = 0
+        for i in 0..<count {
+            forEachPiece(of: entries[i]) { piece in
+                guard case .arena(let start, let n) = piece else { return }
+                assert(start == length, "arena parts out of place")
+                length += n
+            }
+        }
+        return length
     }
 
     private func appendUInt(_ b: ByteBuffer, _ v: UInt64) {
@@ -290,11 +330,10 @@ final class ObjectSorter: SegmentSink {
             let sorted = sortedEntries(entries.count)
             var first = true
             for i in 0..<entries.count {
-                let e = sorted?[i] ?? entries[i]
-                for j in e.segStart..<(e.segStart + e.segCount) {
+                try forEachPiece(of: sorted?[i] ?? entries[i]) { piece in
                     let skip = first ? 1 : 0  // the first member drops its leading ','
                     first = false
-                    switch segments[j] {
+                    switch piece {
                     case .arena(let start, let length):
                         try sink.append(arena.bytes(start + skip, length - skip))
                     case .file(let off, let length):
@@ -329,7 +368,8 @@ final class ObjectSorter: SegmentSink {
     /// Merges the runs by their indexes (or concatenates them when all members came in order) and
     /// emits file ranges, coalescing neighbours.
     private func merge(file: SpillFile, into sink: SegmentSink) throws {
-        let cursors = try (0..<runs.count).map { try RunCursor(file: file, run: runs[$0]) }
+        // Concatenating runs needs no keys.
+        let cursors = try (0..<runs.count).map { try RunCursor(file: file, run: runs[$0], readKeys: !ascending) }
         var current: FileRange? = nil
         var first = true
         func emit(_ c: RunCursor) throws {
@@ -397,15 +437,18 @@ final class ObjectSorter: SegmentSink {
         private let end: Int64
         private let buffer = ByteBuffer(capacity: 1 << 16)
         private var bufferPos = 0
+        private let readKeys: Bool
         private let keyBytes = ByteBuffer(capacity: 64)
         private(set) var intKey: Int64 = .max
         let ranges = PlainStack<FileRange>()
         private(set) var hasEntry = false
 
-        init(file: SpillFile, run: Run) throws {
+        /// Opens `run`'s index; without `readKeys`, `key` and `intKey` stay empty.
+        init(file: SpillFile, run: Run, readKeys: Bool) throws {
             self.file = file
             self.offset = run.indexOffset
             self.end = run.indexOffset + run.indexLength
+            self.readKeys = readKeys
             try advance()
         }
 
@@ -440,9 +483,12 @@ final class ObjectSorter: SegmentSink {
                 return
             }
             let kl = Int(try readUInt())
-            keyBytes.count = 0
-            keyBytes.append(try readBytes(kl))
-            intKey = DatabaseKeyOrder.sortKey(key)
+            let k = try readBytes(kl)
+            if readKeys {
+                keyBytes.count = 0
+                keyBytes.append(k)
+                intKey = DatabaseKeyOrder.sortKey(key)
+            }
             let n = Int(try readUInt())
             ranges.removeAll()
             for _ in 0..<n {

@@ -1,3 +1,4 @@
+import Foundation
 import JSONStream
 import XCTest
 
@@ -65,6 +66,52 @@ final class JSONWriterTests: XCTestCase {
         // And the canonical text reads back as the sorted value.
         let back = try parse(inMemory)
         XCTAssertEqual(back.objectValue?["outer"]?.objectValue?.keys, JSONObject(members).sortedByDatabaseOrder().keys)
+    }
+
+    /// Random nested objects, some with members in order, some with large members: every sort
+    /// budget (spilled runs, members moved to the spill file as they grow, merged or concatenated
+    /// runs) gives the bytes of the in-memory sort, streamed or written from values.
+    func testSpillingSortAgreesForRandomDocuments() throws {
+        var rng = SplitMix64(seed: 11)
+        func key(_ i: Int, ordered: Bool) -> String {
+            if ordered { return String(format: "k%05d", i) }
+            switch rng.next() % 4 {
+            case 0: return String(Int(rng.next() % 2000) - 1000)
+            case 1: return "k\(rng.next() % 100_000)"
+            case 2: return "-K\(rng.next() % 1000)é"
+            default: return String(repeating: "z", count: Int(rng.next() % 40))
+            }
+        }
+        func value(depth: Int) -> JSONValue {
+            switch depth > 3 ? rng.next() % 3 : rng.next() % 6 {
+            case 0: return .number(JSONNumber(Int(rng.next() % 1_000_000)))
+            case 1: return .string(String(repeating: "ab\"c", count: Int(rng.next() % 300)))
+            case 2: return .null
+            case 3: return .array((0..<Int(rng.next() % 4)).map { _ in value(depth: depth + 1) })
+            default:
+                let ordered = rng.next() % 2 == 0
+                var seen = Set<String>()
+                var members: [JSONObject.Member] = []
+                for i in 0..<Int(rng.next() % (depth == 0 ? 80 : 12)) {
+                    let k = key(i, ordered: ordered)
+                    if seen.insert(k).inserted { members.append(.init(key: k, value: value(depth: depth + 1))) }
+                }
+                return .object(JSONObject(members))
+            }
+        }
+        for _ in 0..<30 {
+            let v = value(depth: 0)
+            let expected = try serialize(v, .canonical)
+            let text = try serialize(v)
+            for budget in [64, 300, 1000, 5000] {
+                XCTAssertEqual(try serialize(v, .init(sortKeys: true, sortBudget: budget)), expected, "budget \(budget)")
+                let sink = MemoryByteSink()
+                let w = JSONWriter(sink: sink, options: .init(sortKeys: true, sortBudget: budget))
+                try JSONReader(source: MemoryByteSource(text, chunkSize: 777)).transfer(to: w)
+                try w.flush()
+                XCTAssertEqual(sink.string, expected, "streamed, budget \(budget)")
+            }
+        }
     }
 
     func testEscapesControlCharacters() throws {
