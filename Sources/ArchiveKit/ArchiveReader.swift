@@ -25,7 +25,7 @@ public final class ArchiveReader {
     /// Size of the archive file when it is a regular file (for progress).
     public let fileSize: Int64?
     /// Bytes consumed from the archive file so far.
-    public var compressedBytesRead: Int64 { archive_filter_bytes(archive, -1) }
+    public var compressedBytesRead: Int64 { source.readAhead?.compressedBytesRead ?? archive_filter_bytes(archive, -1) }
     /// Entry data delivered by `read(into:)` so far, over all entries.
     public private(set) var dataBytesRead: Int64 = 0
     /// The entry whose data `read(into:)` delivers.
@@ -49,7 +49,16 @@ public final class ArchiveReader {
         let isDirectory = fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
         let isFile = (status.st_mode & S_IFMT) == S_IFREG
         fileSize = isFile ? Int64(status.st_size) : nil
-        source = FileSource(descriptor: descriptor, owned: path != "-")
+        // The first bytes say whether the archive is compressed; a pipe cannot give them back, so
+        // they are served again before the rest.
+        var magic = [UInt8](repeating: 0, count: CompressionFilter.magicLength)
+        let sniffed = isDirectory ? 0 : magic.withUnsafeMutableBytes { Self.sniff(descriptor, into: $0, seekable: isFile) }
+        magic.removeLast(magic.count - max(0, sniffed))
+        let prefix = isFile ? [] : magic
+        let filter = magic.withUnsafeBytes { CompressionFilter.detect(magic: $0) }
+        // A compressed archive is decompressed on a thread of its own, ahead of the entries.
+        let readAhead = filter == .none ? nil : ReadAheadDecompressor(fileDescriptor: descriptor, prefix: prefix, name: name)
+        source = FileSource(descriptor: descriptor, owned: path != "-", prefix: readAhead == nil ? prefix : [], readAhead: readAhead)
         guard !isDirectory else {
             throw ArchiveError(
                 name: name, call: "open", status: ARCHIVE_FATAL, errno: EISDIR, message: "is a directory, expected an archive")
@@ -68,7 +77,7 @@ public final class ArchiveReader {
             throw ArchiveError(archive, name: name, call: call, status: status)
         }
         let client = Unmanaged.passUnretained(source).toOpaque()
-        if isFile {
+        if isFile && readAhead == nil {
             // Zip keeps its directory at the end; with seeking, libarchive reads it from there.
             archive_read_set_seek_callback(archive) { _, client, offset, whence in
                 Unmanaged<FileSource>.fromOpaque(client!).takeUnretainedValue().seek(offset, whence)
@@ -82,6 +91,22 @@ public final class ArchiveReader {
     }
 
     deinit { archive_read_free(archive) }
+
+    /// Reads up to `buffer.count` leading bytes: with `pread` from a file (its position stays at 0),
+    /// with `read` from a pipe. Returns how many, or -1.
+    private static func sniff(_ descriptor: Int32, into buffer: UnsafeMutableRawBufferPointer, seekable: Bool) -> Int {
+        var count = 0
+        while count < buffer.count {
+            let n =
+                seekable
+                ? pread(descriptor, buffer.baseAddress! + count, buffer.count - count, off_t(count))
+                : systemRead(descriptor, buffer.baseAddress! + count, buffer.count - count)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            count += n
+        }
+        return count
+    }
 
     /// Moves to the next entry and returns it; `nil` at the end of the archive.
     public func nextEntry() throws(ArchiveError) -> ArchiveEntry? {
@@ -169,6 +194,10 @@ public final class ArchiveReader {
         default: break
         }
         formatDescription = archive_format_name(archive).map { String(cString: $0) }
+        if let readAhead = source.readAhead {
+            compression = readAhead.filter
+            return
+        }
         let filters = archive_filter_count(archive)
         // The last filter is the client reader itself.
         guard filters > 1 else { return }
@@ -185,6 +214,11 @@ public final class ArchiveReader {
     /// The error for a failed `call`: a read error of the file, or libarchive's report, prefixed with
     /// the entry it concerns.
     private func error(call: String, status: Int32, entry: String?) -> ArchiveError {
+        if let failure = source.readAhead?.failure {
+            return ArchiveError(
+                name: name, call: failure.call, status: failure.status, errno: failure.errno,
+                message: (entry.map { "\($0): " } ?? "") + failure.message)
+        }
         if source.readErrno != 0 {
             return ArchiveError(
                 name: name, call: "read", status: ARCHIVE_FATAL, errno: source.readErrno,
@@ -198,37 +232,59 @@ public final class ArchiveReader {
     }
 }
 
-/// The client side of libarchive's read and seek callbacks over a file descriptor.
+/// `read(2)`, for methods of types that have a `read` of their own.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+
+/// The client side of libarchive's read and seek callbacks over a file descriptor: blocks read from it
+/// after the bytes already sniffed, or the blocks of a `ReadAheadDecompressor`.
 private final class FileSource {
     private static let blockSize = 1 << 20
     private let descriptor: Int32
     private let owned: Bool
+    private var prefix: [UInt8]
+    let readAhead: ReadAheadDecompressor?
     private let block = UnsafeMutableRawBufferPointer.allocate(byteCount: FileSource.blockSize, alignment: 16)
     /// The errno of a failed read; 0 while reads succeed.
     private(set) var readErrno: Int32 = 0
 
-    init(descriptor: Int32, owned: Bool) {
+    init(descriptor: Int32, owned: Bool, prefix: [UInt8], readAhead: ReadAheadDecompressor?) {
         self.descriptor = descriptor
         self.owned = owned
+        self.prefix = prefix
+        self.readAhead = readAhead
     }
 
     deinit {
+        // The decompressing thread reads the descriptor: stop it before closing.
+        readAhead?.stop()
         block.deallocate()
         if owned { close(descriptor) }
     }
 
-    /// Points `buffer` at the next block of the file and returns its size: 0 at the end, -1 on a read error.
+    /// Points `buffer` at the next block of the file and returns its size: 0 at the end, -1 on an error.
     func next(_ buffer: UnsafeMutablePointer<UnsafeRawPointer?>) -> Int {
-        var count: Int
+        if let readAhead {
+            guard let data = readAhead.next() else { return -1 }
+            buffer.pointee = UnsafeRawPointer(data.baseAddress ?? UnsafeRawPointer(block.baseAddress!))
+            return data.count
+        }
+        let count = prefix.count
+        if count > 0 {
+            prefix.withUnsafeBytes { block.copyMemory(from: $0) }
+            prefix = []
+        }
+        var n: Int
         repeat {
-            count = read(descriptor, block.baseAddress, block.count)
-        } while count < 0 && errno == EINTR
-        if count < 0 {
+            n = read(descriptor, block.baseAddress! + count, block.count - count)
+        } while n < 0 && errno == EINTR
+        if n < 0 {
             readErrno = errno
             return -1
         }
         buffer.pointee = UnsafeRawPointer(block.baseAddress)
-        return count
+        return count + n
     }
 
     /// Moves the file position as `lseek` does; returns the new position or `ARCHIVE_FATAL`.

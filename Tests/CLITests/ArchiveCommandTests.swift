@@ -68,6 +68,10 @@ final class ArchiveCommandTests: XCTestCase {
             listing.stdout.contains("  image/jpeg  v1/todolist/") || listing.stdout.contains("  image/png  v1/todolist/"), listing.stdout)
         let verified = try run(["verify", archive])
         XCTAssertTrue(verified.stdout.hasPrefix("\(archive): OK, 24 entries"), verified.stdout)
+        // From a pipe: no seeking, the compression found from the first bytes all the same.
+        let piped = try CLI.run(["verify", "-"], stdin: try Data(contentsOf: URL(fileURLWithPath: archive)))
+        XCTAssertEqual(piped.status, 0, piped.stderr)
+        XCTAssertTrue(piped.stdout.hasPrefix("-: OK, 24 entries"), piped.stdout)
 
         let destination = directory.path("restored")
         let restored = try run(["restore", archive, destination, "--verify"])

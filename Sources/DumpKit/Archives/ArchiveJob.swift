@@ -96,10 +96,10 @@ public struct ArchiveJob {
         do {
             let writer = try ArchiveWriter(
                 sink: file, format: format, compression: compression, level: level, threads: threads, name: output)
-            try writeManifest(manifest, to: writer)
-            progress?.begin("archiving", totalFiles: items.count, totalBytes: manifest.totalBytes)
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
             defer { buffer.deallocate() }
+            try writeManifest(manifest, to: writer, buffer: buffer)
+            progress?.begin("archiving", totalFiles: items.count, totalBytes: manifest.totalBytes)
             for (item, collected) in zip(items, collected) {
                 try copy(
                     item, metadata: collected.metadata, checkingHash: collected.fromSidecar, to: writer, buffer: buffer, progress: progress)
@@ -132,12 +132,12 @@ public struct ArchiveJob {
             }
             guard (status.st_mode & S_IFMT) == S_IFREG else { throw InputError(file: path, message: "is not a regular file") }
             let name = String(path.split(separator: "/").last ?? Substring(path))
-            let entryPath = "\(role.rawValue)/\(name)"
-            items.append(
-                ArchiveItem(
-                    path: entryPath, name: name, file: path, size: Int64(status.st_size),
-                    modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec))))
-            parts.append(ArchiveManifest.Part(role: role, path: entryPath))
+            let folder = path.contains("/") ? String(path.dropLast(name.count)) : "."
+            let item = ArchiveItem(
+                folder: folder, prefix: "\(role.rawValue)/", name: name, size: Int64(status.st_size),
+                modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)))
+            items.append(item)
+            parts.append(ArchiveManifest.Part(role: role, path: item.path))
         }
         switch source {
         case .bucket(let directory):
@@ -147,7 +147,7 @@ public struct ArchiveJob {
             if let rules { try addFile(rules, role: .rules) }
             if let bucket { try addBucket(bucket, prefix: "bucket/") }
         }
-        items.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+        items.sort(by: ArchiveItem.precedes)
         return (items, parts)
     }
 
@@ -165,12 +165,15 @@ public struct ArchiveJob {
         }
     }
 
-    /// Writes the manifest as the first entry.
-    private func writeManifest(_ manifest: ArchiveManifest, to writer: ArchiveWriter) throws {
-        let bytes = MemoryByteSink()
-        try manifest.write(to: JSONWriter(sink: bytes, options: .init(pretty: true)))
-        try writer.begin(ArchiveEntry(path: ArchiveManifest.entryName, size: Int64(bytes.bytes.count), modificationTime: manifest.created))
-        try bytes.bytes.withUnsafeBytes { try writer.write($0) }
+    /// Writes the manifest as the first entry, spooled through an anonymous temporary file (its size must
+    /// be known for the header, and it grows with the object count).
+    private func writeManifest(_ manifest: ArchiveManifest, to writer: ArchiveWriter, buffer: UnsafeMutableRawBufferPointer) throws {
+        let spool = try TemporaryFile()
+        try manifest.write(to: JSONWriter(sink: spool, options: .init(pretty: true)))
+        try writer.begin(ArchiveEntry(path: ArchiveManifest.entryName, size: spool.size, modificationTime: manifest.created))
+        while case let count = try spool.read(into: buffer), count > 0 {
+            try writer.write(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        }
     }
 
     /// Streams one file into the archive, checking that it still is what was listed and hashed.

@@ -7,17 +7,32 @@ import ArchiveKit
 #endif
 
 /// One file to put into an archive: where it is on disk and under which entry path it goes.
+///
+/// The folder and prefix are shared by all items of a part, so an item costs little more than its name.
 struct ArchiveItem: Sendable {
-    /// The entry path in the archive (`v1/a.jpg`, `bucket/v1/a.jpg`, `dump/backup.json.gz`).
-    var path: String
+    /// The folder the name is relative to (the bucket, or the folder of a dump file).
+    var folder: String
+    /// Prepended to the name to make the entry path (`""`, `"bucket/"`, `"dump/"`).
+    var prefix: String
     /// The object name within its part (the bucket-relative name, or the file name of a dump).
     var name: String
-    /// The file on disk.
-    var file: String
     var size: Int64
     var modificationTime: Timestamp
-    /// The blob store's metadata sidecar for the object, when there is one.
-    var sidecar: String?
+    /// Whether the object is in a blob store, whose metadata sidecar may describe it.
+    var inBlobStore = false
+
+    /// The entry path in the archive (`v1/a.jpg`, `bucket/v1/a.jpg`, `dump/backup.json.gz`).
+    var path: String { prefix.isEmpty ? name : prefix + name }
+    /// The file on disk.
+    var file: String { folder.hasSuffix("/") ? folder + name : folder + "/" + name }
+    /// The blob store's metadata sidecar for the object, when it is in one.
+    var sidecar: String? { inBlobStore ? "\(folder)/\(BucketScanner.metadataFolder)/\(name).json" : nil }
+
+    /// Archive order: by the bytes of the entry path. Distinct prefixes never start one another, so
+    /// they decide on their own.
+    static func precedes(_ a: ArchiveItem, _ b: ArchiveItem) -> Bool {
+        a.prefix == b.prefix ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : a.prefix.utf8.lexicographicallyPrecedes(b.prefix.utf8)
+    }
 }
 
 /// Lists the objects of a bucket directory: every regular file below it, by name.
@@ -95,9 +110,9 @@ struct BucketScanner {
                     guard filter.matches(objectName) else { continue }
                     result.items.append(
                         ArchiveItem(
-                            path: prefix + objectName, name: objectName, file: join(root, objectName), size: Int64(status.st_size),
+                            folder: root, prefix: prefix, name: objectName, size: Int64(status.st_size),
                             modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)),
-                            sidecar: blobStore ? join(root, "\(Self.metadataFolder)/\(objectName).json") : nil))
+                            inBlobStore: blobStore))
                 default:
                     result.skipped.append(join(root, objectName))
                 }

@@ -30,6 +30,11 @@ public struct ListJob {
             try writer.beginObject()
             try writer.name("archive")
             try writer.string(archive)
+            // The first header has been read, so the format and compression are known.
+            try writer.name("format")
+            try writer.string(input.reader.format?.rawValue ?? "empty")
+            try writer.name("compression")
+            try writer.string(input.reader.compression.rawValue)
             try writer.name("manifest")
             if let manifest = input.manifest {
                 try writer.value(
@@ -56,10 +61,6 @@ public struct ListJob {
         }
         if json {
             try writer.endArray()
-            try writer.name("format")
-            try writer.string(input.reader.format?.rawValue ?? "empty")
-            try writer.name("compression")
-            try writer.string(input.reader.compression.rawValue)
             try writer.endObject()
             try writer.raw("\n")
             try writer.flush()
