@@ -53,8 +53,13 @@ public final class JSONReader {
         var isObject: Bool
         /// The current element's index (arrays).
         var index: Int
-        /// Where this level's current key begins in `keyArena` (objects).
-        var keyStart: Int
+        /// Where this level's part of `keyArena` begins.
+        var arenaMark: Int
+        /// The current key (objects): where it starts in the read buffer when `keyInBuffer`, else in
+        /// `keyArena`.
+        var keyStart = 0
+        var keyLength = 0
+        var keyInBuffer = false
     }
 
     private let source: JSONByteSource
@@ -79,7 +84,9 @@ public final class JSONReader {
     private var state: State = .start
     private var pending: JSONToken?
     private let levels = PlainStack<Level>()
-    /// The current keys of the open objects, outermost first (only needed for `pathSegments`).
+    /// Copies of the current keys of the open objects, outermost first, that are not (or no longer)
+    /// in the read buffer; keys are only needed for `pathSegments`, so most are not copied until the
+    /// buffer moves.
     private let keyArena = ByteBuffer(capacity: 256)
     private var documentStarted = false
 
@@ -133,16 +140,41 @@ public final class JSONReader {
         out.reserveCapacity(n)
         for level in 0..<n {
             if levels[level].isObject {
-                let startK = levels[level].keyStart
-                let endK = level + 1 < n ? levels[level + 1].keyStart : keyArena.count
                 if level == n - 1 && state == .objectFirst { break }
-                out.append(String(decoding: keyArena.bytes(startK, endK - startK), as: UTF8.self))
+                out.append(String(decoding: key(of: levels[level]), as: UTF8.self))
             } else {
                 if level == n - 1 && state == .arrayFirst { break }
                 out.append(String(levels[level].index))
             }
         }
         return out
+    }
+
+    /// The current key of an object level.
+    private func key(of level: Level) -> UnsafeRawBufferPointer {
+        if level.keyInBuffer { return UnsafeRawBufferPointer(start: buf + level.keyStart, count: level.keyLength) }
+        return keyArena.bytes(level.keyStart, level.keyLength)
+    }
+
+    /// Copies the keys that are still in the read buffer to `keyArena`, before the buffer moves.
+    private func copyKeysOutOfBuffer() {
+        var first = 0
+        while first < levels.count && !levels[first].keyInBuffer { first += 1 }
+        guard first < levels.count else { return }
+        // Rebuild the arena from that level on, in level order.
+        let rebuilt = ByteBuffer(capacity: keyArena.count + 256)
+        let mark = levels[first].arenaMark
+        for i in first..<levels.count {
+            let k = key(of: levels[i])
+            levels[i].arenaMark = mark + rebuilt.count
+            if levels[i].isObject {
+                levels[i].keyStart = mark + rebuilt.count
+                levels[i].keyInBuffer = false
+                rebuilt.append(k)
+            }
+        }
+        keyArena.count = mark
+        keyArena.append(rebuilt.bytes(0, rebuilt.count))
     }
 
     /// The JSON Pointer of the current position.
@@ -199,16 +231,27 @@ public final class JSONReader {
                 throw error(.depthLimit, "nesting deeper than \(options.maxDepth) levels")
             }
             let isObject = k == .beginObject
-            levels.append(Level(isObject: isObject, index: 0, keyStart: keyArena.count))
+            levels.append(Level(isObject: isObject, index: 0, arenaMark: keyArena.count))
             state = isObject ? .objectFirst : .arrayFirst
         case .endObject, .endArray:
             pos += 1
-            keyArena.count = levels.removeLast().keyStart
+            keyArena.count = levels.removeLast().arenaMark
             afterValue()
         case .name:
             try scanString()
-            keyArena.count = levels.last.keyStart
-            keyArena.append(bytes)
+            // The key stays where it is in the read buffer (copied out only if the buffer moves);
+            // a decoded one is copied now.
+            keyArena.count = levels.last.arenaMark
+            if valueInScratch {
+                levels.last.keyStart = keyArena.count
+                levels.last.keyLength = scratch.count
+                levels.last.keyInBuffer = false
+                keyArena.append(scratch.bytes(0, scratch.count))
+            } else {
+                levels.last.keyStart = valueStart
+                levels.last.keyLength = valueEnd - valueStart
+                levels.last.keyInBuffer = true
+            }
             state = .colon
         case .string:
             try scanString()
@@ -503,6 +546,7 @@ public final class JSONReader {
         while true {
             if atEOF { return shift == 0 && end - pos < minimum ? -1 : shift }
             if keep - shift > 0 {
+                copyKeysOutOfBuffer()
                 let k = keep - shift
                 let live = end - k
                 if live > 0 { memmove(buf, buf + k, live) }

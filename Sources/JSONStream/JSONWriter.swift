@@ -108,8 +108,9 @@ public final class JSONWriter {
     }
 
     public func endObject() throws {
-        guard !frames.isEmpty, frames.last.isObject, !afterName else { throw JSONWriterError.misuse("endObject without a matching beginObject") }
+        guard !frames.isEmpty else { throw JSONWriterError.misuse("endObject without a matching beginObject") }
         let f = frames.removeLast()
+        guard f.isObject, !afterName else { throw JSONWriterError.misuse("endObject without a matching beginObject") }
         if f.sorted {
             let finished = sorter!
             openSorters -= 1
@@ -166,8 +167,9 @@ public final class JSONWriter {
     }
 
     public func endArray() throws {
-        guard !frames.isEmpty, !frames.last.isObject else { throw JSONWriterError.misuse("endArray without a matching beginArray") }
+        guard !frames.isEmpty else { throw JSONWriterError.misuse("endArray without a matching beginArray") }
         let f = frames.removeLast()
+        guard !f.isObject else { throw JSONWriterError.misuse("endArray without a matching beginArray") }
         withTarget { t in
             if options.pretty && f.count > 0 { appendIndent(t, frames.count) }
             t.append(UInt8(ascii: "]"))

@@ -52,10 +52,12 @@ final class SpillFile {
         pending.count = 0
     }
 
+    /// Writes `bytes` at `at`, at most a block per call (one huge write stalls much longer in the
+    /// kernel's dirty-page throttling than the same bytes in blocks).
     private func write(_ bytes: UnsafeRawBufferPointer, at: Int64) throws {
         var done = 0
         while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(at) + off_t(done))
+            let n = pwrite(fd, bytes.baseAddress! + done, min(bytes.count - done, Self.blockSize), off_t(at) + off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw SpillError("cannot write a temporary file: \(String(cString: strerror(errno)))")

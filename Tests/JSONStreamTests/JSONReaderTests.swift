@@ -103,6 +103,20 @@ final class JSONReaderTests: XCTestCase {
         }
     }
 
+    /// The pointer in an error names the keys of every open object, plain or escaped, however the
+    /// input was cut into reads and wherever the read buffer moved in between.
+    func testErrorPointersSurviveBufferMoves() {
+        let filler = String(repeating: "\"pad\":\"" + String(repeating: "x", count: 90) + "\",", count: 3)
+        let text = "{" + filler + #""plain":{"# + filler + #""esc\u00e9aped~/":[1,{"# + filler + #""last":"ok","bad":tru}]}}"#
+        let bytes = Array(text.utf8)
+        for (chunk, size) in [(Int.max, 1 << 20), (1, 1 << 20), (7, 64), (64, 64), (1, 64)] {
+            let r = JSONReader(source: MemoryByteSource(bytes, chunkSize: chunk), options: .init(bufferSize: size))
+            XCTAssertThrowsError(try r.readValue(), "chunk \(chunk), buffer \(size)") { e in
+                XCTAssertEqual((e as? JSONError)?.pointer, "/plain/esc\u{e9}aped~0~1/1/bad", "chunk \(chunk), buffer \(size)")
+            }
+        }
+    }
+
     func testDeepNestingGivesACleanError() {
         let text = String(repeating: "[", count: 100_000)
         XCTAssertThrowsError(try parse(text)) { e in
