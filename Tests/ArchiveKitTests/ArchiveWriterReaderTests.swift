@@ -22,7 +22,7 @@ final class ArchiveWriterReaderTests: XCTestCase {
             (ArchiveEntry(path: "v1/a.json", size: 7, modificationTime: time), Array(#"{"a":1}"#.utf8)),
             (ArchiveEntry(path: "v1/empty", size: 0, modificationTime: time), []),
             (ArchiveEntry(path: "v1/買い物/リスト.txt", size: 6, modificationTime: time), Array("買い".utf8)),
-            (ArchiveEntry(path: "v1/big.bin", size: 3_000_000, modificationTime: time), TestData.random(count: 3_000_000, seed: 3)),
+            (ArchiveEntry(path: "v1/big.bin", size: 3_000_000, modificationTime: time), SampleBytes.random(count: 3_000_000, seed: 3)),
         ]
     }
 

@@ -1,5 +1,6 @@
 import ArchiveKit
 import Foundation
+import TestSupport
 import XCTest
 
 final class CompressingWriterTests: XCTestCase {
@@ -20,7 +21,7 @@ final class CompressingWriterTests: XCTestCase {
     // MARK: Round trips
 
     func testRoundTripsThroughEachFilter() throws {
-        let inputs: [(String, [UInt8])] = [("empty", []), ("one byte", [0x2A]), ("5 MB", TestData.mixed)]
+        let inputs: [(String, [UInt8])] = [("empty", []), ("one byte", [0x2A]), ("5 MB", SampleBytes.mixed)]
         for filter in CompressionFilter.allCases {
             for (label, data) in inputs {
                 let path = directory.path("out-\(filter)")
@@ -34,7 +35,7 @@ final class CompressingWriterTests: XCTestCase {
     }
 
     func testRoundTripsWithTinyReadsAndWrites() throws {
-        let data = TestData.random(count: 70_000, seed: 6) + TestData.text(count: 70_000)
+        let data = SampleBytes.random(count: 70_000, seed: 6) + SampleBytes.text(count: 70_000)
         for filter in CompressionFilter.allCases {
             let path = directory.path("out-\(filter)")
             try compress(data, to: path, filter: filter, chunkSize: 1)
@@ -44,15 +45,15 @@ final class CompressingWriterTests: XCTestCase {
 
     func testUncompressedOutputIsTheBytesThemselves() throws {
         let path = directory.path("plain.json")
-        try compress(TestData.mixed, to: path, filter: .none)
-        XCTAssertEqual(try readFile(path), TestData.mixed)
+        try compress(SampleBytes.mixed, to: path, filter: .none)
+        XCTAssertEqual(try readFile(path), SampleBytes.mixed)
     }
 
     func testSameInputGivesTheSameOutput() throws {
         for filter in compressedFilters {
             let first = directory.path("first"), second = directory.path("second")
-            try compress(TestData.text(count: 100_000), to: first, filter: filter)
-            try compress(TestData.text(count: 100_000), to: second, filter: filter)
+            try compress(SampleBytes.text(count: 100_000), to: first, filter: filter)
+            try compress(SampleBytes.text(count: 100_000), to: second, filter: filter)
             XCTAssertEqual(try readFile(first), try readFile(second), "\(filter)")
         }
     }
@@ -64,9 +65,9 @@ final class CompressingWriterTests: XCTestCase {
             let tool = try commandLineTool(for: filter)
             let compressed = directory.path("ours.\(filter.fileExtension!)")
             let restored = directory.path("restored-\(filter)")
-            try compress(TestData.mixed, to: compressed, filter: filter)
+            try compress(SampleBytes.mixed, to: compressed, filter: filter)
             try shell("\(tool) -dc < '\(compressed)' > '\(restored)'")
-            XCTAssertEqual(try readFile(restored), TestData.mixed, "\(filter)")
+            XCTAssertEqual(try readFile(restored), SampleBytes.mixed, "\(filter)")
         }
     }
 
@@ -77,15 +78,15 @@ final class CompressingWriterTests: XCTestCase {
             let tool = try commandLineTool(for: filter)
             let compressed = directory.path("threads.\(filter.fileExtension!)")
             let restored = directory.path("restored-\(filter)")
-            try compress(TestData.mixed, to: compressed, filter: filter, threads: threads)
+            try compress(SampleBytes.mixed, to: compressed, filter: filter, threads: threads)
             try shell("\(tool) -dc < '\(compressed)' > '\(restored)'")
-            XCTAssertEqual(try readFile(restored), TestData.mixed, "\(filter)")
-            XCTAssertEqual(try decompress(compressed).bytes, TestData.mixed, "\(filter)")
+            XCTAssertEqual(try readFile(restored), SampleBytes.mixed, "\(filter)")
+            XCTAssertEqual(try decompress(compressed).bytes, SampleBytes.mixed, "\(filter)")
         }
     }
 
     func testHigherLevelCompressesSmaller() throws {
-        let text = TestData.text(count: 2_000_000)
+        let text = SampleBytes.text(count: 2_000_000)
         // Only zstd and gzip: on this repetitive text xz -0 and bzip2 -1 happen to beat their highest levels.
         for (filter, low, high) in [(CompressionFilter.zstd, 1, 19), (.gzip, 1, 9)] {
             let fast = directory.path("fast"), small = directory.path("small")
@@ -140,7 +141,7 @@ final class CompressingWriterTests: XCTestCase {
             try withFileDescriptor(path, writing: true) { fd in
                 // xz at its default level holds back all output for inputs this small; level 0 flushes.
                 let writer = try CompressingWriter(fileDescriptor: fd, filter: filter, level: filter == .xz ? 0 : nil, name: path)
-                try TestData.mixed.withUnsafeBytes { try writer.write($0) }
+                try SampleBytes.mixed.withUnsafeBytes { try writer.write($0) }
             }
             XCTAssertGreaterThan(try size(path), 0, "\(filter)")
             let error = archiveError { _ = try decompress(path) }

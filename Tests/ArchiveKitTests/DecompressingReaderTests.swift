@@ -1,5 +1,6 @@
 import ArchiveKit
 import Foundation
+import TestSupport
 import XCTest
 
 final class DecompressingReaderTests: XCTestCase {
@@ -27,14 +28,14 @@ final class DecompressingReaderTests: XCTestCase {
 
     func testReadsWhatEachToolCompressed() throws {
         for filter in compressedFilters {
-            let path = try compressWithTool(TestData.mixed, filter)
+            let path = try compressWithTool(SampleBytes.mixed, filter)
             try withFileDescriptor(path) { fd in
                 let reader = try DecompressingReader(fileDescriptor: fd, name: path)
                 XCTAssertEqual(reader.filter, filter)
                 let size = Int64(try FileManager.default.attributesOfItem(atPath: path)[.size] as! Int)
                 // Detection already decompressed a first block.
                 XCTAssertLessThan(reader.compressedBytesRead, size, "\(filter)")
-                XCTAssertEqual(try readAll(reader, bufferSize: 1 << 20), TestData.mixed, "\(filter)")
+                XCTAssertEqual(try readAll(reader, bufferSize: 1 << 20), SampleBytes.mixed, "\(filter)")
                 XCTAssertEqual(reader.compressedBytesRead, size, "\(filter)")
                 XCTAssertEqual(try readAll(reader, bufferSize: 1), [], "the end stays the end: \(filter)")
             }
@@ -42,7 +43,7 @@ final class DecompressingReaderTests: XCTestCase {
     }
 
     func testOneByteBuffersCrossEveryBlockBoundary() throws {
-        let data = TestData.random(count: 150_000, seed: 2) + TestData.text(count: 150_000)
+        let data = SampleBytes.random(count: 150_000, seed: 2) + SampleBytes.text(count: 150_000)
         for filter in compressedFilters {
             let path = try compressWithTool(data, filter)
             XCTAssertEqual(try decompress(path, bufferSize: 1).bytes, data, "\(filter)")
@@ -51,8 +52,8 @@ final class DecompressingReaderTests: XCTestCase {
     }
 
     func testMultiMemberGzipReadsAsTheConcatenation() throws {
-        let first = TestData.text(count: 300_000)
-        let second = TestData.random(count: 200_000, seed: 3)
+        let first = SampleBytes.text(count: 300_000)
+        let second = SampleBytes.random(count: 200_000, seed: 3)
         let path = directory.path("both.gz")
         try shell("cat '\(try compressWithTool(first, .gzip, name: "a"))' '\(try compressWithTool(second, .gzip, name: "b"))' > '\(path)'")
         XCTAssertEqual(try decompress(path).bytes, first + second)
@@ -60,10 +61,10 @@ final class DecompressingReaderTests: XCTestCase {
 
     func testPlainInputReadsAsIs() throws {
         let path = directory.path("plain.json")
-        try writeFile(path, TestData.mixed)
+        try writeFile(path, SampleBytes.mixed)
         let (bytes, filter) = try decompress(path)
         XCTAssertEqual(filter, .none)
-        XCTAssertEqual(bytes, TestData.mixed)
+        XCTAssertEqual(bytes, SampleBytes.mixed)
     }
 
     func testEmptyInputsGiveNoBytes() throws {
@@ -84,13 +85,13 @@ final class DecompressingReaderTests: XCTestCase {
         let tiny = directory.path("tiny")
         try writeFile(tiny, [0x7B])
         let plain = directory.path("plain.json")
-        try writeFile(plain, TestData.mixed)
+        try writeFile(plain, SampleBytes.mixed)
         let cases: [(String, [UInt8], CompressionFilter)] = [
-            (plain, TestData.mixed, .none),
+            (plain, SampleBytes.mixed, .none),
             (tiny, [0x7B], .none),
-            (try compressWithTool(TestData.mixed, .gzip), TestData.mixed, .gzip),
-            (try compressWithTool(TestData.mixed, .zstd), TestData.mixed, .zstd),
-            (try compressWithTool(TestData.mixed, .xz), TestData.mixed, .xz),
+            (try compressWithTool(SampleBytes.mixed, .gzip), SampleBytes.mixed, .gzip),
+            (try compressWithTool(SampleBytes.mixed, .zstd), SampleBytes.mixed, .zstd),
+            (try compressWithTool(SampleBytes.mixed, .xz), SampleBytes.mixed, .xz),
         ]
         for (path, expected, filter) in cases {
             try withFileDescriptor(path) { fd in
@@ -109,7 +110,7 @@ final class DecompressingReaderTests: XCTestCase {
 
     func testTruncatedStreamsThrow() throws {
         for filter in compressedFilters {
-            let full = try readFile(try compressWithTool(TestData.mixed, filter))
+            let full = try readFile(try compressWithTool(SampleBytes.mixed, filter))
             let path = directory.path("cut.\(filter.fileExtension!)")
             try writeFile(path, Array(full.prefix(full.count / 2)))
             let error = archiveError { _ = try decompress(path) }
@@ -120,7 +121,7 @@ final class DecompressingReaderTests: XCTestCase {
 
     func testGzipCutInItsTrailerThrows() throws {
         // No, little and much content: the trailer is read with the first block or after many.
-        for data in [[], TestData.text(count: 1000), TestData.mixed] {
+        for data in [[], SampleBytes.text(count: 1000), SampleBytes.mixed] {
             let full = try readFile(try compressWithTool(data, .gzip))
             let path = directory.path("cut-trailer.gz")
             try writeFile(path, Array(full.dropLast(3)))
@@ -130,7 +131,7 @@ final class DecompressingReaderTests: XCTestCase {
     }
 
     func testCorruptZstdFrameThrows() throws {
-        var bytes = try readFile(try compressWithTool(TestData.mixed, .zstd))
+        var bytes = try readFile(try compressWithTool(SampleBytes.mixed, .zstd))
         for i in bytes.count / 2..<bytes.count / 2 + 16 { bytes[i] ^= 0x5A }
         let path = directory.path("corrupt.zst")
         try writeFile(path, bytes)
@@ -139,7 +140,7 @@ final class DecompressingReaderTests: XCTestCase {
     }
 
     func testGarbageBehindGzipMagicThrows() throws {
-        let garbage = TestData.random(count: 10_000, seed: 4)
+        let garbage = SampleBytes.random(count: 10_000, seed: 4)
         let path = directory.path("garbage.gz")
         // Magic bytes and then noise: libarchive's gzip bidder declines, so the raw format would pass it on.
         try writeFile(path, [0x1F, 0x8B] + garbage)
@@ -152,7 +153,7 @@ final class DecompressingReaderTests: XCTestCase {
     }
 
     func testGarbageBehindOtherMagicThrows() throws {
-        let garbage = TestData.random(count: 10_000, seed: 5)
+        let garbage = SampleBytes.random(count: 10_000, seed: 5)
         let magics: [(CompressionFilter, [UInt8])] = [
             (.zstd, [0x28, 0xB5, 0x2F, 0xFD]),
             (.xz, [0xFD, 0x37, 0x7A, 0x58, 0x5A, 0x00]),
@@ -167,7 +168,7 @@ final class DecompressingReaderTests: XCTestCase {
     }
 
     func testAFailedReadKeepsFailing() throws {
-        let full = try readFile(try compressWithTool(TestData.mixed, .zstd))
+        let full = try readFile(try compressWithTool(SampleBytes.mixed, .zstd))
         let path = directory.path("cut.zst")
         try writeFile(path, Array(full.prefix(full.count / 2)))
         try withFileDescriptor(path) { fd in

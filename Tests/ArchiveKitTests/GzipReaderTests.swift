@@ -1,5 +1,6 @@
 import ArchiveKit
 import Foundation
+import TestSupport
 import XCTest
 
 final class GzipReaderTests: XCTestCase {
@@ -57,7 +58,7 @@ final class GzipReaderTests: XCTestCase {
     // MARK: Reading what gzip wrote
 
     func testReadsWhatGzipWrote() throws {
-        for data in [[], Array("{\"a\":1}\n".utf8), TestData.text(count: 100_000), TestData.mixed] {
+        for data in [[], Array("{\"a\":1}\n".utf8), SampleBytes.text(count: 100_000), SampleBytes.mixed] {
             let compressed = try gzip(data)
             let path = directory.path("data.gz")
             try writeFile(path, compressed)
@@ -71,7 +72,7 @@ final class GzipReaderTests: XCTestCase {
     }
 
     func testProgressCountsTheFirstBlockOnlyAfterInit() throws {
-        let compressed = try gzip(TestData.mixed)
+        let compressed = try gzip(SampleBytes.mixed)
         let path = directory.path("data.gz")
         try writeFile(path, compressed)
         try withFileDescriptor(path) { fd in
@@ -81,12 +82,12 @@ final class GzipReaderTests: XCTestCase {
     }
 
     func testAStoredFileNameInTheHeaderIsSkipped() throws {
-        let data = TestData.text(count: 10_000)
+        let data = SampleBytes.text(count: 10_000)
         XCTAssertEqual(try gunzip(try gzip(data, storingName: "name-in-header.json")), data)
     }
 
     func testOddBufferSizesCrossEveryBlockBoundary() throws {
-        let data = TestData.random(count: 150_000, seed: 2) + TestData.text(count: 150_000)
+        let data = SampleBytes.random(count: 150_000, seed: 2) + SampleBytes.text(count: 150_000)
         let compressed = try gzip(data)
         for bufferSize in [1, 7, 4093, 1 << 16] {
             XCTAssertEqual(try gunzip(compressed, bufferSize: bufferSize), data, "buffers of \(bufferSize)")
@@ -94,7 +95,7 @@ final class GzipReaderTests: XCTestCase {
     }
 
     func testAPrefixReadByTheCallerIsServedFirst() throws {
-        let compressed = try gzip(TestData.mixed)
+        let compressed = try gzip(SampleBytes.mixed)
         let path = directory.path("data.gz")
         try writeFile(path, compressed)
         // Also prefixes longer than the 1 MiB block, up to the whole file.
@@ -108,14 +109,14 @@ final class GzipReaderTests: XCTestCase {
                     got += n
                 }
                 let reader = try GzipReader(fileDescriptor: fd, prefix: prefix, name: path)
-                XCTAssertEqual(try readAll(reader, bufferSize: 65_536), TestData.mixed, "prefix of \(length)")
+                XCTAssertEqual(try readAll(reader, bufferSize: 65_536), SampleBytes.mixed, "prefix of \(length)")
                 XCTAssertEqual(reader.compressedBytesRead, Int64(compressed.count), "prefix of \(length)")
             }
         }
     }
 
     func testReadsFromAPipeInSmallWrites() throws {
-        let data = TestData.text(count: 200_000) + TestData.random(count: 100_000, seed: 6)
+        let data = SampleBytes.text(count: 200_000) + SampleBytes.random(count: 100_000, seed: 6)
         let compressed = try gzip(data) + gzip(Array("tail".utf8))
         var fds: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&fds), 0)
@@ -139,9 +140,9 @@ final class GzipReaderTests: XCTestCase {
     // MARK: Several members
 
     func testConcatenatedMembersReadAsOneStream() throws {
-        let first = TestData.text(count: 300_000)
+        let first = SampleBytes.text(count: 300_000)
         // Incompressible, so member boundaries fall at odd places in the 1 MiB blocks.
-        let second = TestData.random(count: 1_100_000, seed: 3)
+        let second = SampleBytes.random(count: 1_100_000, seed: 3)
         let third = Array("third".utf8)
         let compressed = try gzip(first) + gzip([]) + gzip(second) + gzip(third, storingName: "third.json")
         let expected = first + second + third
@@ -166,8 +167,8 @@ final class GzipReaderTests: XCTestCase {
 
     func testEveryTruncationThrows() throws {
         // A stored name in the second member: cuts inside a header's variable part too.
-        let first = try gzip(TestData.text(count: 3_000))
-        let compressed = first + (try gzip(TestData.random(count: 300, seed: 7), storingName: "second.json"))
+        let first = try gzip(SampleBytes.text(count: 3_000))
+        let compressed = first + (try gzip(SampleBytes.random(count: 300, seed: 7), storingName: "second.json"))
         for length in 0..<compressed.count where length != first.count {
             let error = gunzipError(Array(compressed.prefix(length)), name: "cut.gz")
             XCTAssertEqual(
@@ -175,11 +176,11 @@ final class GzipReaderTests: XCTestCase {
                 "cut at \(length) of \(compressed.count)")
         }
         // Cut between the members, the rest is a complete gzip file.
-        XCTAssertEqual(try gunzip(first), TestData.text(count: 3_000))
+        XCTAssertEqual(try gunzip(first), SampleBytes.text(count: 3_000))
     }
 
     func testTruncationWithOneByteBuffersThrows() throws {
-        let compressed = try gzip(TestData.text(count: 50_000))
+        let compressed = try gzip(SampleBytes.text(count: 50_000))
         for cut in [1, 4, 8, 9] {
             let path = directory.path("cut.gz")
             try writeFile(path, Array(compressed.dropLast(cut)))
@@ -191,7 +192,7 @@ final class GzipReaderTests: XCTestCase {
     }
 
     func testALargeTruncatedStreamThrows() throws {
-        let compressed = try gzip(TestData.mixed)
+        let compressed = try gzip(SampleBytes.mixed)
         for length in [compressed.count / 2, compressed.count - 1, 1 << 20] {
             let error = gunzipError(Array(compressed.prefix(length)))
             XCTAssertEqual(error?.message.hasPrefix("truncated gzip stream"), true, "\(length): \(String(describing: error))")
@@ -205,7 +206,7 @@ final class GzipReaderTests: XCTestCase {
     // MARK: Corruption
 
     func testAFlippedByteInTheDataThrows() throws {
-        var compressed = try gzip(TestData.mixed)
+        var compressed = try gzip(SampleBytes.mixed)
         // gzip stores the random first half in stored blocks: only the CRC-32 can tell the byte changed.
         compressed[1_000_000] ^= 0x01
         XCTAssertEqual(gunzipError(compressed)?.message, "corrupt gzip stream (incorrect data check)")
@@ -217,7 +218,7 @@ final class GzipReaderTests: XCTestCase {
     }
 
     func testAFlippedByteInTheTrailerThrows() throws {
-        let compressed = try gzip(TestData.mixed)
+        let compressed = try gzip(SampleBytes.mixed)
         for offset in 1...8 {
             var bytes = compressed
             bytes[bytes.count - offset] ^= 0x20
@@ -230,7 +231,7 @@ final class GzipReaderTests: XCTestCase {
     func testAFlippedByteInAnyMemberNeverGivesWrongData() throws {
         // Every byte of a small two-member file flipped in turn: the reader throws, or (a flip in the
         // header's time stamp or OS byte, which nothing checks) returns exactly the original data.
-        let data = TestData.text(count: 500) + TestData.random(count: 200, seed: 8)
+        let data = SampleBytes.text(count: 500) + SampleBytes.random(count: 200, seed: 8)
         let compressed = try gzip(data) + gzip(data)
         var thrown = 0
         for offset in compressed.indices {
@@ -251,7 +252,7 @@ final class GzipReaderTests: XCTestCase {
     }
 
     func testGarbageBehindGzipMagicThrows() throws {
-        let garbage = TestData.random(count: 10_000, seed: 4)
+        let garbage = SampleBytes.random(count: 10_000, seed: 4)
         XCTAssertEqual(gunzipError([0x1F, 0x8B] + garbage)?.message.hasPrefix("corrupt gzip stream ("), true)
         let header: [UInt8] = [0x1F, 0x8B, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03]
         XCTAssertEqual(gunzipError(header + garbage)?.message.hasPrefix("corrupt gzip stream ("), true)
@@ -261,7 +262,7 @@ final class GzipReaderTests: XCTestCase {
     // MARK: After the last member
 
     func testTrailingZerosAreIgnoredLikeGzipDoes() throws {
-        let data = TestData.text(count: 10_000)
+        let data = SampleBytes.text(count: 10_000)
         let compressed = try gzip(data)
         // 2 MiB of zeros run over the next blocks.
         for zeros in [1, 2, 7, 512, 2 << 20] {
@@ -272,7 +273,7 @@ final class GzipReaderTests: XCTestCase {
     }
 
     func testTrailingGarbageThrowsWhereGzipWarns() throws {
-        let data = TestData.text(count: 10_000)
+        let data = SampleBytes.text(count: 10_000)
         let compressed = try gzip(data)
         let member = try gzip(Array("next".utf8))
         let cases: [(String, [UInt8], String)] = [
@@ -302,7 +303,7 @@ final class GzipReaderTests: XCTestCase {
     // MARK: Errors
 
     func testAFailedReadKeepsFailing() throws {
-        var compressed = try gzip(TestData.mixed)
+        var compressed = try gzip(SampleBytes.mixed)
         compressed[compressed.count - 6] ^= 0x01
         let path = directory.path("corrupt.gz")
         try writeFile(path, compressed)

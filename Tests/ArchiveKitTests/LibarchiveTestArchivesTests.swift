@@ -6,11 +6,11 @@ import XCTest
 /// libarchive's own path-traversal, absolute-path, hard-link, symbolic-link and GNU long-name archives
 /// (../shared/testdata/archives), with the outcomes its SOURCES.md expects of a safe extractor.
 final class LibarchiveTestArchivesTests: XCTestCase {
-    private var directory: ArchiveKitTests.TemporaryDirectory!
+    private var directory: TemporaryDirectory!
     private var destination: String!
 
     override func setUpWithError() throws {
-        directory = try ArchiveKitTests.TemporaryDirectory()
+        directory = try TemporaryDirectory()
         destination = directory.path("dest")
     }
 

@@ -1,5 +1,6 @@
 import ArchiveKit
 import Foundation
+import TestSupport
 import XCTest
 
 /// Extraction never writes outside its destination, whatever the archive says.
@@ -153,7 +154,7 @@ final class SafeExtractorTests: XCTestCase {
         // A cut-off archive: the entry's data ends early, so the read fails in the middle of the file.
         let tar = directory.path("cut.tar")
         try writeArchive(
-            tar, compression: .none, [(ArchiveEntry(path: "good.bin", size: 200_000), TestData.random(count: 200_000, seed: 9))])
+            tar, compression: .none, [(ArchiveEntry(path: "good.bin", size: 200_000), SampleBytes.random(count: 200_000, seed: 9))])
         let bytes = try readFile(tar)
         try writeFile(tar, Array(bytes.prefix(100_000)))
         XCTAssertThrowsError(try extractAll(tar, to: destination)) { error in

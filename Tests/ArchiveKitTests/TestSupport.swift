@@ -2,23 +2,8 @@ import ArchiveKit
 import Foundation
 import XCTest
 
-/// A fresh temporary directory for one test, removed with its contents on `deinit`.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("ArchiveKitTests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// The path of `name` inside the directory.
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-}
-
 /// Test inputs, generated deterministically so failures reproduce.
-enum TestData {
+enum SampleBytes {
     /// 5 MB: 2.5 MB of pseudo-random bytes followed by 2.5 MB of JSON-like text.
     static let mixed: [UInt8] = random(count: 2_500_000, seed: 1) + text(count: 2_500_000)
 
