@@ -23,11 +23,13 @@ let package = Package(
         ),
         .target(name: "ArchiveKit", dependencies: ["CArchive"]),
         .target(name: "JSONStream"),
+        .target(name: "CPlatform"),
         .target(
             name: "DumpKit",
             dependencies: [
                 "JSONStream",
                 "ArchiveKit",
+                "CPlatform",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -42,7 +44,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream", "TestSupport"]),
         .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "TestSupport"]),
-        .testTarget(name: "DumpKitTests", dependencies: ["DumpKit", "TestSupport"]),
+        .testTarget(name: "DumpKitTests", dependencies: ["DumpKit", "CPlatform", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,3 +1,4 @@
+import CPlatform
 import DumpKit
 import JSONStream
 import XCTest
@@ -20,6 +21,25 @@ final class ChecksumTests: XCTestCase {
         XCTAssertEqual(d.value, e.value)
         XCTAssertEqual(e.value, 0x2262_0404)
         XCTAssertEqual(CRC32C().base64, "AAAAAA==")
+    }
+
+    func testTheInstructionAndTheTablesAgreeAtEveryLengthAndAlignment() {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let bytes: [UInt8] = (0..<4_200).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+        bytes.withUnsafeBytes { all in
+            for start in 0..<9 {
+                for count in [0, 1, 7, 8, 9, 15, 16, 63, 64, 65, 1_000, 4_191 - start] {
+                    let piece = UnsafeRawBufferPointer(rebasing: all[start..<start + count])
+                    XCTAssertEqual(
+                        dk_crc32c_update(0xFFFF_FFFF, piece.baseAddress, count),
+                        dk_crc32c_update_portable(0xFFFF_FFFF, piece.baseAddress, count), "start \(start), count \(count)")
+                }
+            }
+        }
+        XCTAssertEqual(dk_crc32c_update_portable(0xFFFF_FFFF, "123456789", 9) ^ 0xFFFF_FFFF, 0xE306_9283)
     }
 
     func testBlobMetadataRoundTrip() throws {
