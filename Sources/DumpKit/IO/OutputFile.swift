@@ -1,4 +1,5 @@
 import ArchiveKit
+import CPlatform
 import JSONStream
 
 #if canImport(Glibc)
@@ -11,7 +12,9 @@ import Musl
 /// renamed over it only by `commit()`; compressed when the name ends in `.gz`, `.zst`, `.xz` or `.bz2`.
 ///
 /// Until `commit()`, an existing file at the path is untouched; `abort()` (or deinit without
-/// commit) removes the temporary file, so a failed run never leaves a partial output.
+/// commit) removes the temporary file, so a failed run never leaves a partial output. Written bytes
+/// go to disk in the background as the file grows (every `writebackInterval` bytes), so the `fsync`
+/// before the rename waits for the last few megabytes, not for the whole file.
 public final class OutputFile: JSONByteSink {
     public let path: String
     public let compression: CompressionFilter
@@ -21,6 +24,12 @@ public final class OutputFile: JSONByteSink {
     private var finished = false
     /// Bytes handed to `write` (before compression).
     public private(set) var bytesWritten: Int64 = 0
+    /// How many bytes of the file are asked to go to disk at a time.
+    static let writebackInterval: Int64 = 8 << 20
+    /// The file offset up to which writeback has been started.
+    private var writebackOffset: Int64 = 0
+    /// `bytesWritten` when the file's size was last looked at.
+    private var writebackChecked: Int64 = 0
 
     /// Creates the temporary file; fails with an `OutputError` when the directory is not writable.
     public init(path: String, compression: CompressionFilter? = nil, level: Int? = nil, threads: Int? = nil) throws {
@@ -65,6 +74,7 @@ public final class OutputFile: JSONByteSink {
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         bytesWritten += Int64(bytes.count)
+        defer { if bytesWritten - writebackChecked >= Self.writebackInterval { startWriteback() } }
         if let compressor {
             do { try compressor.write(bytes) } catch { throw OutputError(file: path, message: error.message) }
             return
@@ -78,6 +88,17 @@ public final class OutputFile: JSONByteSink {
             }
             done += n
         }
+    }
+
+    /// Starts writing what the file holds beyond `writebackOffset` to disk, without waiting.
+    private func startWriteback() {
+        writebackChecked = bytesWritten
+        guard temporaryPath != nil else { return }
+        let end = Int64(lseek(fd, 0, SEEK_CUR))
+        guard end - writebackOffset >= Self.writebackInterval else { return }
+        // A hint only: where the kernel refuses, the fsync in commit() still writes everything.
+        _ = dk_start_writeback(fd, writebackOffset, end - writebackOffset)
+        writebackOffset = end
     }
 
     /// Finishes compression, syncs, and renames the temporary file over `path`.
