@@ -73,6 +73,28 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(lines[1], #"warning: -: object "stray.txt" is not referenced by the dump [blobs:orphan]"#)
     }
 
+    func testTheSamplesInlineImagesComeOutAsFilesThatFileRecognises() throws {
+        let expected = [
+            "todolist": ["v1/todolist/-KcXs-75-lLuvAVF4ygL/image1.jpg", "v1/todolist/-Kk0YSe56qY-GxUnaVY9/image2.png"],
+            "wedding": [
+                "-KlgLuHWAyqRHpKIyNrC", "-KlgRhG1Jl7THtDmiBGu", "-KlgV0mLB9_YPhPb6C56", "-KlgY3oDLaYYFpf2v9hp",
+                "-Klg_wFjDhhl58I-LU6L", "-KlghgJVIq2b6HU44-VQ", "-KlgixbLPjGOAoaqQnVJ",
+            ].map { "articles/\($0)/photo.jpg" },
+        ]
+        for (app, names) in expected {
+            let dir = try TemporaryDirectory()
+            let input = TestData.projectRoot.appendingPathComponent("samples/\(app)/v1.json").path
+            let r = try CLI.run(["extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("blobs")])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let objects = try tree(dir.path("blobs")).keys.filter { !$0.hasPrefix(".dumpkit/") }.sorted()
+            XCTAssertEqual(objects, names.sorted(), app)
+            let types = try Shell.run("file", ["-b", "--mime-type"] + objects.map { dir.path("blobs/" + $0) })
+                .split(separator: "\n").map(String.init)
+            let byExtension = objects.map { $0.hasSuffix(".png") ? "image/png" : "image/jpeg" }
+            XCTAssertEqual(types, byExtension, app)
+        }
+    }
+
     func testSaladaReferencesWithDownloadURLsRoundTrip() throws {
         let dir = try TemporaryDirectory()
         let input = dir.path("in.json")
