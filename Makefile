@@ -6,7 +6,7 @@ OUT ?= BENCHMARKS.md
 PYTHON ?= python3
 DUMPKIT ?=
 
-.PHONY: demo test format bench bench-tiny
+.PHONY: demo test format bench bench-deps bench-tiny
 
 # The README's two set-up commands, as make targets.
 demo:
@@ -18,7 +18,11 @@ test:
 format:
 	Scripts/format.sh
 
-bench:
+# The Python peers' modules (jsonschema for validate, crc32c for blob extraction).
+bench-deps:
+	$(PYTHON) -c 'import jsonschema, crc32c' 2>/dev/null || $(PYTHON) -m pip install --quiet jsonschema crc32c
+
+bench: bench-deps
 	$(PYTHON) Benchmarks/bench.py --size $(SIZE) --runs $(RUNS) --out $(OUT) $(if $(DUMPKIT),--dumpkit $(DUMPKIT))
 
 bench-tiny:
