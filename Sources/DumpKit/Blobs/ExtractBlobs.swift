@@ -74,31 +74,11 @@ public struct ExtractBlobs: RecordTransformer {
             if inner == nil && !options.match.contains(where: { $0.isPrefix(path) }) { return nil }
             return try rewrite(v, path: &path, record: record, captures: inner)
         }
-        switch value {
-        case .string(let s):
+        if case .string(let s) = value {
             guard let captures else { return nil }
             return try extract(s, path: path, record: record, captures: captures)
-        case .object(var o):
-            var changed = false
-            for i in o.members.indices {
-                if let v = try child(o.members[i].key, o.members[i].value) {
-                    o.members[i].value = v
-                    changed = true
-                }
-            }
-            return changed ? .object(o) : nil
-        case .array(var a):
-            var changed = false
-            for i in a.indices {
-                if let v = try child(String(i), a[i]) {
-                    a[i] = v
-                    changed = true
-                }
-            }
-            return changed ? .array(a) : nil
-        default:
-            return nil
         }
+        return try value.rewritingChildren(child)
     }
 
     /// The captures of the first pattern matching `path` or one of its ancestors.

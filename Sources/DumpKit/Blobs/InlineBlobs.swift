@@ -73,28 +73,7 @@ public struct InlineBlobs: RecordTransformer {
             if !inner && !options.match.contains(where: { $0.isPrefix(path) }) { return nil }
             return try rewrite(v, path: &path, within: inner)
         }
-        switch value {
-        case .object(var o):
-            var changed = false
-            for i in o.members.indices {
-                if let v = try child(o.members[i].key, o.members[i].value) {
-                    o.members[i].value = v
-                    changed = true
-                }
-            }
-            return changed ? .object(o) : nil
-        case .array(var a):
-            var changed = false
-            for i in a.indices {
-                if let v = try child(String(i), a[i]) {
-                    a[i] = v
-                    changed = true
-                }
-            }
-            return changed ? .array(a) : nil
-        default:
-            return nil
-        }
+        return try value.rewritingChildren(child)
     }
 
     /// The original string of one reference, or `nil` for a foreign Salada/URL reference.
