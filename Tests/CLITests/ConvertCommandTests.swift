@@ -135,6 +135,34 @@ final class ConvertCommandTests: XCTestCase {
         XCTAssertTrue(unwritable.stderr.contains("/nonexistent-dir/out.json: cannot create a file in /nonexistent-dir"), unwritable.stderr)
     }
 
+    func testATemporaryFileLeftByAKilledRunIsRemovedByTheNextRun() throws {
+        let dir = try TemporaryDirectory()
+        let out = dir.path("out.json")
+        // A run that waits for the rest of its input is killed with SIGKILL: its temporary file stays.
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["convert", "-", "-o", out, "-q"]
+        let input = Pipe()
+        process.standardInput = input
+        try process.run()
+        input.fileHandleForWriting.write(Data(#"{"a":[1,2,"#.utf8))
+        let leftovers = { try FileManager.default.contentsOfDirectory(atPath: dir.url.path).filter { $0.hasPrefix(".out.json.dumpkit-") } }
+        let deadline = Date().addingTimeInterval(30)
+        while try leftovers().isEmpty && Date() < deadline { usleep(20_000) }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        XCTAssertEqual(try leftovers().count, 1, "the killed run's temporary file")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+        // A live process's temporary file for the same output is not touched.
+        let live = dir.path(".out.json.dumpkit-\(getpid())-abcdef")
+        try Data().write(to: URL(fileURLWithPath: live))
+
+        let r = try CLI.run(["convert", "-", "-o", out], stdin: Data(dump.utf8))
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try leftovers(), [".out.json.dumpkit-\(getpid())-abcdef"])
+        XCTAssertTrue(try read(out).hasPrefix(#"{"v1":"#))
+    }
+
     func testPrettyNDJSONIsAUsageError() throws {
         let dir = try TemporaryDirectory()
         let input = try write(dump, "in.json", in: dir)

@@ -45,7 +45,8 @@ public final class OutputFile: JSONByteSink {
             }
             let dir = OutputFile.directory(of: path)
             let base = path.split(separator: "/").last.map(String.init) ?? path
-            var template = Array("\(dir)/.\(base).dumpkit-XXXXXX".utf8CString)
+            OutputFile.removeAbandonedTemporaryFiles(in: dir, base: base)
+            var template = Array("\(dir)/.\(base).dumpkit-\(getpid())-XXXXXX".utf8CString)
             let d = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
             guard d >= 0 else {
                 throw OutputError(file: path, message: "cannot create a file in \(dir): \(String(cString: strerror(errno)))")
@@ -65,6 +66,22 @@ public final class OutputFile: JSONByteSink {
     }
 
     deinit { if !finished { abort() } }
+
+    /// Removes temporary files of earlier runs for the same output (`.<base>.dumpkit-<pid>-XXXXXX`)
+    /// whose process no longer exists: what a run killed with `kill -9` or a power cut leaves behind.
+    /// Files of a live process, and names without a process id, are left alone.
+    static func removeAbandonedTemporaryFiles(in dir: String, base: String) {
+        let prefix = ".\(base).dumpkit-"
+        guard let stream = opendir(dir) else { return }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(prefix) else { continue }
+            let rest = name.dropFirst(prefix.count).split(separator: "-", maxSplits: 1)
+            guard rest.count == 2, rest[1].count == 6, let pid = pid_t(rest[0]), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(dir + "/" + name) }
+        }
+    }
 
     /// The folder part of a path (`.` for a bare name).
     static func directory(of path: String) -> String {
