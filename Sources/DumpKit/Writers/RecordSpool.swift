@@ -48,11 +48,7 @@ final class RecordSpool: JSONByteSink {
 
     private func appendLength(_ n: Int) {
         precondition(n <= Int(UInt32.max), "spool piece too large")
-        let v = UInt32(n)
-        pending.append(UInt8(truncatingIfNeeded: v))
-        pending.append(UInt8(truncatingIfNeeded: v >> 8))
-        pending.append(UInt8(truncatingIfNeeded: v >> 16))
-        pending.append(UInt8(truncatingIfNeeded: v >> 24))
+        withUnsafeBytes(of: UInt32(n).littleEndian) { pending.append(contentsOf: $0) }
     }
 
     private func writePending() throws {
