@@ -198,6 +198,15 @@ public final class JSONReader {
         }
     }
 
+    /// The last `.name`, `.string` or `.number` token as a `String`, without checking its UTF-8
+    /// again: scanning the token validated it (and numbers are ASCII). Only right after such a token.
+    private var tokenString: String {
+        let b = bytes
+        guard b.count > 0 else { return "" }
+        let span = unsafe Span<UInt8>(_unsafeElements: b.assumingMemoryBound(to: UInt8.self))
+        return String(copying: unsafe UTF8Span(unchecked: span))
+    }
+
     // MARK: - Tokens
 
     /// The kind of the next token, without consuming it.
@@ -327,7 +336,10 @@ public final class JSONReader {
                 if let key { pendingKeys.append(key) }
                 key = nil
                 kinds.append(true)
-                objects.append(JSONObject())
+                var object = JSONObject()
+                // Records' objects are small: one allocation instead of growing 1, 2, 4, 8.
+                object.members.reserveCapacity(8)
+                objects.append(object)
                 continue
             case .beginArray:
                 if let key { pendingKeys.append(key) }
@@ -344,10 +356,10 @@ public final class JSONReader {
                 produced = .array(arrays.removeLast())
                 if kinds.last == true { key = pendingKeys.removeLast() }
             case .name:
-                key = stringValue
+                key = tokenString
                 continue
-            case .string: produced = .string(stringValue)
-            case .number: produced = .number(JSONNumber(text: stringValue))
+            case .string: produced = .string(tokenString)
+            case .number: produced = .number(JSONNumber(text: tokenString))
             case .true: produced = .bool(true)
             case .false: produced = .bool(false)
             case .null: produced = .null

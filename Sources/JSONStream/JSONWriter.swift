@@ -262,6 +262,22 @@ public final class JSONWriter {
         }
     }
 
+    /// Writes a value given as compact JSON text in pieces: `pieces` calls its argument with each
+    /// piece in order. Only for compact writers, whose own bytes for the value the text must be.
+    public func value(compactJSON pieces: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
+        guard !options.pretty, !options.sortKeys else { throw JSONWriterError.misuse("compact JSON text in a pretty or sorted writer") }
+        try beforeValue()
+        try pieces { bytes in
+            if out.count + bytes.count <= flushThreshold {
+                out.append(bytes)
+            } else {
+                try flush()
+                if bytes.count >= flushThreshold { try sink.write(bytes) } else { out.append(bytes) }
+            }
+        }
+        try afterValue()
+    }
+
     /// Writes bytes between top-level values (e.g. the line break of NDJSON).
     public func raw(_ bytes: StaticString) throws {
         guard frames.isEmpty else { throw JSONWriterError.misuse("raw bytes inside a value") }

@@ -31,7 +31,8 @@ public struct MigrateJob {
         public var warnings: [String]
         /// Records read at the plans' output patterns (already migrated data).
         public var alreadyMigrated: Int
-        public var inputSHA256: String
+        /// Digests of the input and output, computed only for a report.
+        public var inputSHA256: String?
         public var outputSHA256: String?
         public var rejectsPath: String?
         public var seconds: Double
@@ -67,12 +68,14 @@ public struct MigrateJob {
         let probes = outputs.filter { p in !runner.patterns.contains(p) }
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
-        let hashedInput = HashingByteSource(inFile)
+        // Hashing is only for the report.
+        let hashing = reportPath != nil
+        let hashedInput = hashing ? HashingByteSource(inFile) : nil
         let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
         let rejectsFile = try rejectsPath.map { try OutputFile(path: $0) }
         do {
-            let sink: JSONByteSink = outFile.map { HashingByteSink($0) } ?? DiscardingByteSink()
-            let reader = DumpReader(source: hashedInput, patterns: runner.patterns + probes, sourceName: inFile.name)
+            let sink: JSONByteSink = outFile.map { hashing ? HashingByteSink($0) : $0 as JSONByteSink } ?? DiscardingByteSink()
+            let reader = DumpReader(source: hashedInput ?? inFile as JSONByteSource, patterns: runner.patterns + probes, sourceName: inFile.name)
             let targets = plans.flatMap { $0.steps.flatMap(\.outputPatterns) }
             let writer = DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), relocationTargets: targets)
             let rejects = rejectsFile.map { RejectsWriter(file: $0) }
@@ -90,7 +93,7 @@ public struct MigrateJob {
             try rejectsFile?.commit()
             progress?.finish()
             var summary = Summary(plans: plans, stats: stats, warnings: runner.warnings, alreadyMigrated: migrate.probed,
-                                  inputSHA256: hashedInput.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
+                                  inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
                                   rejectsPath: stats.rejects > 0 ? rejectsPath : nil, seconds: Date().timeIntervalSince(started))
             if let reportPath {
                 try writeReport(summary, to: reportPath)
@@ -115,7 +118,7 @@ public struct MigrateJob {
         })
         o["reverse"] = .bool(reverse)
         o["onError"] = .string(onError.rawValue)
-        o["input"] = .object(["path": .string(input), "sha256": .string(s.inputSHA256)])
+        o["input"] = .object(["path": .string(input), "sha256": .string(s.inputSHA256 ?? "")])
         if let out = s.outputSHA256 { o["output"] = .object(["path": .string(output), "sha256": .string(out)]) }
         o["dryRun"] = .bool(dryRun)
         o["alreadyMigrated"] = .number(JSONNumber(s.alreadyMigrated))

@@ -26,8 +26,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     private var path: [String] = []  // keys of the levels below the root (objects only; arrays give "")
     private var pendingName: String?
     private var rootKeys: Set<String> = []
-    private var spool: TemporaryFile?
-    private var spoolWriter: JSONWriter?
+    private var spool: RecordSpool?
     private let temporaryDirectory: String?
     private let deferredPrefixes: [[String]]
     private var placer: PathPlacer?  // for record-only input (no pass-through structure)
@@ -100,9 +99,9 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         sawStructure = true
         markChild()
         if levels.last?.spooling == true {
-            let w = try spoolLine(path + [pendingName ?? ""])
+            let w = try beginSpoolFrame(path + [pendingName ?? ""])
             try reader.transfer(to: w)
-            try endSpoolLine(w)
+            try spool!.endFrame()
             pendingName = nil
             return
         }
@@ -154,7 +153,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         if let placer {
             try placer.closeAll()
             try writer.endObject()
-        } else if spoolWriter != nil {
+        } else if spool != nil {
             throw PlacementError.conflict("the document root (it is not an object)")
         }
         try writer.raw("\n")
@@ -180,53 +179,41 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         }
     }
 
-    /// Starts an NDJSON line `{"path": ..., "value": ` in the spool; the caller writes the value.
-    private func spoolLine(_ path: [String]) throws -> JSONWriter {
-        if spoolWriter == nil {
-            let file = try TemporaryFile(directory: temporaryDirectory)
-            spool = file
-            spoolWriter = JSONWriter(sink: file)
-        }
-        let w = spoolWriter!
-        try w.beginObject()
-        try w.name("path")
-        try w.string(JSONPointer.string(path))
-        try w.name("value")
-        return w
-    }
-
-    private func endSpoolLine(_ w: JSONWriter) throws {
-        try w.endObject()
-        try w.raw("\n")
+    /// Starts a spool frame at `path`; the caller writes the value with the returned writer.
+    private func beginSpoolFrame(_ path: [String]) throws -> JSONWriter {
+        if spool == nil { spool = try RecordSpool(temporaryDirectory: temporaryDirectory) }
+        try spool!.beginFrame(path)
+        return spool!.writer
     }
 
     private func spoolRecord(_ path: [String], _ value: JSONValue) throws {
-        let w = try spoolLine(path)
-        try w.value(value)
-        try endSpoolLine(w)
+        try beginSpoolFrame(path).value(value)
+        try spool!.endFrame()
     }
 
-    /// Places the spooled content inside the root object, before it closes. Values go from the
-    /// spool to the output token by token, without being built again.
+    /// Places the spooled content inside the root object, before it closes. A compact output takes
+    /// the spooled values' bytes as they are; others rewrite them token by token, never building them.
     private func placeSpooledRecords() throws {
-        guard let file = spool, let w = spoolWriter else { return }
-        try w.flush()
+        guard let spool else { return }
+        try spool.finishWriting()
         guard levels[0].isObject else { throw PlacementError.conflict("the document root (it is not an object)") }
         try openLevels()
         let placer = PathPlacer(writer: writer, baseDepth: 0)
-        let reader = JSONReader(source: file, options: .init(multipleDocuments: true), sourceName: "spool")
-        // Lines are {"path": "/json/pointer", "value": ...}, as spoolLine writes them.
-        while try reader.next() == .beginObject {
-            guard try reader.next() == .name, try reader.next() == .string, let path = JSONPointer.segments(reader.stringValue),
-                  try reader.next() == .name else { throw reader.error(.typeMismatch, "malformed spool line") }
+        let copyBytes = !writer.options.pretty && !writer.options.sortKeys
+        while let path = try spool.nextFrame() {
             if let first = path.first, rootKeys.contains(first) {
                 throw PlacementError.conflict("/" + JSONPointer.escape(first))
             }
-            try placer.place(path) { try reader.transfer(to: $0) }
-            guard try reader.next() == .endObject else { throw reader.error(.typeMismatch, "malformed spool line") }
+            try placer.place(path) { w in
+                if copyBytes {
+                    try w.value(compactJSON: { piece in while try spool.readValuePiece(piece) {} })
+                } else {
+                    let reader = JSONReader(source: spool.valueSource, options: .init(bufferSize: 1 << 16), sourceName: "spool")
+                    try reader.transfer(to: w)
+                }
+            }
         }
         try placer.closeAll()
-        spool = nil
-        spoolWriter = nil
+        self.spool = nil
     }
 }
