@@ -94,32 +94,64 @@ public final class DatabaseLimitsChecker {
     private func checkName(_ reader: JSONReader) {
         let key = reader.bytes
         guard !stack.isEmpty else { return }
-        var s = stack[stack.count - 1]
-        s.count += 1
-        let special = key.elementsEqual(".value".utf8) || key.elementsEqual(".priority".utf8) || key.elementsEqual(".sv".utf8)
-        if key.elementsEqual(".value".utf8) {
-            s.hasValueKey = true
-        } else if !key.elementsEqual(".priority".utf8) {
-            s.hasOtherKeys = true
+        let top = stack.count - 1
+        stack[top].count += 1
+        // Only `.value`, `.priority` and `.sv` may start with a dot; any other dot is reported below.
+        if key.first == UInt8(ascii: ".") {
+            if key.elementsEqual(".value".utf8) {
+                stack[top].hasValueKey = true
+                noteIntegerKey(key, top)
+                return
+            }
+            if key.elementsEqual(".priority".utf8) {
+                noteIntegerKey(key, top)
+                return
+            }
+            if key.elementsEqual(".sv".utf8) {
+                stack[top].hasOtherKeys = true
+                noteIntegerKey(key, top)
+                sv = .expectValue
+                return
+            }
         }
-        if let i = DatabaseKeyOrder.integerValue(key), i >= 0 {
-            s.maxIntegerKey = max(s.maxIntegerKey, Int(i))
-        } else {
-            s.integerKeysOnly = false
-        }
-        stack[stack.count - 1] = s
-        if key.elementsEqual(".sv".utf8) { sv = .expectValue }
-        if special { return }
+        stack[top].hasOtherKeys = true
+        noteIntegerKey(key, top)
         if key.isEmpty {
             finding(.error, "key-empty", reader, "empty key")
         } else if key.count > Self.maxKeyBytes {
             finding(.error, "key-length", reader, "key of \(key.count) bytes is over the \(Self.maxKeyBytes)-byte limit")
         }
-        if let bad = key.first(where: Self.isForbiddenKeyByte) {
+        if let bad = Self.firstForbiddenKeyByte(key) {
             let shown = bad < 0x20 || bad == 0x7F ? "control character 0x" + String(bad, radix: 16, uppercase: true) : "'\(Character(Unicode.Scalar(bad)))'"
             finding(.error, "key-characters", reader, "key contains \(shown); keys cannot contain . $ # [ ] / or control characters")
         }
         if !pushIDPatterns.isEmpty { checkPushID(key, reader) }
+    }
+
+    /// Tracks whether the object's keys are all integers (it may read back as an array).
+    private func noteIntegerKey(_ key: UnsafeRawBufferPointer, _ top: Int) {
+        guard stack[top].integerKeysOnly else { return }
+        if let i = DatabaseKeyOrder.integerValue(key), i >= 0 {
+            stack[top].maxIntegerKey = max(stack[top].maxIntegerKey, Int(i))
+        } else {
+            stack[top].integerKeysOnly = false
+        }
+    }
+
+    /// The first byte a key may not hold, checked 16 bytes at a time.
+    static func firstForbiddenKeyByte(_ key: UnsafeRawBufferPointer) -> UInt8? {
+        var i = 0
+        while i + 16 <= key.count {
+            let v = key.baseAddress!.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
+            let bad = (v .< 0x20) .| (v .== 0x7F) .| (v .== 0x2E) .| (v .== 0x24) .| (v .== 0x23) .| (v .== 0x5B) .| (v .== 0x5D) .| (v .== 0x2F)
+            if any(bad) { break }
+            i += 16
+        }
+        while i < key.count {
+            if isForbiddenKeyByte(key[i]) { return key[i] }
+            i += 1
+        }
+        return nil
     }
 
     private func checkPushID(_ key: UnsafeRawBufferPointer, _ reader: JSONReader) {
