@@ -119,7 +119,10 @@ public struct ValidateJob {
             let discard = DiscardingPassThrough()
             while let record = try reader.next(passThrough: discard) {
                 progress?.recordDone()
-                guard let value = record.value, let binding = schemas.first(where: { $0.pattern.match(record.path) != nil }) else { continue }
+                // The reader yields only records some pattern matches: with one schema, that schema's.
+                guard let value = record.value,
+                      let binding = schemas.count == 1 ? schemas[0] : schemas.first(where: { $0.pattern.match(record.path) != nil }),
+                      !binding.schema.isValid(value) else { continue }
                 let location = reader.lastRecordLocation
                 for var f in binding.schema.validate(value, pointerPrefix: record.pointer) {
                     if f.line == nil {

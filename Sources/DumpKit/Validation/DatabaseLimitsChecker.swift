@@ -82,7 +82,9 @@ public final class DatabaseLimitsChecker {
                 finding(.error, "string-size", reader, "string of \(reader.bytes.count) bytes is over the 10 MiB limit")
             }
         case .number:
+            // Only an exponent or hundreds of digits take a number past the largest finite double.
             let text = reader.bytes
+            guard text.count > 300 || text.contains(where: { $0 | 0x20 == UInt8(ascii: "e") }) else { return }
             if let d = Double(String(decoding: text, as: UTF8.self)), !d.isFinite {
                 finding(.error, "non-finite", reader, "number \(String(decoding: text, as: UTF8.self)) is not a finite 64-bit float")
             }
@@ -94,28 +96,32 @@ public final class DatabaseLimitsChecker {
     private func checkName(_ reader: JSONReader) {
         let key = reader.bytes
         guard !stack.isEmpty else { return }
-        let top = stack.count - 1
-        stack[top].count += 1
+        var s = stack.removeLast()
+        defer { stack.append(s) }
+        s.count += 1
         // Only `.value`, `.priority` and `.sv` may start with a dot; any other dot is reported below.
+        var special = false
         if key.first == UInt8(ascii: ".") {
             if key.elementsEqual(".value".utf8) {
-                stack[top].hasValueKey = true
-                noteIntegerKey(key, top)
-                return
-            }
-            if key.elementsEqual(".priority".utf8) {
-                noteIntegerKey(key, top)
-                return
-            }
-            if key.elementsEqual(".sv".utf8) {
-                stack[top].hasOtherKeys = true
-                noteIntegerKey(key, top)
+                s.hasValueKey = true
+                special = true
+            } else if key.elementsEqual(".priority".utf8) {
+                special = true
+            } else if key.elementsEqual(".sv".utf8) {
+                s.hasOtherKeys = true
                 sv = .expectValue
-                return
+                special = true
             }
         }
-        stack[top].hasOtherKeys = true
-        noteIntegerKey(key, top)
+        if !special { s.hasOtherKeys = true }
+        if s.integerKeysOnly {
+            if let i = DatabaseKeyOrder.integerValue(key), i >= 0 {
+                s.maxIntegerKey = max(s.maxIntegerKey, Int(i))
+            } else {
+                s.integerKeysOnly = false
+            }
+        }
+        if special { return }
         if key.isEmpty {
             finding(.error, "key-empty", reader, "empty key")
         } else if key.count > Self.maxKeyBytes {
@@ -128,24 +134,21 @@ public final class DatabaseLimitsChecker {
         if !pushIDPatterns.isEmpty { checkPushID(key, reader) }
     }
 
-    /// Tracks whether the object's keys are all integers (it may read back as an array).
-    private func noteIntegerKey(_ key: UnsafeRawBufferPointer, _ top: Int) {
-        guard stack[top].integerKeysOnly else { return }
-        if let i = DatabaseKeyOrder.integerValue(key), i >= 0 {
-            stack[top].maxIntegerKey = max(stack[top].maxIntegerKey, Int(i))
-        } else {
-            stack[top].integerKeysOnly = false
-        }
-    }
-
-    /// The first byte a key may not hold, checked 16 bytes at a time.
+    /// The first byte a key may not hold; eight bytes at a time, with the bit tricks that find a
+    /// zero byte (`(v - 0x01...) & ~v & 0x80...`) in the word XORed with each forbidden byte.
     static func firstForbiddenKeyByte(_ key: UnsafeRawBufferPointer) -> UInt8? {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
         var i = 0
-        while i + 16 <= key.count {
-            let v = key.baseAddress!.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)
-            let bad = (v .< 0x20) .| (v .== 0x7F) .| (v .== 0x2E) .| (v .== 0x24) .| (v .== 0x23) .| (v .== 0x5B) .| (v .== 0x5D) .| (v .== 0x2F)
-            if any(bad) { break }
-            i += 16
+        while i + 8 <= key.count {
+            let w = key.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            let control = (w &- ones &* 0x20) & ~w & highs != 0
+            if control || hasZero(w ^ (ones &* 0x7F)) || hasZero(w ^ (ones &* 0x2E)) || hasZero(w ^ (ones &* 0x24)) || hasZero(w ^ (ones &* 0x23))
+                || hasZero(w ^ (ones &* 0x5B)) || hasZero(w ^ (ones &* 0x5D)) || hasZero(w ^ (ones &* 0x2F)) {
+                break
+            }
+            i += 8
         }
         while i < key.count {
             if isForbiddenKeyByte(key[i]) { return key[i] }
