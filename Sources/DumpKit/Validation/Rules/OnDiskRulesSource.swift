@@ -20,6 +20,9 @@ public final class OnDiskRulesSource: RulesSnapshotSource {
     private let cacheBytes: Int64
     private var cache: [Int32: JSONValue] = [:]
     private var cachedBytes: Int64 = 0
+    /// The keys of the last path located through expanded containers, and the entry each leads to.
+    private var lastPath: [String] = []
+    private var lastChain: [Int32] = []
 
     /// A source over `file` (named `name` in errors) whose `index` was built from a complete pass
     /// over it.
@@ -45,10 +48,21 @@ public final class OnDiskRulesSource: RulesSnapshotSource {
     /// the next key.
     private func locate(_ path: [String]) -> (entry: Int32, rest: ArraySlice<String>)? {
         var e: Int32 = 0
-        for (i, key) in path.enumerated() {
-            guard index.entries[Int(e)].expanded else { return (e, path[i...]) }
-            guard let child = index.child(of: e, named: key) else { return nil }
+        var depth = 0
+        // Rules look up paths next to each other: reuse the previous lookups as far as they agree.
+        while depth < path.count, depth < lastChain.count, lastPath[depth] == path[depth] {
+            e = lastChain[depth]
+            depth += 1
+        }
+        lastPath.removeSubrange(depth...)
+        lastChain.removeSubrange(depth...)
+        while depth < path.count {
+            guard index.entries[Int(e)].expanded else { return (e, path[depth...]) }
+            guard let child = index.child(of: e, named: path[depth]) else { return nil }
             e = child
+            lastPath.append(path[depth])
+            lastChain.append(child)
+            depth += 1
         }
         return (e, path[path.count...])
     }
