@@ -99,6 +99,18 @@ final class ValidateCommandTests: XCTestCase {
         }
     }
 
+    func testSchemaFindingsPointAtTheFailingValue() throws {
+        let dir = try TemporaryDirectory()
+        try Data("{\"v1\":{\"todolist\":{\n \"a\":{\"_createdAt\":1,\"title\":\"t\"},\n \"b\":{\"_createdAt\":1,\n   \"title\":5, \"x\": [1,\n {\"y\":2}]},\n \"c\":{\"title\":\"t\", \"progress\": \"no\"}}}}\n".utf8)
+            .write(to: dir.url.appendingPathComponent("d.json"))
+        let r = try CLI.run(["validate", dir.path("d.json"), "--schema", "/v1/todolist/{id}=\(path("schemas/todolist/v1.schema.json"))"])
+        XCTAssertEqual(r.status, 1)
+        for expected in ["d.json:4:12 /v1/todolist/b/title: expected string", "d.json:4:20 /v1/todolist/b/x: property \"x\" is not allowed",
+                         "d.json:6:6 /v1/todolist/c: missing required property", "d.json:6:32 /v1/todolist/c/progress: value must be one of"] {
+            XCTAssertTrue(r.stdout.contains(expected), "\(expected)\n\(r.stdout)")
+        }
+    }
+
     /// `--blobs`: references made by extract-blobs, checked against the store after one object is
     /// deleted, one corrupted and a stray one added; every format, standard input too.
     func testBlobReferencesAgainstAStore() throws {

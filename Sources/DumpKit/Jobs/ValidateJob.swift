@@ -111,27 +111,32 @@ public struct ValidateJob {
         } else {
             let index = rulesOnDisk ? RulesDumpIndex(expandBytes: rulesExpandBytes) : nil
             let reader = DumpReader(source: source, patterns: schemas.map(\.pattern), sourceName: file.name)
-            if let index {
-                reader.reader.tokenObserver = { limits.observe($0, $1); index.observe($0, $1) }
-            } else {
-                reader.reader.tokenObserver = { limits.observe($0, $1) }
+            let positions = schemas.isEmpty ? nil : ValuePositions()
+            reader.reader.tokenObserver = { token, r in
+                limits.observe(token, r)
+                positions?.observe(token, r)
+                index?.observe(token, r)
             }
             let discard = DiscardingPassThrough()
             while let record = try reader.next(passThrough: discard) {
                 progress?.recordDone()
                 // The reader yields only records some pattern matches: with one schema, that schema's.
-                guard let value = record.value,
-                      let binding = schemas.count == 1 ? schemas[0] : schemas.first(where: { $0.pattern.match(record.path) != nil }),
-                      !binding.schema.isValid(value) else { continue }
-                let location = reader.lastRecordLocation
-                for var f in binding.schema.validate(value, pointerPrefix: record.pointer) {
-                    if f.line == nil {
-                        f.line = location.line
-                        f.column = location.column
+                if let value = record.value,
+                   let binding = schemas.count == 1 ? schemas[0] : schemas.first(where: { $0.pattern.match(record.path) != nil }),
+                   !binding.schema.isValid(value) {
+                    let start = reader.lastRecordLocation
+                    let prefix = record.pointer
+                    for var f in binding.schema.validate(value, pointerPrefix: prefix) {
+                        if f.line == nil {
+                            let at = positions?.location(of: f.pointer.dropFirst(prefix.count), in: value, start: start) ?? start
+                            f.line = at.line
+                            f.column = at.column
+                        }
+                        findings.append(Self.tagged(f, binding))
                     }
-                    findings.append(Self.tagged(f, binding))
+                    flush(&findings, into: &report)
                 }
-                flush(&findings, into: &report)
+                positions?.discard(before: reader.reader.offset)
             }
             if let rules, let index {
                 let positional: PositionalByteSource = try spool ?? ReadOnlyFile(path: input)
