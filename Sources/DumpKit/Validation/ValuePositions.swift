@@ -10,9 +10,13 @@ import JSONStream
 /// oldest half is dropped, and a record whose start was dropped keeps its own position in findings.
 final class ValuePositions {
     static let limit = 1 << 20
-    private var offsets: [Int64] = []
-    private var lines: [Int32] = []
-    private var columns: [Int32] = []
+
+    private struct Position {
+        var offset: Int64
+        var line: Int32
+        var column: Int32
+    }
+    private var positions: [Position] = []
 
     /// Takes in the token `reader.next()` just returned.
     func observe(_ token: JSONToken, _ reader: JSONReader) {
@@ -20,37 +24,33 @@ final class ValuePositions {
         case .name, .endObject, .endArray, .end:
             return
         case .beginObject, .beginArray, .string, .number, .true, .false, .null:
-            if offsets.count >= Self.limit {
-                let half = Self.limit / 2
-                offsets.removeSubrange(..<half)
-                lines.removeSubrange(..<half)
-                columns.removeSubrange(..<half)
-            }
+            if positions.count >= Self.limit { positions.removeSubrange(..<(Self.limit / 2)) }
             let location = reader.location
-            offsets.append(reader.offset)
-            lines.append(Int32(truncatingIfNeeded: location.line))
-            columns.append(Int32(truncatingIfNeeded: location.column))
+            positions.append(Position(offset: reader.offset, line: Int32(truncatingIfNeeded: location.line),
+                                      column: Int32(truncatingIfNeeded: location.column)))
         }
     }
 
     /// Forgets the values that start before `offset` (those of the records already checked).
     func discard(before offset: Int64) {
-        var keep = offsets.count
-        while keep > 0 && offsets[keep - 1] >= offset { keep -= 1 }
-        offsets.removeSubrange(..<keep)
-        lines.removeSubrange(..<keep)
-        columns.removeSubrange(..<keep)
+        guard let last = positions.last else { return }
+        if last.offset < offset {
+            positions.removeAll(keepingCapacity: true)
+            return
+        }
+        var keep = positions.count
+        while keep > 0 && positions[keep - 1].offset >= offset { keep -= 1 }
+        positions.removeSubrange(..<keep)
     }
 
     /// The line and column of the value at `pointer` (relative to the record) in `record`, which
     /// starts at `start`; nil when the record's positions are gone.
     func location(of pointer: Substring, in record: JSONValue, start: (line: Int, column: Int)) -> (line: Int, column: Int)? {
-        guard let first = lines.indices.first(where: { lines[$0] == start.line && columns[$0] == start.column }),
+        guard let first = positions.firstIndex(where: { $0.line == start.line && $0.column == start.column }),
               let segments = JSONPointer.segments(String(pointer)),
-              let n = Self.index(of: segments[...], in: record) else { return nil }
-        let i = first + n
-        guard i < lines.count else { return nil }
-        return (Int(lines[i]), Int(columns[i]))
+              let n = Self.index(of: segments[...], in: record), first + n < positions.count else { return nil }
+        let p = positions[first + n]
+        return (Int(p.line), Int(p.column))
     }
 
     /// How many values come before the one at `path` in document order, counting `value` itself.
