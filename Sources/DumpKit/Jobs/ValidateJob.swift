@@ -77,9 +77,9 @@ public struct ValidateJob {
     }
 
     /// Reads the dump and gathers every finding: limits, schemas and (large dumps) the rules index in
-    /// one streaming pass, then the rules, then the blob references in a pass of their own.
-    /// Standard input, and compressed dumps when rules need them on disk, are copied to a temporary
-    /// file first.
+    /// one streaming pass, then the rules, then the blob references in a pass of their own. A dump
+    /// that cannot be read at any offset (standard input, compressed) is copied to a temporary file
+    /// first when rules are checked, and standard input also for the blob check.
     public func run(progress: ProgressMeter? = nil) throws -> FindingsReport {
         let file = try InputFile(path: input)
         let store = try blobs.map { try DirectoryBlobStore(directory: $0.store, writable: false) }
