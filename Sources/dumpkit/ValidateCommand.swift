@@ -13,7 +13,12 @@ struct ValidateCommand: ParsableCommand {
             .sv placeholders, non-finite numbers) are always checked, in one streaming pass. Schemas (JSON \
             Schema 2020-12, or draft-07 when $schema says so) apply to the records their pattern matches. \
             Rules files (comments and multi-line strings allowed) have every .validate evaluated as if the \
-            dump were written to an empty database.
+            dump were written to an empty database; dumps over --rules-memory-limit are indexed during \
+            the same pass and read back from the file instead of held in memory (standard input and \
+            compressed dumps are copied to a temporary file first). With --blobs, the dump's blob \
+            references are cross-checked against a store as check-blobs does: missing objects and size, \
+            SHA-256, MD5 or token mismatches are errors, objects no reference names are warnings \
+            (blobs:orphan: a store may hold objects of other dumps).
 
             Exit codes: 0 no error findings, 1 error findings, 2 usage or input errors (reported before any finding).
 
@@ -22,6 +27,7 @@ struct ValidateCommand: ParsableCommand {
               dumpkit validate dump.json --schema-map schemas.yaml --format junit > report.xml
               dumpkit validate dump.json --rules database.rules.json --auth '{"uid": "u1"}' --strict
               dumpkit validate dump.json.gz --format github
+              dumpkit validate clean.json --blobs bucket/
             """
     )
 
@@ -43,6 +49,15 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: "With --rules: also report data that no .write rule lets this auth write.")
     var strict = false
 
+    @Option(help: "Check the dump's blob references against this store (a directory mirroring a bucket).")
+    var blobs: String?
+
+    @Option(name: .customLong("ref-style"), help: "With --blobs, the references: object, salada, path or url (see check-blobs).")
+    var referenceStyle: BlobReferenceStyle = .object
+
+    @Option(name: .customLong("rules-memory-limit"), help: "With --rules: dumps up to this many MiB are held in memory, larger ones read from disk.")
+    var rulesMemoryLimit: Int = 512
+
     @Option(help: "Output: text, json, junit or github.")
     var format: FindingsReport.Format = .text
 
@@ -54,6 +69,7 @@ struct ValidateCommand: ParsableCommand {
     func validate() throws {
         if strict && rules == nil { throw ValidationError("--strict needs --rules") }
         if maxFindings < 0 { throw ValidationError("--max-findings must not be negative") }
+        if rulesMemoryLimit < 0 { throw ValidationError("--rules-memory-limit must not be negative") }
     }
 
     func run() throws {
@@ -61,6 +77,11 @@ struct ValidateCommand: ParsableCommand {
             var job = ValidateJob(input: input)
             job.maxFindings = maxFindings
             job.strict = strict
+            job.rulesMemoryLimit = Int64(rulesMemoryLimit) << 20
+            if let blobs {
+                job.blobs = ValidateJob.BlobCheck(store: blobs)
+                job.blobs?.style = referenceStyle
+            }
             for s in schemas {
                 guard let eq = s.firstIndex(of: "=") else { throw UsageError("--schema takes PATTERN=FILE, got '\(s)'") }
                 job.schemas.append(try ValidateJob.loadSchema(pattern: String(s[..<eq]), file: String(s[s.index(after: eq)...])))

@@ -98,4 +98,91 @@ final class ValidateCommandTests: XCTestCase {
             XCTAssertTrue(r.stderr.contains(expected), "\(args): \(r.stderr)")
         }
     }
+
+    func testSchemaFindingsPointAtTheFailingValue() throws {
+        let dir = try TemporaryDirectory()
+        try Data("{\"v1\":{\"todolist\":{\n \"a\":{\"_createdAt\":1,\"title\":\"t\"},\n \"b\":{\"_createdAt\":1,\n   \"title\":5, \"x\": [1,\n {\"y\":2}]},\n \"c\":{\"title\":\"t\", \"progress\": \"no\"}}}}\n".utf8)
+            .write(to: dir.url.appendingPathComponent("d.json"))
+        let r = try CLI.run(["validate", dir.path("d.json"), "--schema", "/v1/todolist/{id}=\(path("schemas/todolist/v1.schema.json"))"])
+        XCTAssertEqual(r.status, 1)
+        for expected in ["d.json:4:12 /v1/todolist/b/title: expected string", "d.json:4:20 /v1/todolist/b/x: property \"x\" is not allowed",
+                         "d.json:6:6 /v1/todolist/c: missing required property", "d.json:6:32 /v1/todolist/c/progress: value must be one of"] {
+            XCTAssertTrue(r.stdout.contains(expected), "\(expected)\n\(r.stdout)")
+        }
+    }
+
+    /// `--blobs`: references made by extract-blobs, checked against the store after one object is
+    /// deleted, one corrupted and a stray one added; every format, standard input too.
+    func testBlobReferencesAgainstAStore() throws {
+        let dir = try TemporaryDirectory()
+        let script = path("Scripts/gen_dataset.py")
+        _ = try Shell.run("python3", [script, "images", "--size", "300KB", "--seed", "3", "-o", dir.path("in.json")])
+        let extract = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs")])
+        XCTAssertEqual(extract.status, 0, extract.stderr)
+        let objects = try FileManager.default.subpathsOfDirectory(atPath: dir.path("blobs"))
+            .filter { !$0.hasPrefix(".dumpkit") && !FileManager.default.isDirectory(dir.path("blobs/" + $0)) }.sorted()
+        XCTAssertGreaterThanOrEqual(objects.count, 3)
+        let args = [dir.path("out.json"), "--blobs", dir.path("blobs")]
+
+        // (The generated dump also has an integer-keyed object the limits check warns about.)
+        let clean = try findings(args)
+        XCTAssertEqual(clean.status, 0)
+        XCTAssertEqual(clean.rules, ["limits:array-with-holes"])
+
+        try FileManager.default.removeItem(atPath: dir.path("blobs/" + objects[0]))
+        try Data("not the picture".utf8).write(to: dir.url.appendingPathComponent("blobs/" + objects[1]))
+        try Data("stray".utf8).write(to: dir.url.appendingPathComponent("blobs/stray.txt"))
+        let missing = "/" + objects[0].split(separator: ".").dropLast().joined(separator: ".")
+        let corrupt = "/" + objects[1].split(separator: ".").dropLast().joined(separator: ".")
+        let expected = [
+            "error blobs:missing \(missing)", "error blobs:metadata \(corrupt)", "error blobs:size \(corrupt)",
+            "error blobs:sha256 \(corrupt)", "error blobs:md5 \(corrupt)", "warning blobs:orphan ",
+        ]
+        for input in [dir.path("out.json"), "-"] {
+            let r = try CLI.run(["validate", input, "--blobs", dir.path("blobs"), "--format", "json"], stdin: input == "-" ? try Data(contentsOf: dir.url.appendingPathComponent("out.json")) : nil)
+            XCTAssertEqual(r.status, 1, r.stderr)
+            let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+            let list = o["findings"] as! [[String: Any]]
+            let blobFindings = list.filter { ($0["rule"] as! String).hasPrefix("blobs:") }
+            XCTAssertEqual(blobFindings.map { "\($0["severity"]!) \($0["rule"]!) \($0["pointer"]!)" }.sorted(), expected.sorted(), input)
+            XCTAssertEqual(o["errors"] as? Int, 5)
+            XCTAssertTrue(list.contains { ($0["message"] as? String) == #"object "stray.txt" is not referenced by the dump"# })
+        }
+        let text = try CLI.run(["validate"] + args)
+        XCTAssertEqual(text.status, 1)
+        XCTAssertTrue(text.stdout.contains("out.json:\(missing): object \"\(objects[0])\" is not in the store"), text.stdout)
+        XCTAssertTrue(text.stdout.contains("blobs:orphan (warning): 1 finding"), text.stdout)
+        XCTAssertTrue(text.stdout.hasSuffix("5 errors, 2 warnings\n"), text.stdout)
+        let junit = try XMLDocument(data: Data(try CLI.run(["validate"] + args + ["--format", "junit"]).stdout.utf8))
+        XCTAssertEqual(try junit.nodes(forXPath: "//testcase/failure").count, 5)
+        XCTAssertEqual(try junit.nodes(forXPath: "//testcase[@name='blobs:orphan']/system-out").count, 1)
+        let gh = try CLI.run(["validate"] + args + ["--format", "github"])
+        XCTAssertEqual(gh.stdout.split(separator: "\n").filter { $0.hasPrefix("::error ") && $0.contains("title=blobs%3A") }.count, 5, gh.stdout)
+        XCTAssertEqual(gh.stdout.split(separator: "\n").filter { $0.hasPrefix("::warning ") && $0.contains("title=blobs%3Aorphan") }.count, 1, gh.stdout)
+        // A store that is not there is a usage error before any finding.
+        let none = try CLI.run(["validate", dir.path("out.json"), "--blobs", dir.path("nowhere")])
+        XCTAssertEqual(none.status, 2, none.stderr)
+        XCTAssertEqual(none.stdout, "")
+    }
+
+    /// Rules over --rules-memory-limit read the dump from disk and report what the in-memory path does.
+    func testRulesOnDiskReportTheSameFindings() throws {
+        let args = [path("samples/todo-app/v1.json"), "--rules", path("samples/todo-app/database.rules.json"), "--format", "json"]
+        let inMemory = try CLI.run(["validate"] + args)
+        let onDisk = try CLI.run(["validate"] + args + ["--rules-memory-limit", "0"])
+        XCTAssertEqual(inMemory.status, 1)
+        XCTAssertEqual(onDisk.status, 1, onDisk.stderr)
+        XCTAssertEqual(onDisk.stdout, inMemory.stdout)
+        let gz = try TemporaryDirectory()
+        _ = try Shell.run("sh", ["-c", "gzip -c '\(path("samples/todo-app/v1.json"))' > '\(gz.path("v1.json.gz"))'"])
+        let compressed = try CLI.run(["validate", gz.path("v1.json.gz")] + args.dropFirst() + ["--rules-memory-limit", "0"])
+        XCTAssertEqual(compressed.stdout, inMemory.stdout.replacingOccurrences(of: path("samples/todo-app/v1.json"), with: gz.path("v1.json.gz")))
+    }
+}
+
+private extension FileManager {
+    func isDirectory(_ path: String) -> Bool {
+        var isDir: ObjCBool = false
+        return fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+    }
 }

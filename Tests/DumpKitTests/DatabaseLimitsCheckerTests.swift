@@ -28,6 +28,18 @@ final class DatabaseLimitsCheckerTests: XCTestCase {
         XCTAssertEqual(f[0].column, 2)
     }
 
+    /// Keys are scanned 16 bytes at a time: forbidden bytes are found in either part, and the first one is named.
+    func testForbiddenBytesAnywhereInLongKeys() throws {
+        let clean = String(repeating: "abcdefgh", count: 5)
+        for (key, named) in [(clean + "/", "'/'"), (String(clean.prefix(17)) + "]x", "']'"), ("-KVSAs1hM7KC#S43IOLg", "'#'"), (clean + "\\u007F", "control character 0x7F"),
+                             (String(clean.prefix(15)) + "\\u0001" + clean, "control character 0x1"), ("a[" + clean + ".", "'['")] {
+            let f = try check("{\"" + key + "\":1}")
+            XCTAssertEqual(f.map(\.rule), ["limits:key-characters"], key)
+            XCTAssertTrue(f.first?.message.contains("key contains " + named + ";") == true, "\(key): \(f)")
+        }
+        XCTAssertEqual(try check("{\"" + clean + "\u{e9}\u{1F600}" + clean + "\":1}"), [])
+    }
+
     func testExportFormatAndServerValues() throws {
         XCTAssertEqual(try check(#"{"a":{".value":1,".priority":2},"t":{".sv":"timestamp"},"i":{".sv":{"increment":1}}}"#), [])
         let f = try check(#"{"a":{".value":1,"b":2},"t":{".sv":"now"},"i":{".sv":{"incr":1}}}"#)

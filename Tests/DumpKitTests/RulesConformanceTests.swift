@@ -14,6 +14,14 @@ final class RulesConformanceTests: XCTestCase {
     static let boltExpectedFailures: [String: String] = [:]
 
     func testTargaryenExpressionFixtures() throws {
+        try targaryenExpressionFixtures("in memory") { InMemoryRulesSource($0) }
+    }
+
+    func testTargaryenExpressionFixturesOnDisk() throws {
+        try targaryenExpressionFixtures("on disk") { try OnDiskRulesSourceTests.source($0) }
+    }
+
+    private func targaryenExpressionFixtures(_ sourceName: String, _ makeSource: (JSONValue) throws -> any RulesSnapshotSource) throws {
         let dir = try TestData.directory("rules-cases")
         let fixtures = try Self.readJSON(dir.appendingPathComponent("targaryen/parser-fixtures.json"))
         let users = try XCTUnwrap(fixtures[segment: "users"]?.objectValue)
@@ -37,7 +45,7 @@ final class RulesConformanceTests: XCTestCase {
                 failures[i] = "`\(rule)`: loaded, expected a rejection"
                 continue
             }
-            let database = InMemoryRulesSource(test[segment: "data"] ?? .null)
+            let database = try makeSource(test[segment: "data"] ?? .null)
             let context = RulesContext(
                 auth: users[test[segment: "user"]?.stringValue ?? "unauth"] ?? .null, now: 1_500_000_000_000,
                 root: RulesSnapshot(source: database), data: RulesSnapshot(source: database),
@@ -53,10 +61,18 @@ final class RulesConformanceTests: XCTestCase {
                 if !failAtRuntime { failures[i] = "`\(rule)`: run-time error (\(error)), expected \(expected.map(String.init) ?? "nil")" }
             }
         }
-        Self.report("targaryen expression fixtures", total: tests.count, failures: failures, expected: Self.targaryenExpectedFailures)
+        Self.report("targaryen expression fixtures (\(sourceName))", total: tests.count, failures: failures, expected: Self.targaryenExpectedFailures)
     }
 
     func testBoltLiveServerSteps() throws {
+        try boltLiveServerSteps("in memory") { InMemoryRulesSource($0) }
+    }
+
+    func testBoltLiveServerStepsOnDisk() throws {
+        try boltLiveServerSteps("on disk") { try OnDiskRulesSourceTests.source($0) }
+    }
+
+    private func boltLiveServerSteps(_ sourceName: String, _ makeSource: (JSONValue) throws -> any RulesSnapshotSource) throws {
         let dir = try TestData.directory("rules-cases").appendingPathComponent("bolt")
         let cases = try XCTUnwrap(try Self.readJSON(dir.appendingPathComponent("bolt-live-cases.json"))[segment: "cases"]?.arrayValue)
         let now = 1_500_000_000_000.0
@@ -81,7 +97,7 @@ final class RulesConformanceTests: XCTestCase {
                 let allowed: Bool
                 let detail: String
                 if op == "read" {
-                    allowed = user == "admin" || evaluator.canRead(at: path, data: InMemoryRulesSource(state))
+                    allowed = try user == "admin" || evaluator.canRead(at: path, data: makeSource(state))
                     detail = ""
                 } else {
                     if op == "push" {
@@ -94,7 +110,7 @@ final class RulesConformanceTests: XCTestCase {
                         allowed = true
                         detail = ""
                     } else {
-                        let result = evaluator.checkWrite(at: path, data: InMemoryRulesSource(state), newData: InMemoryRulesSource(newState))
+                        let result = evaluator.checkWrite(at: path, data: try makeSource(state), newData: try makeSource(newState))
                         allowed = result.allowed
                         detail = (result.permitted ? "" : " (no .write granted)") + result.failures.map { " [\($0.pointer): \($0.message)]" }.joined()
                     }
@@ -109,7 +125,7 @@ final class RulesConformanceTests: XCTestCase {
             }
         }
         XCTAssertEqual(total, 148)
-        Self.report("bolt live-server steps", total: total, failures: failures, expected: Self.boltExpectedFailures)
+        Self.report("bolt live-server steps (\(sourceName))", total: total, failures: failures, expected: Self.boltExpectedFailures)
     }
 
     func testTargaryenRulesDocuments() throws {

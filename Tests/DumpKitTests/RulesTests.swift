@@ -14,10 +14,16 @@ final class RulesTests: XCTestCase {
                           wildcards: [String: String] = [:]) throws -> Bool {
         let names = wildcards.keys.sorted()
         let rule = try RulesRule(expression: expression, kind: .validate, wildcards: names)
-        let source = InMemoryRulesSource(database)
-        let context = RulesContext(auth: auth, now: 1_000, root: RulesSnapshot(source: source), data: RulesSnapshot(source: InMemoryRulesSource(.null), path: path),
-                                   newData: RulesSnapshot(source: source, path: path), captures: names.map { wildcards[$0]! })
-        return try rule.evaluate(in: context)
+        func evaluate(on source: any RulesSnapshotSource) throws -> Bool {
+            let context = RulesContext(auth: auth, now: 1_000, root: RulesSnapshot(source: source), data: RulesSnapshot(source: InMemoryRulesSource(.null), path: path),
+                                       newData: RulesSnapshot(source: source, path: path), captures: names.map { wildcards[$0]! })
+            return try rule.evaluate(in: context)
+        }
+        // The on-disk source must agree, in outcome and in run-time errors.
+        let onDisk = Result { try evaluate(on: try OnDiskRulesSourceTests.source(database)) }
+        let inMemory = Result { try evaluate(on: InMemoryRulesSource(database)) }
+        XCTAssertEqual(try? onDisk.get(), try? inMemory.get(), "\(expression) on disk")
+        return try inMemory.get()
     }
 
     private func assertTrue(_ expression: String, database: JSONValue = .null, at path: [String] = [], auth: JSONValue = .null,

@@ -8,7 +8,7 @@ import Musl
 
 /// An anonymous temporary file: written first, then read back from the start; unlinked on creation,
 /// so it disappears with the process whatever happens.
-final class TemporaryFile: JSONByteSink, JSONByteSource {
+final class TemporaryFile: JSONByteSink, JSONByteSource, PositionalByteSource {
     private let fd: Int32
     private var readOffset: Int64 = 0
     private(set) var size: Int64 = 0
@@ -38,15 +38,12 @@ final class TemporaryFile: JSONByteSink, JSONByteSource {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while true {
-            let n = pread(fd, buffer.baseAddress!, buffer.count, off_t(readOffset))
-            if n >= 0 {
-                readOffset += Int64(n)
-                return n
-            }
-            if errno != EINTR {
-                throw InputError(file: "temporary file", message: "cannot read: \(String(cString: strerror(errno)))")
-            }
-        }
+        let n = try read(at: readOffset, into: buffer)
+        readOffset += Int64(n)
+        return n
+    }
+
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        try Self.readRetrying(fd, at: offset, into: buffer, name: "temporary file")
     }
 }

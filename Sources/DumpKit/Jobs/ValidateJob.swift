@@ -12,14 +12,30 @@ public struct ValidateJob {
         public var schema: JSONSchema
     }
 
+    /// The blob store to cross-check the dump's references against (`--blobs`), see
+    /// `BlobReferenceChecker`.
+    public struct BlobCheck {
+        /// The store's directory (only read).
+        public var store: String
+        public var style: BlobReferenceStyle = .object
+        /// Only references at or below these patterns (none: all).
+        public var match: [PathPattern] = []
+
+        public init(store: String) { self.store = store }
+    }
+
     public var input: String
     public var schemas: [SchemaBinding] = []
     public var rules: RulesFile?
     public var auth: JSONValue = .null
     public var strict = false
+    public var blobs: BlobCheck?
     public var maxFindings = 1000
-    /// Dumps up to this size are held in memory for rules, whose `root` lookups can reach anywhere.
-    public var rulesMemoryLimit: Int64 = 2 << 30
+    /// Dumps up to this size (decompressed) are held in memory for rules; larger ones are indexed in
+    /// the same pass as the other checks and read back from the file (`OnDiskRulesSource`).
+    public var rulesMemoryLimit: Int64 = 512 << 20
+    /// With the on-disk source: containers up to this size are read whole when rules look into them.
+    public var rulesExpandBytes = OnDiskRulesSource.defaultExpandBytes
 
     public init(input: String) { self.input = input }
 
@@ -60,52 +76,100 @@ public struct ValidateJob {
         }
     }
 
-    /// Reads the dump once and gathers every finding.
+    /// Reads the dump and gathers every finding: limits, schemas and (large dumps) the rules index in
+    /// one streaming pass, then the rules, then the blob references in a pass of their own. A dump
+    /// that cannot be read at any offset (standard input, compressed) is copied to a temporary file
+    /// first when rules are checked, and standard input also for the blob check.
     public func run(progress: ProgressMeter? = nil) throws -> FindingsReport {
         let file = try InputFile(path: input)
+        let store = try blobs.map { try DirectoryBlobStore(directory: $0.store, writable: false) }
+        defer { store?.close() }
         progress?.attach(file)
         var report = FindingsReport(source: file.name, maxFindings: maxFindings)
         report.checkedRules = Self.limitRules + schemas.map { "schema:\($0.file)" } + (rules.map { _ in ["rules:.validate"] } ?? [])
+            + (blobs.map { Self.blobRules(style: $0.style) } ?? [])
+        let seekable = file.compression == .none && file.size != nil
+        let spool = (rules != nil && !seekable) || (blobs != nil && file.size == nil) ? try Self.spool(file) : nil
+        let source: JSONByteSource = spool?.stream() ?? file
+        let rulesOnDisk = rules != nil && (spool?.size ?? file.size ?? 0) > rulesMemoryLimit
         var findings: [Finding] = []
         let limits = DatabaseLimitsChecker(patterns: schemas.map(\.pattern)) { findings.append($0) }
 
-        if let rules {
-            if let size = file.size, size > rulesMemoryLimit {
-                throw UsageError("\(file.name) is \(ProgressMeter.format(bytes: size)); rules are checked with the dump in memory, up to \(ProgressMeter.format(bytes: rulesMemoryLimit)) (--rules-memory-limit)")
-            }
+        if let rules, !rulesOnDisk {
             // The whole dump as one record: rules may look anywhere through root and parent().
-            let reader = DumpReader(source: file, patterns: [try PathPattern("/")], sourceName: file.name)
+            let reader = DumpReader(source: source, patterns: [try PathPattern("/")], sourceName: file.name)
             reader.reader.tokenObserver = { limits.observe($0, $1) }
-            guard let record = try reader.next(passThrough: nil), let dump = record.value else { return report }
-            _ = try reader.next(passThrough: nil)
-            for binding in schemas {
-                Self.forEachMatch(of: binding.pattern, in: dump) { path, value in
-                    findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map { Self.tagged($0, binding) }
+            if let record = try reader.next(passThrough: nil), let dump = record.value {
+                _ = try reader.next(passThrough: nil)
+                for binding in schemas {
+                    Self.forEachMatch(of: binding.pattern, in: dump) { path, value in
+                        findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map { Self.tagged($0, binding) }
+                    }
                 }
+                findings += evaluator(rules).validateDump(InMemoryRulesSource(dump), strict: strict)
             }
-            findings += RulesEvaluator(rules: rules, auth: auth, now: Date().timeIntervalSince1970 * 1000)
-                .validateDump(InMemoryRulesSource(dump), strict: strict)
         } else {
-            let reader = DumpReader(source: file, patterns: schemas.map(\.pattern), sourceName: file.name)
-            reader.reader.tokenObserver = { limits.observe($0, $1) }
+            let index = rulesOnDisk ? RulesDumpIndex(expandBytes: rulesExpandBytes) : nil
+            let reader = DumpReader(source: source, patterns: schemas.map(\.pattern), sourceName: file.name)
+            let positions = schemas.isEmpty ? nil : ValuePositions()
+            reader.reader.tokenObserver = { token, r in
+                limits.observe(token, r)
+                positions?.observe(token, r)
+                index?.observe(token, r)
+            }
             let discard = DiscardingPassThrough()
             while let record = try reader.next(passThrough: discard) {
                 progress?.recordDone()
-                guard let value = record.value, let binding = schemas.first(where: { $0.pattern.match(record.path) != nil }) else { continue }
-                let location = reader.lastRecordLocation
-                for var f in binding.schema.validate(value, pointerPrefix: record.pointer) {
-                    if f.line == nil {
-                        f.line = location.line
-                        f.column = location.column
+                // The reader yields only records some pattern matches: with one schema, that schema's.
+                if let value = record.value,
+                   let binding = schemas.count == 1 ? schemas[0] : schemas.first(where: { $0.pattern.match(record.path) != nil }),
+                   !binding.schema.isValid(value) {
+                    let start = reader.lastRecordLocation
+                    let prefix = record.pointer
+                    for var f in binding.schema.validate(value, pointerPrefix: prefix) {
+                        if f.line == nil {
+                            let at = positions?.location(of: f.pointer.dropFirst(prefix.count), in: value, start: start) ?? start
+                            f.line = at.line
+                            f.column = at.column
+                        }
+                        findings.append(Self.tagged(f, binding))
                     }
-                    findings.append(Self.tagged(f, binding))
+                    flush(&findings, into: &report)
                 }
-                flush(&findings, into: &report)
+                positions?.discard(before: reader.reader.offset)
+            }
+            if let rules, let index {
+                let positional: PositionalByteSource = try spool ?? ReadOnlyFile(path: input)
+                let dump = OnDiskRulesSource(file: positional, name: file.name, index: index)
+                findings += evaluator(rules).validateDump(dump, strict: strict)
+                if let error = dump.readError { throw error }
             }
         }
         flush(&findings, into: &report)
         progress?.finish()
+        if let blobs, let store {
+            let again: JSONByteSource = try spool?.stream() ?? InputFile(path: input)
+            let checked = try BlobReferenceChecker.findings(in: again, sourceName: file.name, store: store, style: blobs.style, match: blobs.match)
+            findings += checked.findings
+            flush(&findings, into: &report)
+        }
         return report
+    }
+
+    private func evaluator(_ rules: RulesFile) -> RulesEvaluator {
+        RulesEvaluator(rules: rules, auth: auth, now: Date().timeIntervalSince1970 * 1000)
+    }
+
+    /// Copies the decompressed input to an anonymous temporary file, to be read again or at any offset.
+    private static func spool(_ file: InputFile) throws -> TemporaryFile {
+        let copy = try TemporaryFile()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try file.read(into: buffer)
+            if n == 0 { return copy }
+            try copy.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+        }
     }
 
     private func flush(_ findings: inout [Finding], into report: inout FindingsReport) {
@@ -116,6 +180,12 @@ public struct ValidateJob {
     /// The limit checks, each a test case in JUnit output.
     static let limitRules = ["limits:key-characters", "limits:key-length", "limits:depth", "limits:string-size",
                              "limits:value-beside-children", "limits:server-value", "limits:non-finite"]
+
+    /// The blob checks of a reference style, each a test case in JUnit output.
+    static func blobRules(style: BlobReferenceStyle) -> [String] {
+        ["blobs:missing", "blobs:size", "blobs:sha256", "blobs:md5", "blobs:metadata", "blobs:content-type", "blobs:orphan"]
+            + (style.needsBucket ? ["blobs:token"] : [])
+    }
 
     /// Puts a schema finding in its schema's group.
     private static func tagged(_ f: Finding, _ binding: SchemaBinding) -> Finding {

@@ -106,13 +106,15 @@ struct SchemaTypeSet: OptionSet, Sendable {
 /// `enum`, with a hash lookup when every allowed value is a string.
 struct SchemaEnum: Sendable {
     let values: [JSONValue]
-    /// The allowed strings by (canonical) string key, each with its exact spellings.
+    /// The allowed strings by (canonical) string key, each with its exact spellings, when there are
+    /// more than a few (hashing a non-ASCII `String` normalises it, which costs more than a few
+    /// byte comparisons).
     private let strings: [String: [String]]?
 
     init(_ values: [JSONValue]) {
         self.values = values
         let strings = values.compactMap(\.stringValue)
-        self.strings = strings.count == values.count ? Dictionary(grouping: strings, by: { $0 }) : nil
+        self.strings = strings.count == values.count && strings.count > 8 ? Dictionary(grouping: strings, by: { $0 }) : nil
     }
 
     /// Whether `value` equals one of the allowed values.
@@ -198,14 +200,15 @@ final class PropertiesApplicator: Sendable {
     }
 
     let named: [(key: String, schema: Int32)]
-    /// For larger `properties`, a hash lookup instead of a linear scan.
+    /// For larger `properties`, a hash lookup instead of a linear scan (short keys compare faster than
+    /// they hash).
     let lookup: [String: Int32]?
     let patterns: [Pattern]
     let additional: Int32?
 
     init(named: [(key: String, schema: Int32)], patterns: [Pattern], additional: Int32?) {
         self.named = named
-        self.lookup = named.count > 8 ? Dictionary(named.map { ($0.key, $0.schema) }, uniquingKeysWith: { a, _ in a }) : nil
+        self.lookup = named.count > 16 ? Dictionary(named.map { ($0.key, $0.schema) }, uniquingKeysWith: { a, _ in a }) : nil
         self.patterns = patterns
         self.additional = additional
     }

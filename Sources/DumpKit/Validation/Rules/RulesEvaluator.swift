@@ -10,14 +10,10 @@ import JSONStream
 /// does not cascade); a rule that is false or fails at run time (e.g. `null.length`) is a finding.
 /// Nodes without rules below them are not visited, so a dump costs little beyond its rule coverage.
 ///
-/// Dumps larger than memory: pass a `RulesSnapshotSource` backed by an on-disk index and validate one
-/// record at a time with `validateDump(_:at:strict:)` at the record's path (its `.validate` rules and
-/// everything below), then `validateNode(_:at:)` once for each container above the records (their own
-/// `.validate`, e.g. `newData.hasChildren()`). Every lookup (`newData` within the record, and `root`,
-/// `parent()` or `child()` leaving it) goes through the source, so memory stays bounded by one record
-/// when the source overlays the record being checked, held in memory, on the index. In strict mode a
-/// record in which nothing may be written is then reported at the record's pointer, rather than merged
-/// into its container.
+/// Dumps larger than memory: pass an `OnDiskRulesSource`. Every lookup (`newData` at the node being
+/// checked, and `root`, `parent()` or `child()` leaving it) goes through the source, and the walk
+/// enumerates children with `forEachChildKey`, so nothing holds more than the source's cache and the
+/// path being walked; findings are the same as over the dump in memory.
 public struct RulesEvaluator {
     public let rules: RulesFile
     /// The `auth` variable: the user's token claims (`uid`, `token.email`, ...), or null.
@@ -89,11 +85,11 @@ public struct RulesEvaluator {
         if node.children.isEmpty { return mayBeRefused }
         var refused: [[String]] = []
         var allRefused = true
-        for key in sources.newData.childKeys(at: path) {
+        sources.newData.forEachChildKey(at: path) { key in
             let child = node.child(for: key)
             if child == nil && !mayBeRefused {
                 allRefused = false
-                continue
+                return
             }
             path.append(key)
             if let captured = child?.captured { captures.append(captured) }

@@ -16,8 +16,9 @@ public enum RulesNodeContent: Equatable, Sendable {
 /// `".priority"` members and `{".value": v, ".priority": p}` leaves, which the default implementations
 /// interpret; JSON arrays are read as objects keyed `"0"`, `"1"`, ... with `null` holes absent.
 ///
-/// Only `value(at:)` is required. A source for dumps larger than memory (an on-disk index) should also
-/// implement `content(at:)`, `childKeys(at:)` and `priority(at:)` without materialising subtrees:
+/// Only `value(at:)` is required. A source for dumps larger than memory (`OnDiskRulesSource`) also
+/// implements `content(at:)`, `childKeys(at:)`, `forEachChildKey(at:_:)` and `priority(at:)` without
+/// materialising subtrees:
 /// evaluation calls those for every rule, while `value(at:)` is needed only when a rule compares the
 /// `val()` of a node with children to another object.
 public protocol RulesSnapshotSource: AnyObject {
@@ -29,6 +30,8 @@ public protocol RulesSnapshotSource: AnyObject {
     func childKeys(at path: [String]) -> [String]
     /// The node's priority, or `nil`.
     func priority(at path: [String]) -> JSONValue?
+    /// Calls `body` with each key `childKeys(at:)` returns, without collecting them first.
+    func forEachChildKey(at path: [String], _ body: (String) -> Void)
 }
 
 extension RulesSnapshotSource {
@@ -42,6 +45,10 @@ extension RulesSnapshotSource {
 
     public func priority(at path: [String]) -> JSONValue? {
         value(at: path)?.objectValue?[".priority"]
+    }
+
+    public func forEachChildKey(at path: [String], _ body: (String) -> Void) {
+        childKeys(at: path).forEach(body)
     }
 }
 
