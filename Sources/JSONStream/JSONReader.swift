@@ -189,18 +189,9 @@ public final class JSONReader {
         return UnsafeRawBufferPointer(start: buf + valueStart, count: valueEnd - valueStart)
     }
 
-    /// The last `.name` or `.string` token as a `String`.
+    /// The last `.name`, `.string` or `.number` token as a `String`. Its UTF-8 is not checked again:
+    /// scanning the token validated it (and numbers are ASCII).
     public var stringValue: String {
-        let b = bytes
-        return String(unsafeUninitializedCapacity: b.count) { dst in
-            if b.count > 0 { UnsafeMutableRawPointer(dst.baseAddress!).copyMemory(from: b.baseAddress!, byteCount: b.count) }
-            return b.count
-        }
-    }
-
-    /// The last `.name`, `.string` or `.number` token as a `String`, without checking its UTF-8
-    /// again: scanning the token validated it (and numbers are ASCII). Only right after such a token.
-    private var tokenString: String {
         let b = bytes
         guard b.count > 0 else { return "" }
         let span = unsafe Span<UInt8>(_unsafeElements: b.assumingMemoryBound(to: UInt8.self))
@@ -356,10 +347,10 @@ public final class JSONReader {
                 produced = .array(arrays.removeLast())
                 if kinds.last == true { key = pendingKeys.removeLast() }
             case .name:
-                key = tokenString
+                key = stringValue
                 continue
-            case .string: produced = .string(tokenString)
-            case .number: produced = .number(JSONNumber(text: tokenString))
+            case .string: produced = .string(stringValue)
+            case .number: produced = .number(JSONNumber(text: stringValue))
             case .true: produced = .bool(true)
             case .false: produced = .bool(false)
             case .null: produced = .null
