@@ -8,6 +8,8 @@ public final class MemoryByteSink: JSONByteSink {
     public private(set) var bytes: [UInt8] = []
     public init() {}
     public func write(_ bytes: UnsafeRawBufferPointer) throws { self.bytes.append(contentsOf: bytes) }
+    /// Forgets the bytes written so far, keeping the storage for the next ones.
+    public func removeAll() { bytes.removeAll(keepingCapacity: true) }
     /// The bytes as a UTF-8 string.
     public var string: String { String(decoding: bytes, as: UTF8.self) }
 }

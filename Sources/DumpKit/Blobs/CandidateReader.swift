@@ -63,7 +63,6 @@ public final class CandidateReader: RecordReader {
     /// Containers up to this many bytes of input are read whole.
     public let bufferLimit: Int
     private let selection: Selection
-    private let replay = ValueReplay()
     private var levels: [Level] = []
     private var path: [String] = []
     private var pendingKey: String?  // a member name already read while buffering
@@ -137,7 +136,7 @@ public final class CandidateReader: RecordReader {
             case .value(let name, let value):
                 if let sink {
                     if let name { try sink.name(name) }
-                    try replay.transfer(value, to: sink)
+                    try sink.value(value)
                 }
             case .record(let record):
                 return record
@@ -179,7 +178,7 @@ public final class CandidateReader: RecordReader {
             if test(bytes) { return Record(path: key.map { path + [$0] } ?? [], captures: captures, value: .string(reader.stringValue)) }
             if let sink {
                 if let name { try sink.name(name) }
-                try replay.transferString(bytes, to: sink)
+                try sink.value(.string(reader.stringValue))
             }
             return nil
         }
@@ -259,7 +258,7 @@ public final class CandidateReader: RecordReader {
                 if candidate { return Record(path: basePath, captures: captures, value: value) }
                 if let sink {
                     if let name { try sink.name(name) }
-                    try replay.transfer(value, to: sink)
+                    try sink.value(value)
                 }
                 return nil
             case .string:

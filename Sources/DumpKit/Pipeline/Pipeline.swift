@@ -221,11 +221,16 @@ final class PassThroughRecorder: PassThroughSink {
         case begin(isObject: Bool)
         case end
         case name(String)
-        case value([UInt8])
+        /// A value transferred from a reader, as compact JSON.
+        case json([UInt8])
+        case value(JSONValue)
     }
 
     private let target: PassThroughSink
     private var events: [Event] = []
+    /// One writer for every transferred value; `bytes` is emptied after each.
+    private let bytes = MemoryByteSink()
+    private lazy var writer = JSONWriter(sink: bytes)
 
     init(target: PassThroughSink) { self.target = target }
 
@@ -233,12 +238,12 @@ final class PassThroughRecorder: PassThroughSink {
     func endContainer() throws { events.append(.end) }
     func name(_ key: String) throws { events.append(.name(key)) }
     func transferValue(from reader: JSONReader) throws {
-        let sink = MemoryByteSink()
-        let w = JSONWriter(sink: sink)
-        try reader.transfer(to: w)
-        try w.flush()
-        events.append(.value(sink.bytes))
+        try reader.transfer(to: writer)
+        try writer.flush()
+        events.append(.json(bytes.bytes))
+        bytes.removeAll()
     }
+    func value(_ value: JSONValue) throws { events.append(.value(value)) }
 
     /// The events recorded since the last call.
     func take() -> [Event]? {
@@ -254,7 +259,10 @@ final class PassThroughRecorder: PassThroughSink {
             case .begin(let o): try target.beginContainer(isObject: o)
             case .end: try target.endContainer()
             case .name(let n): try target.name(n)
-            case .value(let bytes): try target.transferValue(from: JSONReader(bytes: bytes))
+            case .json(let json):
+                // A buffer the size of the value, not the default megabyte, for each of many small values.
+                try target.transferValue(from: JSONReader(bytes: json, options: .init(bufferSize: max(json.count, 64))))
+            case .value(let v): try target.value(v)
             }
         }
     }

@@ -114,6 +114,23 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         try reader.transfer(to: writer)
     }
 
+    public func value(_ value: JSONValue) throws {
+        sawStructure = true
+        markChild()
+        if levels.last?.spooling == true {
+            try spoolRecord(path + [pendingName ?? ""], value)
+            pendingName = nil
+            return
+        }
+        try openLevels()
+        if let name = pendingName {
+            if levels.count == 1 { rootKeys.insert(name) }
+            try writer.name(name)
+            pendingName = nil
+        }
+        try writer.value(value)
+    }
+
     // MARK: - Records
 
     public func write(_ record: Record, from original: [String]?) throws {
