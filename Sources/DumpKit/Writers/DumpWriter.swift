@@ -96,11 +96,20 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     }
 
     public func transferValue(from reader: JSONReader) throws {
+        try passThroughValue { try reader.transfer(to: $0) }
+    }
+
+    public func value(_ value: JSONValue) throws {
+        try passThroughValue { try $0.value(value) }
+    }
+
+    /// Writes one value of pass-through content with `body`: into the spool when its object is held
+    /// back for moved records, else into the output under the pending name.
+    private func passThroughValue(_ body: (JSONWriter) throws -> Void) throws {
         sawStructure = true
         markChild()
         if levels.last?.spooling == true {
-            let w = try beginSpoolFrame(path + [pendingName ?? ""])
-            try reader.transfer(to: w)
+            try body(try beginSpoolFrame(path + [pendingName ?? ""]))
             try spool!.endFrame()
             pendingName = nil
             return
@@ -111,24 +120,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
             try writer.name(name)
             pendingName = nil
         }
-        try reader.transfer(to: writer)
-    }
-
-    public func value(_ value: JSONValue) throws {
-        sawStructure = true
-        markChild()
-        if levels.last?.spooling == true {
-            try spoolRecord(path + [pendingName ?? ""], value)
-            pendingName = nil
-            return
-        }
-        try openLevels()
-        if let name = pendingName {
-            if levels.count == 1 { rootKeys.insert(name) }
-            try writer.name(name)
-            pendingName = nil
-        }
-        try writer.value(value)
+        try body(writer)
     }
 
     // MARK: - Records
