@@ -53,6 +53,32 @@ final class ValidateCommandTests: XCTestCase {
         for p in f.pointers { XCTAssertTrue(readme.contains(p), "README does not list \(p)") }
     }
 
+    func testRuleFindingsAndSchemaFindingsUnderRulesCarryLineAndColumn() throws {
+        func located(_ args: [String]) throws -> [String] {
+            let r = try CLI.run(["validate"] + args + ["--format", "json"])
+            XCTAssertEqual(r.status, 1, r.stderr)
+            let list = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any])["findings"] as! [[String: Any]]
+            return list.map { "\($0["line"] ?? "-"):\($0["column"] ?? "-") \($0["pointer"]!)" }.sorted()
+        }
+        // The offending values: `42` at 12:20, an item object at 17:33, `""` at 34:20.
+        let rules = [path("samples/todo-app/v1.json"), "--rules", path("samples/todo-app/database.rules.json")]
+        let expected = [
+            "12:20 /users/2WmQzCudiH7YFjS1on43XkMtECqO/items/-KkMQ-iISR-86S73e8TY/title",
+            "17:33 /users/2WmQzCudiH7YFjS1on43XkMtECqO/items/-KlB9cEqTnEU49pcWPcT",
+            "34:20 /users/oHBvRPOIvGrv5iFlbCBFNOgmBjMt/items/-KjW61a9RGzA5DIJq7lk/title",
+        ]
+        XCTAssertEqual(try located(rules), expected)
+        XCTAssertEqual(try located(rules + ["--rules-memory-limit", "0"]), expected)
+        // Schemas checked over a dump held whole for the rules report the same places as streamed.
+        let dir = try TemporaryDirectory()
+        try Data(#"{"rules": {".write": true}}"#.utf8).write(to: dir.url.appendingPathComponent("open.rules.json"))
+        let schema = ["--schema", "/v2/todolist/{id}=\(path("schemas/todolist/v2.schema.json"))"]
+        let streamed = try located([path("samples/todolist/v2.expected.json")] + schema)
+        XCTAssertEqual(streamed.count, 4)
+        XCTAssertFalse(streamed.contains { $0.hasPrefix("-") }, "\(streamed)")
+        XCTAssertEqual(try located([path("samples/todolist/v2.expected.json"), "--rules", dir.path("open.rules.json")] + schema), streamed)
+    }
+
     func testLimitsAreReportedWithLineAndColumn() throws {
         let dir = try TemporaryDirectory()
         try Data("{\n  \"a.b\": 1,\n  \"ok\": {\".value\": 1, \"x\": 2}\n}".utf8).write(to: dir.url.appendingPathComponent("d.json"))
@@ -150,7 +176,9 @@ final class ValidateCommandTests: XCTestCase {
         }
         let text = try CLI.run(["validate"] + args)
         XCTAssertEqual(text.status, 1)
-        XCTAssertTrue(text.stdout.contains("out.json:\(missing): object \"\(objects[0])\" is not in the store"), text.stdout)
+        // The reference's line:column in the (compact, one-line) output dump, then its pointer.
+        let missingLine = text.stdout.split(separator: "\n").first { $0.hasSuffix(" \(missing): object \"\(objects[0])\" is not in the store") }
+        XCTAssertNotNil(missingLine?.range(of: #"out\.json:1:[0-9]+ /"#, options: .regularExpression), text.stdout)
         XCTAssertTrue(text.stdout.contains("blobs:orphan (warning): 1 finding"), text.stdout)
         XCTAssertTrue(text.stdout.hasSuffix("5 errors, 2 warnings\n"), text.stdout)
         let junit = try XMLDocument(data: Data(try CLI.run(["validate"] + args + ["--format", "junit"]).stdout.utf8))

@@ -291,4 +291,41 @@ final class BlobExtractionTests: XCTestCase {
         let rules = try CheckBlobsJob(input: dir.path("out2.json"), store: dir.path("s2")).run().findings.map(\.rule)
         XCTAssertEqual(rules, ["blobs:metadata", "blobs:size", "blobs:sha256", "blobs:md5"])
     }
+
+    func testCheckFindingsSayWhereEachReferenceStarts() throws {
+        func ref(_ name: String) -> String { #"{"path": "\#(name)", "size": 3, "sha256": "00"}"# }
+        let text = """
+            {
+              "a": {
+                "x": \(ref("one.png")),
+                "list": [
+                  1, \(ref("two.png"))
+                ],
+                "deep": {"b": {"c": \(ref("three.png"))}}
+              },
+              "top": \(ref("four.png"))
+            }
+            """
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        defer { store.close() }
+        let expected = [["/a/x", "3:10"], ["/a/list/1", "5:10"], ["/a/deep/b/c", "7:25"], ["/top", "9:10"]]
+        // Whole records, and records out of containers that outgrew the buffer limit.
+        for limit in [4 << 20, 16, 1] {
+            let reader = CandidateReader(source: MemoryByteSource(text), selection: BlobReference.candidates(style: .object), bufferLimit: limit)
+            reader.locatesCandidates = true
+            let checker = BlobReferenceChecker(store: store, style: .object)
+            var found: [[String]] = []
+            while let record = try reader.next(passThrough: nil) {
+                try checker.check(record, locate: reader.takeLocation) { f in
+                    found.append([f.pointer, "\(f.line ?? 0):\(f.column ?? 0)"])
+                }
+            }
+            XCTAssertEqual(found, expected, "buffer limit \(limit)")
+        }
+        // The same through the whole-dump check that validate --blobs and check-blobs use.
+        let all = try BlobReferenceChecker.findings(in: MemoryByteSource(text), store: store, style: .object).findings
+        XCTAssertEqual(all.map { [$0.pointer, "\($0.line ?? 0):\($0.column ?? 0)"] }, expected)
+        XCTAssertEqual(Set(all.map(\.rule)), ["blobs:missing"])
+    }
 }

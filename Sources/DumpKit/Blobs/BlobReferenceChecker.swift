@@ -30,29 +30,36 @@ public final class BlobReferenceChecker {
         self.style = style
     }
 
-    /// Checks every reference of the checker's style in a record's value.
-    public func check(_ record: Record, emit: (Finding) -> Void) throws {
+    /// Checks every reference of the checker's style in a record's value; `locate` gives the input
+    /// line and column of a reference at a path, when known.
+    public func check(_ record: Record, locate: ([String]) -> (line: Int, column: Int)? = { _ in nil }, emit: (Finding) -> Void) throws {
         guard let value = record.value else { return }
         var path = record.path
-        try walk(value, path: &path, emit: emit)
+        try walk(value, path: &path, locate: locate, emit: emit)
     }
 
-    private func walk(_ value: JSONValue, path: inout [String], emit: (Finding) -> Void) throws {
+    private func walk(_ value: JSONValue, path: inout [String], locate: ([String]) -> (line: Int, column: Int)?, emit: (Finding) -> Void) throws {
         if let reference = BlobReference(value, style: style) {
-            try check(reference, pointer: JSONPointer.string(path), emit: emit)
+            let location = locate(path)
+            try check(reference, pointer: JSONPointer.string(path)) { finding in
+                var located = finding
+                located.line = location?.line
+                located.column = location?.column
+                emit(located)
+            }
             return
         }
         switch value {
         case .object(let o):
             for m in o.members {
                 path.append(m.key)
-                try walk(m.value, path: &path, emit: emit)
+                try walk(m.value, path: &path, locate: locate, emit: emit)
                 path.removeLast()
             }
         case .array(let a):
             for (i, v) in a.enumerated() {
                 path.append(String(i))
-                try walk(v, path: &path, emit: emit)
+                try walk(v, path: &path, locate: locate, emit: emit)
                 path.removeLast()
             }
         default: return
@@ -133,9 +140,10 @@ public final class BlobReferenceChecker {
                                 match: [PathPattern] = []) throws -> (findings: [Finding], references: Int) {
         let checker = BlobReferenceChecker(store: store, style: style)
         let reader = CandidateReader(source: source, patterns: match, selection: BlobReference.candidates(style: style), sourceName: sourceName)
+        reader.locatesCandidates = true
         var findings: [Finding] = []
         while let record = try reader.next(passThrough: nil) {
-            try checker.check(record) { findings.append($0) }
+            try checker.check(record, locate: reader.takeLocation) { findings.append($0) }
         }
         try checker.finish { findings.append($0) }
         return (findings, checker.referencesChecked)

@@ -45,6 +45,7 @@ public final class CandidateReader: RecordReader {
         var flags: [Bool] = []  // per child: holds a candidate
         var candidate = false
         var flat = true  // no child is a container
+        var start: (line: Int, column: Int)  // where its `{` or `[` is
     }
 
     /// Work left after a container outgrew the limit, done in order by `next`.
@@ -70,6 +71,11 @@ public final class CandidateReader: RecordReader {
     private var nextAction = 0
     private var started = false
     private var finished = false
+    /// Where the candidates of the records not yet handed out start (with `locatesCandidates`).
+    private var candidateLocations: [[String]: (line: Int, column: Int)] = [:]
+
+    /// Whether to note where each candidate starts in the input, for `takeLocation(of:)`.
+    public var locatesCandidates = false
 
     /// Reads `source`, yielding the subtrees with values `selection` picks out, where `patterns` allow.
     public init(source: JSONByteSource, patterns: [PathPattern] = [], selection: Selection, bufferLimit: Int = 4 << 20,
@@ -81,6 +87,8 @@ public final class CandidateReader: RecordReader {
     }
 
     public func next(passThrough sink: PassThroughSink?) throws -> Record? {
+        // Every record handed out so far has been dealt with: their locations are no longer asked for.
+        if nextAction == actions.count && !candidateLocations.isEmpty { candidateLocations.removeAll(keepingCapacity: true) }
         while true {
             if let record = try runActions(sink) { return record }
             if !started {
@@ -120,6 +128,13 @@ public final class CandidateReader: RecordReader {
             guard k == .end else { throw reader.error(.trailingData, "unexpected data after the JSON value") }
         }
         return nil
+    }
+
+    /// The 1-based line and column where the candidate at `path` (a string or flat object the
+    /// selection picked out) starts, for the records handed out since the reader last read on;
+    /// `nil` unless `locatesCandidates` is set.
+    public func takeLocation(of path: [String]) -> (line: Int, column: Int)? {
+        candidateLocations.removeValue(forKey: path)
     }
 
     /// Does queued work until it yields a record.
@@ -175,7 +190,11 @@ public final class CandidateReader: RecordReader {
         if inside && kind == .string, let test = selection.string {
             try reader.next()
             let bytes = reader.bytes
-            if test(bytes) { return Record(path: key.map { path + [$0] } ?? [], captures: captures, value: .string(reader.stringValue)) }
+            if test(bytes) {
+                let recordPath = key.map { path + [$0] } ?? []
+                if locatesCandidates { candidateLocations[recordPath] = reader.location }
+                return Record(path: recordPath, captures: captures, value: .string(reader.stringValue))
+            }
             if let sink {
                 if let name { try sink.name(name) }
                 try sink.value(.string(reader.stringValue))
@@ -206,6 +225,13 @@ public final class CandidateReader: RecordReader {
         let basePath = key.map { path + [$0] } ?? []
         var stack: [Partial] = []
         var member: String?
+        /// The path of the value the reader is at: inside the innermost container, or that container.
+        func currentPath(inside: Bool) -> [String] {
+            var p = basePath
+            for partial in stack.dropFirst() { p.append(partial.key!) }
+            if inside, let top = stack.last { p.append(top.isObject ? member! : String(top.elements.count)) }
+            return p
+        }
         func add(_ value: JSONValue, candidate: Bool, container: Bool, key: String? = nil) {
             let top = stack.count - 1
             if stack[top].isObject {
@@ -235,7 +261,7 @@ public final class CandidateReader: RecordReader {
                     childKey = parent.isObject ? member! : String(parent.elements.count)
                     member = nil
                 }
-                stack.append(Partial(isObject: k == .beginObject, key: childKey))
+                stack.append(Partial(isObject: k == .beginObject, key: childKey, start: reader.location))
                 continue
             case .name:
                 member = reader.stringValue
@@ -246,7 +272,10 @@ public final class CandidateReader: RecordReader {
                 var candidate = done.candidate
                 if done.isObject {
                     let object = JSONObject(done.members)
-                    if !candidate && done.flat && object.count <= Self.flatObjectLimit, let test = selection.object { candidate = test(object) }
+                    if !candidate && done.flat && object.count <= Self.flatObjectLimit, let test = selection.object, test(object) {
+                        candidate = true
+                        if locatesCandidates { candidateLocations[currentPath(inside: false) + (stack.isEmpty ? [] : [done.key!])] = done.start }
+                    }
                     value = .object(object)
                 } else {
                     value = .array(done.elements)
@@ -263,6 +292,7 @@ public final class CandidateReader: RecordReader {
                 return nil
             case .string:
                 let candidate = selection.string?(reader.bytes) ?? false
+                if candidate && locatesCandidates { candidateLocations[currentPath(inside: true)] = reader.location }
                 add(.string(reader.stringValue), candidate: candidate, container: false)
             case .number: add(.number(JSONNumber(text: reader.stringValue)), candidate: false, container: false)
             case .true: add(.bool(true), candidate: false, container: false)

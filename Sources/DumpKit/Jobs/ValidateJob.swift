@@ -145,6 +145,10 @@ public struct ValidateJob {
                 if let error = dump.readError { throw error }
             }
         }
+        if rules != nil {
+            // Rules (and schemas over a dump held whole) were checked after reading: find their values.
+            try locate(&findings, in: try spool?.stream() ?? InputFile(path: input), name: file.name)
+        }
         flush(&findings, into: &report)
         progress?.finish()
         if let blobs, let store {
@@ -154,6 +158,18 @@ public struct ValidateJob {
             flush(&findings, into: &report)
         }
         return report
+    }
+
+    /// Gives the findings without a line:column that of their value, in one more pass over the input.
+    private func locate(_ findings: inout [Finding], in source: JSONByteSource, name: String) throws {
+        let unplaced = findings.indices.filter { findings[$0].line == nil }
+        guard !unplaced.isEmpty else { return }
+        let located = try PointerLocator.locate(Set(unplaced.compactMap { JSONPointer.segments(findings[$0].pointer) }), in: source, sourceName: name)
+        for i in unplaced {
+            guard let path = JSONPointer.segments(findings[i].pointer), let at = located[path] else { continue }
+            findings[i].line = at.line
+            findings[i].column = at.column
+        }
     }
 
     private func evaluator(_ rules: RulesFile) -> RulesEvaluator {
