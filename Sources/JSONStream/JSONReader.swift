@@ -360,6 +360,34 @@ public final class JSONReader {
         }
     }
 
+    /// Reads the next value (a whole subtree) into `tape`, replacing its contents, with each value's
+    /// line and column; fails past `maxValueBytes` as `readValue` does.
+    public func readValue(into tape: JSONTape) throws {
+        try expectValueStart()
+        tape.removeAll()
+        let startOffset = bytesConsumed
+        let limit = Int64(options.maxValueBytes)
+        repeat {
+            if bytesConsumed - startOffset > limit {
+                throw error(.sizeLimit, "value larger than \(options.maxValueBytes) bytes")
+            }
+            let k = try nextToken()
+            let column = Int(max(0, tokenOffset - lineStart)) + 1
+            switch k {
+            case .beginObject: tape.append(.object, line: line, column: column)
+            case .beginArray: tape.append(.array, line: line, column: column)
+            case .endObject, .endArray: tape.close()
+            case .name: tape.appendKey(bytes, line: line, column: column)
+            case .string: tape.append(.string, bytes: bytes, line: line, column: column)
+            case .number: tape.append(.number, bytes: bytes, line: line, column: column)
+            case .true: tape.append(.true, line: line, column: column)
+            case .false: tape.append(.false, line: line, column: column)
+            case .null: tape.append(.null, line: line, column: column)
+            case .end: throw error(.unexpectedEnd, "unexpected end of input")
+            }
+        } while !tape.isComplete
+    }
+
     /// Copies the next value (a whole subtree) token by token to `writer`, without building it.
     public func transfer(to writer: JSONWriter) throws {
         try expectValueStart()
