@@ -60,19 +60,23 @@ final class ECMARegex: Sendable {
     /// Whether the pattern matches somewhere in `string`.
     func matches(_ string: String) -> Bool {
         var s = string
-        return s.withUTF8 { bytes in
-            var machine = Machine(program: program, bytes: bytes, captureSlots: captureSlots, registers: registers)
-            if anchored { return machine.run(from: 0, at: 0) }
-            var start = 0
-            while true {
-                if let firstByte {
-                    while start < bytes.count && bytes[start] != firstByte { start += 1 }
-                    if start == bytes.count { return false }
-                }
-                if machine.run(from: 0, at: start) { return true }
-                if start >= bytes.count { return false }
-                start += Machine.scalarLength(bytes[start])
+        return s.withUTF8 { matches(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether the pattern matches somewhere in the valid UTF-8 `utf8`.
+    func matches(utf8: UnsafeRawBufferPointer) -> Bool {
+        let bytes = utf8.assumingMemoryBound(to: UInt8.self)
+        var machine = Machine(program: program, bytes: bytes, captureSlots: captureSlots, registers: registers)
+        if anchored { return machine.run(from: 0, at: 0) }
+        var start = 0
+        while true {
+            if let firstByte {
+                while start < bytes.count && bytes[start] != firstByte { start += 1 }
+                if start == bytes.count { return false }
             }
+            if machine.run(from: 0, at: start) { return true }
+            if start >= bytes.count { return false }
+            start += Machine.scalarLength(bytes[start])
         }
     }
 

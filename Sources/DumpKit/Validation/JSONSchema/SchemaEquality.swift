@@ -31,6 +31,21 @@ enum SchemaEquality {
         }
     }
 
+    /// Whether the value at `i` in `tape` equals `b` (as `equal` compares them).
+    static func equal(_ i: Int, in tape: JSONTape, _ b: JSONValue) -> Bool {
+        switch (tape[i].kind, b) {
+        case (.null, .null): return true
+        case (.false, .bool(let y)): return !y
+        case (.true, .bool(let y)): return y
+        case (.string, .string(var y)):
+            let x = tape.bytes(i)
+            return y.withUTF8 { $0.count == x.count && $0.elementsEqual(x) }
+        case (.number, .number): return equal(tape.value(at: i), b)
+        case (.array, .array), (.object, .object): return equal(tape.value(at: i), b)
+        default: return false
+        }
+    }
+
     /// Code-point equality: Swift's `==` on strings treats canonically equivalent strings (`"é"`
     /// and `"e\u{301}"`) as equal, JSON Schema does not.
     static func sameScalars(_ a: String, _ b: String) -> Bool {

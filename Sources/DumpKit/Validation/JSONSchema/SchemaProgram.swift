@@ -1,3 +1,4 @@
+import Foundation
 import JSONStream
 
 /// A compiled schema: subschemas as nodes in one array, referring to each other by index.
@@ -117,10 +118,12 @@ struct SchemaEnum: Sendable {
         self.strings = strings.count == values.count && strings.count > 8 ? Dictionary(grouping: strings, by: { $0 }) : nil
     }
 
-    /// Whether `value` equals one of the allowed values.
-    func contains(_ value: JSONValue) -> Bool {
-        guard let strings else { return values.contains { SchemaEquality.equal(value, $0) } }
-        guard case .string(let s) = value, let spellings = strings[s] else { return false }
+    /// Whether the value at `i` in `tape` equals one of the allowed values.
+    func contains(_ i: Int, in tape: JSONTape) -> Bool {
+        guard let strings else { return values.contains { SchemaEquality.equal(i, in: tape, $0) } }
+        guard tape[i].kind == .string else { return false }
+        let s = tape.string(i)
+        guard let spellings = strings[s] else { return false }
         return spellings.contains { SchemaEquality.sameScalars($0, s) }
     }
 }
@@ -206,11 +209,19 @@ final class PropertiesApplicator: Sendable {
     let patterns: [Pattern]
     let additional: Int32?
 
+    /// The `named` keys' UTF-8, one after the other, when they are few and all ASCII (byte equality
+    /// is then `String` equality); else empty.
+    private let asciiKeys: [UInt8]
+    private let asciiKeyLengths: [Int]
+
     init(named: [(key: String, schema: Int32)], patterns: [Pattern], additional: Int32?) {
         self.named = named
         self.lookup = named.count > 16 ? Dictionary(named.map { ($0.key, $0.schema) }, uniquingKeysWith: { a, _ in a }) : nil
         self.patterns = patterns
         self.additional = additional
+        let ascii = lookup == nil && named.allSatisfy { $0.key.utf8.allSatisfy { $0 < 0x80 } }
+        asciiKeys = ascii ? named.flatMap { Array($0.key.utf8) } : []
+        asciiKeyLengths = ascii ? named.map(\.key.utf8.count) : []
     }
 
     /// The `properties` subschema for `key`.
@@ -218,6 +229,20 @@ final class PropertiesApplicator: Sendable {
     func schema(for key: String) -> Int32? {
         if let lookup { return lookup[key] }
         for entry in named where entry.key == key { return entry.schema }
+        return nil
+    }
+
+    /// The `properties` subschema for the object key `key` (UTF-8), as `schema(for:)` finds it.
+    @inline(__always)
+    func schema(forKey key: UnsafeRawBufferPointer, isASCII: Bool) -> Int32? {
+        guard !asciiKeyLengths.isEmpty, isASCII else { return schema(for: String(decoding: key, as: UTF8.self)) }
+        var start = 0
+        for (n, length) in asciiKeyLengths.enumerated() {
+            if length == key.count && asciiKeys.withUnsafeBufferPointer({ memcmp($0.baseAddress! + start, key.baseAddress!, length) == 0 }) {
+                return named[n].schema
+            }
+            start += length
+        }
         return nil
     }
 }
