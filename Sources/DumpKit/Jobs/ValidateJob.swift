@@ -111,24 +111,24 @@ public struct ValidateJob {
         } else {
             let index = rulesOnDisk ? RulesDumpIndex(expandBytes: rulesExpandBytes) : nil
             let reader = DumpReader(source: source, patterns: schemas.map(\.pattern), sourceName: file.name)
-            let positions = schemas.isEmpty ? nil : ValuePositions()
+            reader.readsRecordValues = false
             reader.reader.tokenObserver = { token, r in
                 limits.observe(token, r)
-                positions?.observe(token, r)
                 index?.observe(token, r)
             }
             let discard = DiscardingPassThrough()
+            // Each record is laid out on the one tape (with every value's line and column), not built.
+            let tape = JSONTape()
             while let record = try reader.next(passThrough: discard) {
+                try reader.reader.readValue(into: tape)
                 progress?.recordDone()
                 // The reader yields only records some pattern matches: with one schema, that schema's.
-                if let value = record.value,
-                   let binding = schemas.count == 1 ? schemas[0] : schemas.first(where: { $0.pattern.match(record.path) != nil }),
-                   !binding.schema.isValid(value) {
-                    let start = reader.lastRecordLocation
+                if let binding = schemas.count == 1 ? schemas[0] : schemas.first(where: { $0.pattern.match(record.path) != nil }),
+                   !binding.schema.isValid(tape) {
                     let prefix = record.pointer
-                    for var f in binding.schema.validate(value, pointerPrefix: prefix) {
+                    for var f in binding.schema.validate(tape, pointerPrefix: prefix) {
                         if f.line == nil {
-                            let at = positions?.location(of: f.pointer.dropFirst(prefix.count), in: value, start: start) ?? start
+                            let at = Self.location(of: f.pointer.dropFirst(prefix.count), in: tape)
                             f.line = at.line
                             f.column = at.column
                         }
@@ -136,7 +136,6 @@ public struct ValidateJob {
                     }
                     flush(&findings, into: &report)
                 }
-                positions?.discard(before: reader.reader.offset)
             }
             if let rules, let index {
                 let positional: PositionalByteSource = try spool ?? ReadOnlyFile(path: input)
@@ -185,6 +184,13 @@ public struct ValidateJob {
     static func blobRules(style: BlobReferenceStyle) -> [String] {
         ["blobs:missing", "blobs:size", "blobs:sha256", "blobs:md5", "blobs:metadata", "blobs:content-type", "blobs:orphan"]
             + (style.needsBucket ? ["blobs:token"] : [])
+    }
+
+    /// The line and column of the value at `pointer` (relative to the record on `tape`), found as
+    /// `JSONValue.value(at:)` would find it; the record's own when the pointer names no value.
+    static func location(of pointer: Substring, in tape: JSONTape) -> (line: Int, column: Int) {
+        let i = JSONPointer.segments(String(pointer)).flatMap { tape.index(at: $0) } ?? 0
+        return (Int(tape[i].line), Int(tape[i].column))
     }
 
     /// Puts a schema finding in its schema's group.
