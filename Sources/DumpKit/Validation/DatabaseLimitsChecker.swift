@@ -32,9 +32,11 @@ public final class DatabaseLimitsChecker {
 
     private let report: (Finding) -> Void
     private let pushIDPatterns: [(pattern: PathPattern, depth: Int)]
-    private var stack: [ObjectState] = []
-    private var tooDeepAt: Int? = nil  // depth of the first key past the limit, until its subtree ends
-    private var sv: ServerValueState = .none
+    // Only this class's own methods touch these, one at a time: no dynamic exclusivity checks
+    // (they cost more than the checks themselves on every token).
+    @exclusivity(unchecked) private var stack: [ObjectState] = []
+    @exclusivity(unchecked) private var tooDeepAt: Int? = nil  // depth of the first key past the limit, until its subtree ends
+    @exclusivity(unchecked) private var sv: ServerValueState = .none
 
     /// `patterns` are the record patterns of the run; those with a push-ID capture get their keys
     /// checked. Findings go to `report`.
@@ -96,8 +98,9 @@ public final class DatabaseLimitsChecker {
     private func checkName(_ reader: JSONReader) {
         let key = reader.bytes
         guard !stack.isEmpty else { return }
-        var s = stack.removeLast()
-        defer { stack.append(s) }
+        let top = stack.count - 1
+        var s = stack[top]
+        defer { stack[top] = s }
         s.count += 1
         // Only `.value`, `.priority` and `.sv` may start with a dot; any other dot is reported below.
         var special = false
