@@ -1,3 +1,4 @@
+import Foundation
 import JSONStream
 
 /// JSON Schema's notion of equal instances, used by `const`, `enum` and `uniqueItems`.
@@ -39,7 +40,7 @@ enum SchemaEquality {
         case (.true, .bool(let y)): return y
         case (.string, .string(var y)):
             let x = tape.bytes(i)
-            return y.withUTF8 { $0.count == x.count && $0.elementsEqual(x) }
+            return y.withUTF8 { $0.count == x.count && ($0.count == 0 || memcmp($0.baseAddress!, x.baseAddress!, x.count) == 0) }
         case (.number, .number): return equal(tape.value(at: i), b)
         case (.array, .array), (.object, .object): return equal(tape.value(at: i), b)
         default: return false

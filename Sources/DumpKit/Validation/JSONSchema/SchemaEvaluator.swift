@@ -137,7 +137,11 @@ struct SchemaEvaluator {
     // MARK: - Subschemas
 
     private mutating func evaluate(_ id: Int32, _ value: Int, report: Bool, marks: inout EvaluatedMarks) -> Bool {
-        let node = nodes[Int(id)]
+        // The program keeps its nodes alive: no reference counting per subschema.
+        program.unretainedNodes[Int(id)]._withUnsafeGuaranteedRef { evaluate($0, value, report: report, marks: &marks) }
+    }
+
+    private mutating func evaluate(_ node: SchemaNode, _ value: Int, report: Bool, marks: inout EvaluatedMarks) -> Bool {
         if node.keywords.isEmpty { return true }
         if depth >= SchemaEvaluator.maxDepth {
             if report { fail("$ref", "schema nesting deeper than \(SchemaEvaluator.maxDepth) levels (a reference cycle?)") }
@@ -159,9 +163,10 @@ struct SchemaEvaluator {
         return valid
     }
 
-    private mutating func evaluate(_ keywords: [SchemaKeyword], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func evaluate(_ keywords: borrowing [SchemaKeyword], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var valid = true
-        for keyword in keywords where !evaluate(keyword, value, report, &marks) {
+        // By index: each keyword is evaluated in place, not copied out (which retains its payload).
+        for k in keywords.indices where !evaluate(keywords[k], value, report, &marks) {
             if !report { return false }
             valid = false
         }
@@ -193,7 +198,7 @@ struct SchemaEvaluator {
 
     /// Dispatches one keyword. Kept free of message building (which lives in the helpers and in
     /// `report...` functions) so that its stack frame stays small: evaluation recurses through it.
-    private mutating func evaluate(_ keyword: SchemaKeyword, _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func evaluate(_ keyword: borrowing SchemaKeyword, _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         let kind = entries[value].kind
         switch keyword {
         case .never:

@@ -12,13 +12,20 @@ final class SchemaProgram: Sendable {
     let dynamicAnchors: [[String: Int32]]
     /// Whether any `$dynamicRef` needs the dynamic scope tracked during evaluation.
     let usesDynamicScope: Bool
+    /// `nodes` as unretained references (the program keeps them alive), so that evaluation does not
+    /// retain and release a node per subschema. Written only here.
+    nonisolated(unsafe) let unretainedNodes: UnsafeMutableBufferPointer<Unmanaged<SchemaNode>>
 
     init(nodes: [SchemaNode], root: Int32, dynamicAnchors: [[String: Int32]], usesDynamicScope: Bool) {
         self.nodes = nodes
         self.root = root
         self.dynamicAnchors = dynamicAnchors
         self.usesDynamicScope = usesDynamicScope
+        unretainedNodes = .allocate(capacity: nodes.count)
+        _ = unretainedNodes.initialize(from: nodes.map { Unmanaged.passUnretained($0) })
     }
+
+    deinit { unretainedNodes.deallocate() }
 }
 
 /// One compiled subschema.
@@ -112,16 +119,35 @@ struct SchemaEnum: Sendable {
     /// byte comparisons).
     private let strings: [String: [String]]?
 
+    /// The allowed strings' UTF-8 one after the other, and their lengths, when there are no more
+    /// than a few: a string instance is compared with them byte for byte (code-point equality).
+    private let smallStrings: [UInt8]
+    private let smallStringLengths: [Int]
+
     init(_ values: [JSONValue]) {
         self.values = values
         let strings = values.compactMap(\.stringValue)
         self.strings = strings.count == values.count && strings.count > 8 ? Dictionary(grouping: strings, by: { $0 }) : nil
+        smallStrings = self.strings == nil ? strings.flatMap { Array($0.utf8) } : []
+        smallStringLengths = self.strings == nil ? strings.map(\.utf8.count) : []
     }
 
     /// Whether the value at `i` in `tape` equals one of the allowed values.
     func contains(_ i: Int, in tape: JSONTape) -> Bool {
-        guard let strings else { return values.contains { SchemaEquality.equal(i, in: tape, $0) } }
-        guard tape[i].kind == .string else { return false }
+        guard tape[i].kind == .string else {
+            return strings == nil && values.contains { SchemaEquality.equal(i, in: tape, $0) }
+        }
+        guard let strings else {
+            let s = tape.bytes(i)
+            return smallStrings.withUnsafeBytes { allowed in
+                var start = 0
+                for length in smallStringLengths {
+                    if length == s.count && (length == 0 || memcmp(allowed.baseAddress! + start, s.baseAddress!, length) == 0) { return true }
+                    start += length
+                }
+                return false
+            }
+        }
         let s = tape.string(i)
         guard let spellings = strings[s] else { return false }
         return spellings.contains { SchemaEquality.sameScalars($0, s) }
