@@ -123,8 +123,9 @@ public struct ValidateJob {
                 try reader.reader.readValue(into: tape)
                 progress?.recordDone()
                 // The reader yields only records some pattern matches: with one schema, that schema's.
-                if let binding = schemas.count == 1 ? schemas[0] : schemas.first(where: { $0.pattern.match(record.path) != nil }),
-                   !binding.schema.isValid(tape) {
+                if let b = schemas.count == 1 ? 0 : schemas.firstIndex(where: { $0.pattern.match(record.path) != nil }),
+                   !schemas[b].schema.isValid(tape) {
+                    let binding = schemas[b]
                     let prefix = record.pointer
                     for var f in binding.schema.validate(tape, pointerPrefix: prefix) {
                         if f.line == nil {
