@@ -53,6 +53,9 @@ public final class JSONTape {
         @inline(__always) get { list[i] }
     }
 
+    /// The memory the value takes on the tape (entries and arena bytes).
+    public var byteCount: Int { list.count * MemoryLayout<Entry>.stride + arena.count }
+
     /// The entries, valid until the tape is filled again.
     public var entries: UnsafeBufferPointer<Entry> { list.elements }
 

@@ -117,27 +117,17 @@ public struct ValidateJob {
                 index?.observe(token, r)
             }
             let discard = DiscardingPassThrough()
-            // Each record is laid out on the one tape (with every value's line and column), not built.
-            let tape = JSONTape()
+            // Each record is read onto a tape (with every value's line and column), not built, and
+            // checked against its schema on a thread of its own.
+            let checker = RecordSchemaChecker(schemas: schemas) { report.add($0) }
+            defer { checker.finish() }
             while let record = try reader.next(passThrough: discard) {
-                try reader.reader.readValue(into: tape)
+                try reader.reader.readValue(into: checker.nextTape())
                 progress?.recordDone()
-                // The reader yields only records some pattern matches: with one schema, that schema's.
-                if let b = schemas.count == 1 ? 0 : schemas.firstIndex(where: { $0.pattern.match(record.path) != nil }),
-                   !schemas[b].schema.isValid(tape) {
-                    let binding = schemas[b]
-                    let prefix = record.pointer
-                    for var f in binding.schema.validate(tape, pointerPrefix: prefix) {
-                        if f.line == nil {
-                            let at = Self.location(of: f.pointer.dropFirst(prefix.count), in: tape)
-                            f.line = at.line
-                            f.column = at.column
-                        }
-                        findings.append(Self.tagged(f, binding))
-                    }
-                    flush(&findings, into: &report)
-                }
+                checker.submit(path: record.path, findingsBefore: &findings)
             }
+            // The findings after the last record follow its schema findings.
+            checker.finish()
             if let rules, let index {
                 let positional: PositionalByteSource = try spool ?? ReadOnlyFile(path: input)
                 let dump = OnDiskRulesSource(file: positional, name: file.name, index: index)
@@ -187,15 +177,8 @@ public struct ValidateJob {
             + (style.needsBucket ? ["blobs:token"] : [])
     }
 
-    /// The line and column of the value at `pointer` (relative to the record on `tape`), found as
-    /// `JSONValue.value(at:)` would find it; the record's own when the pointer names no value.
-    static func location(of pointer: Substring, in tape: JSONTape) -> (line: Int, column: Int) {
-        let i = JSONPointer.segments(String(pointer)).flatMap { tape.index(at: $0) } ?? 0
-        return (Int(tape[i].line), Int(tape[i].column))
-    }
-
     /// Puts a schema finding in its schema's group.
-    private static func tagged(_ f: Finding, _ binding: SchemaBinding) -> Finding {
+    static func tagged(_ f: Finding, _ binding: SchemaBinding) -> Finding {
         var f = f
         f.group = "schema:" + binding.file
         return f
