@@ -100,8 +100,22 @@ public final class JSONReader {
     private var hadEscapes = false
 
     /// Called with every token `next()` returns (also inside `readValue`, `skipValue`, `transfer`),
-    /// so a checker can see a whole stream that others consume.
-    public var tokenObserver: ((JSONToken, JSONReader) -> Void)?
+    /// so a checker can see a whole stream that others consume. Not to be changed by the observer.
+    public var tokenObserver: ((JSONToken, JSONReader) -> Void)? {
+        didSet {
+            observerBox = tokenObserver.map(ObserverBox.init)
+            observer = observerBox.map { Unmanaged.passUnretained($0) }
+        }
+    }
+
+    /// The observer, held by `observerBox` and called through `observer` without reference counting
+    /// per token.
+    private final class ObserverBox {
+        let call: (JSONToken, JSONReader) -> Void
+        init(_ call: @escaping (JSONToken, JSONReader) -> Void) { self.call = call }
+    }
+    private var observerBox: ObserverBox?
+    private var observer: Unmanaged<ObserverBox>?
 
     /// Creates a reader over `source`.
     public init(source: JSONByteSource, options: Options = Options(), sourceName: String? = nil) {
@@ -271,7 +285,7 @@ public final class JSONReader {
         case .end:
             if options.multipleDocuments { state = .start }
         }
-        if let tokenObserver { tokenObserver(k, self) }
+        if let observer { observer._withUnsafeGuaranteedRef { $0.call(k, self) } }
         return k
     }
 
@@ -394,7 +408,6 @@ public final class JSONReader {
         let start = depth
         repeat {
             let k = try nextToken()
-            if let tokenObserver { tokenObserver(k, self) }
             switch k {
             case .beginObject: try writer.beginObject()
             case .endObject: try writer.endObject()
