@@ -38,8 +38,9 @@ public final class JSONTape {
         public var isASCII: Bool
     }
 
-    private let list = PlainStack<Entry>(capacity: 256)
-    private let arena = ByteBuffer(capacity: 4096)
+    // Small to start with: a batch of records holds many tapes; each grows to its largest record.
+    private let list = PlainStack<Entry>(capacity: 32)
+    private let arena = ByteBuffer(capacity: 512)
     /// The open containers while filling.
     private let open = PlainStack<Int32>()
 

@@ -112,6 +112,7 @@ public struct ValidateJob {
             let index = rulesOnDisk ? RulesDumpIndex(expandBytes: rulesExpandBytes) : nil
             let reader = DumpReader(source: source, patterns: schemas.map(\.pattern), sourceName: file.name)
             reader.readsRecordValues = false
+            reader.readsRecordCaptures = false
             reader.reader.tokenObserver = { token, r in
                 limits.observe(token, r)
                 index?.observe(token, r)

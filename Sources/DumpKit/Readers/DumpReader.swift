@@ -19,6 +19,8 @@ public final class DumpReader: RecordReader {
     /// stands before it: the caller reads it (`reader.readValue(into:)`, `skipValue()`) before the
     /// next call.
     public var readsRecordValues = true
+    /// Whether records come with their pattern's captures (else empty).
+    public var readsRecordCaptures = true
 
     /// Reads `source`; `patterns` name the records (none: the whole dump passes through).
     public init(source: JSONByteSource, patterns: [PathPattern], options: JSONReader.Options = .init(), sourceName: String? = nil) {
@@ -61,7 +63,8 @@ public final class DumpReader: RecordReader {
             if let exact {
                 var recordPath = path
                 recordPath.append(key)
-                return Record(path: recordPath, captures: patterns[exact].match(recordPath) ?? [:], value: try recordValue())
+                let captures = readsRecordCaptures ? patterns[exact].match(recordPath) ?? [:] : [:]
+                return Record(path: recordPath, captures: captures, value: try recordValue())
             }
             let next = try reader.peek()
             if !deeper.isEmpty && (next == .beginObject || next == .beginArray) {
