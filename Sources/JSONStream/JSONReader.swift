@@ -375,15 +375,16 @@ public final class JSONReader {
     }
 
     /// Reads the next value (a whole subtree) into `tape`, replacing its contents, with each value's
-    /// line and column; fails past `maxValueBytes` as `readValue` does.
+    /// line and column; fails past `maxValueBytes` (and 2 GiB, a tape's limit) as `readValue` does.
     public func readValue(into tape: JSONTape) throws {
         try expectValueStart()
         tape.removeAll()
         let startOffset = bytesConsumed
-        let limit = Int64(options.maxValueBytes)
+        let maxBytes = min(options.maxValueBytes, Int(Int32.max))
+        let limit = Int64(maxBytes)
         repeat {
             if bytesConsumed - startOffset > limit {
-                throw error(.sizeLimit, "value larger than \(options.maxValueBytes) bytes")
+                throw error(.sizeLimit, "value larger than \(maxBytes) bytes")
             }
             let k = try nextToken()
             let column = Int(max(0, tokenOffset - lineStart)) + 1

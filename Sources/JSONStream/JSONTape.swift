@@ -12,17 +12,18 @@ import Darwin
 /// A container's entry is followed by its contents (an object's as key, value, key, value, ...; keys
 /// are `.string` entries) and knows the index just past them (`next`), so a member is skipped in
 /// one step. `JSONReader.readValue(into:)` fills a tape without allocating per value, and a tape is
-/// reused: each fill replaces the previous value, keeping the memory.
+/// reused: each fill replaces the previous value, keeping the memory. A tape holds values of up to
+/// 2 GiB (offsets and indices are 32-bit).
 public final class JSONTape {
     /// The kind of a tape entry.
     public enum Kind: UInt8, Sendable, BitwiseCopyable {
         case null, `false`, `true`, number, string, array, object
     }
 
-    /// One value (or object key).
+    /// One value (or object key): 28 bytes.
     public struct Entry: BitwiseCopyable, Sendable {
         /// Where the string's UTF-8 or the number's text starts in the arena.
-        public var start: Int
+        public var start: Int32
         /// Its length in bytes.
         public var length: Int32
         /// The index just past this value and its contents.
@@ -67,7 +68,7 @@ public final class JSONTape {
     @inline(__always)
     public func bytes(_ i: Int) -> UnsafeRawBufferPointer {
         let e = list[i]
-        return arena.bytes(e.start, Int(e.length))
+        return arena.bytes(Int(e.start), Int(e.length))
     }
 
     /// The string or number text at `i` as a `String`.
@@ -81,19 +82,21 @@ public final class JSONTape {
 
     // MARK: - Filling
 
-    /// Empties the tape (keeping its memory, up to a few MiB).
+    /// Empties the tape, keeping its memory up to a few KiB (what a large record needed is given
+    /// back: many tapes wait in `validate`'s batches).
     public func removeAll() {
         list.removeAll()
+        list.shrink(to: 512)
         open.removeAll()
         arena.count = 0
-        arena.shrink(to: 4 << 20)
+        arena.shrink(to: 16 << 10)
     }
 
     /// Appends a scalar, or opens a container (closed by `close()`).
     @inline(__always)
     func append(_ kind: Kind, bytes: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0), line: Int, column: Int) {
         let index = Int32(truncatingIfNeeded: list.count)
-        let start = arena.count
+        let start = Int32(truncatingIfNeeded: arena.count)
         if bytes.count > 0 { arena.append(bytes) }
         if !open.isEmpty { list[Int(open.last)].count += 1 }
         list.append(Entry(start: start, length: Int32(truncatingIfNeeded: bytes.count), next: index + 1, count: 0,
@@ -105,7 +108,7 @@ public final class JSONTape {
     @inline(__always)
     func appendKey(_ bytes: UnsafeRawBufferPointer, line: Int, column: Int) {
         let index = Int32(truncatingIfNeeded: list.count)
-        let start = arena.count
+        let start = Int32(truncatingIfNeeded: arena.count)
         if bytes.count > 0 { arena.append(bytes) }
         list.append(Entry(start: start, length: Int32(truncatingIfNeeded: bytes.count), next: index + 1, count: 0,
                           line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column),

@@ -291,7 +291,7 @@ struct SchemaEvaluator {
     /// The bytes of the string or number at `i`.
     @inline(__always)
     private func bytes(_ i: Int) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: arena + entries[i].start, count: Int(entries[i].length))
+        UnsafeRawBufferPointer(start: arena + Int(entries[i].start), count: Int(entries[i].length))
     }
 
     /// Whether the object at `object` has a member `name` (as `JSONObject.index(of:)` compares keys:
