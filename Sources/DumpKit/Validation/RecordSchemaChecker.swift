@@ -11,8 +11,9 @@ import JSONStream
 /// it (the limit checks), and the checker hands them on just before the record's schema findings,
 /// so findings come out in the order a single thread would produce them.
 final class RecordSchemaChecker: @unchecked Sendable {
-    static let batchRecords = 1024
-    static let batchBytes = 4 << 20
+    // Small enough for the batches in flight to stay in the caches.
+    static let batchRecords = 256
+    static let batchBytes = 1 << 20
     static let batchCount = 3
 
     /// Records read onto tapes, with their paths and the findings made before each.
