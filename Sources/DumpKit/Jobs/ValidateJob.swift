@@ -113,9 +113,13 @@ public struct ValidateJob {
             let reader = DumpReader(source: source, patterns: schemas.map(\.pattern), sourceName: file.name)
             reader.readsRecordValues = false
             reader.readsRecordCaptures = false
-            reader.reader.tokenObserver = { token, r in
-                limits.observe(token, r)
-                index?.observe(token, r)
+            if let index {
+                reader.reader.tokenObserver = { token, r in
+                    limits.observe(token, r)
+                    index.observe(token, r)
+                }
+            } else {
+                reader.reader.tokenObserver = limits.observe
             }
             let discard = DiscardingPassThrough()
             // Each record is read onto a tape (with every value's line and column), not built, and

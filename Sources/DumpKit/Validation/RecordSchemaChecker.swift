@@ -16,21 +16,22 @@ final class RecordSchemaChecker: @unchecked Sendable {
     static let batchBytes = 1 << 20
     static let batchCount = 3
 
-    /// Records read onto tapes, with their paths and the findings made before each.
+    /// Records read onto tapes, with their paths and the findings made before each. One thread at a
+    /// time uses a batch (handed over under the lock): no dynamic exclusivity checks.
     private final class Batch {
-        var tapes: [JSONTape] = []
-        var paths: [[String]] = []
-        var findingsBefore: [[Finding]] = []
-        var count = 0
-        var bytes = 0
+        @exclusivity(unchecked) var tapes: [JSONTape] = []
+        @exclusivity(unchecked) var paths: [[String]] = []
+        @exclusivity(unchecked) var findingsBefore: [[Finding]] = []
+        @exclusivity(unchecked) var count = 0
+        @exclusivity(unchecked) var bytes = 0
     }
 
     private let schemas: [ValidateJob.SchemaBinding]
     /// Receives the findings, on the checker's thread (until `finish()` returns).
     private let emit: (Finding) -> Void
     /// The batch the caller fills (only the caller touches it and `isFinished`).
-    private var filling: Batch
-    private var isFinished = false
+    @exclusivity(unchecked) private var filling: Batch
+    @exclusivity(unchecked) private var isFinished = false
     // Shared under `lock`: batches to fill, and filled batches to check (nil: no more).
     private let lock = NSLock()
     private var free: [Batch]
@@ -71,8 +72,8 @@ final class RecordSchemaChecker: @unchecked Sendable {
     func submit(path: [String], findingsBefore findings: inout [Finding]) {
         let b = filling
         b.paths[b.count] = path
-        swap(&b.findingsBefore[b.count], &findings)
-        findings.removeAll(keepingCapacity: true)
+        // The checker left the slot empty.
+        if !findings.isEmpty { swap(&b.findingsBefore[b.count], &findings) }
         b.bytes += b.tapes[b.count].byteCount
         b.count += 1
         if b.count == Self.batchRecords || b.bytes >= Self.batchBytes { ship() }
@@ -107,9 +108,13 @@ final class RecordSchemaChecker: @unchecked Sendable {
             readyCount.wait()
             guard let batch = lock.withLock({ ready.removeFirst() }) else { return }
             for i in 0..<batch.count {
-                for f in batch.findingsBefore[i] { emit(f) }
-                batch.findingsBefore[i].removeAll(keepingCapacity: true)
+                if !batch.findingsBefore[i].isEmpty {
+                    for f in batch.findingsBefore[i] { emit(f) }
+                    batch.findingsBefore[i].removeAll(keepingCapacity: true)
+                }
                 check(batch.tapes[i], at: batch.paths[i])
+                // Freed here rather than on the reading thread when the slot is reused.
+                batch.paths[i] = []
             }
             lock.withLock { free.append(batch) }
             freeCount.signal()
