@@ -294,6 +294,17 @@ struct SchemaEvaluator {
         UnsafeRawBufferPointer(start: arena + Int(entries[i].start), count: Int(entries[i].length))
     }
 
+    /// Whether the object at `object` has a member named `names.names[n]`.
+    @inline(__always)
+    private func has(_ object: Int, _ n: Int, of names: SchemaNames) -> Bool {
+        var key = object + 1
+        for _ in 0..<Int(entries[object].count) {
+            if names.name(n, equalsKey: bytes(key), keyIsASCII: entries[key].isASCII) { return true }
+            key = Int(entries[key + 1].next)
+        }
+        return false
+    }
+
     /// Whether the object at `object` has a member `name` (as `JSONObject.index(of:)` compares keys:
     /// Swift `String` equality, which bytes decide when both sides are ASCII).
     private func has(_ object: Int, _ name: String) -> Bool {
@@ -378,11 +389,11 @@ struct SchemaEvaluator {
         return true
     }
 
-    private mutating func checkRequired(_ o: Int, _ names: [String], _ report: Bool) -> Bool {
+    private mutating func checkRequired(_ o: Int, _ names: SchemaNames, _ report: Bool) -> Bool {
         var valid = true
-        for name in names where !has(o, name) {
+        for n in 0..<names.count where !has(o, n, of: names) {
             if !report { return false }
-            fail("required", "missing required property \(SchemaEvaluator.quoted(name))")
+            fail("required", "missing required property \(SchemaEvaluator.quoted(names.names[n]))")
             valid = false
         }
         return valid

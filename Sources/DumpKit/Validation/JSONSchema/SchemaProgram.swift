@@ -1,4 +1,3 @@
-import Foundation
 import JSONStream
 
 /// A compiled schema: subschemas as nodes in one array, referring to each other by index.
@@ -69,7 +68,7 @@ enum SchemaKeyword: Sendable {
     case arraySize(min: Int, max: Int?)
     case uniqueItems
     case objectSize(min: Int, max: Int?)
-    case required([String])
+    case required(SchemaNames)
     case dependentRequired([DependentRequired])
     case ref(Int32)
     /// `$dynamicRef` to a `$dynamicAnchor` `anchor`; `fallback` is its static target.
@@ -142,7 +141,7 @@ struct SchemaEnum: Sendable {
             return smallStrings.withUnsafeBytes { allowed in
                 var start = 0
                 for length in smallStringLengths {
-                    if length == s.count && (length == 0 || memcmp(allowed.baseAddress! + start, s.baseAddress!, length) == 0) { return true }
+                    if length == s.count && SchemaNames.sameBytes(allowed.baseAddress! + start, s.baseAddress, length) { return true }
                     start += length
                 }
                 return false
@@ -235,19 +234,15 @@ final class PropertiesApplicator: Sendable {
     let patterns: [Pattern]
     let additional: Int32?
 
-    /// The `named` keys' UTF-8, one after the other, when they are few and all ASCII (byte equality
-    /// is then `String` equality); else empty.
-    private let asciiKeys: [UInt8]
-    private let asciiKeyLengths: [Int]
+    /// The `named` keys, compared with tape keys as bytes.
+    private let names: SchemaNames
 
     init(named: [(key: String, schema: Int32)], patterns: [Pattern], additional: Int32?) {
         self.named = named
         self.lookup = named.count > 16 ? Dictionary(named.map { ($0.key, $0.schema) }, uniquingKeysWith: { a, _ in a }) : nil
         self.patterns = patterns
         self.additional = additional
-        let ascii = lookup == nil && named.allSatisfy { $0.key.utf8.allSatisfy { $0 < 0x80 } }
-        asciiKeys = ascii ? named.flatMap { Array($0.key.utf8) } : []
-        asciiKeyLengths = ascii ? named.map(\.key.utf8.count) : []
+        names = SchemaNames(named.map(\.key))
     }
 
     /// The `properties` subschema for `key`.
@@ -261,14 +256,68 @@ final class PropertiesApplicator: Sendable {
     /// The `properties` subschema for the object key `key` (UTF-8), as `schema(for:)` finds it.
     @inline(__always)
     func schema(forKey key: UnsafeRawBufferPointer, isASCII: Bool) -> Int32? {
-        guard !asciiKeyLengths.isEmpty, isASCII else { return schema(for: String(decoding: key, as: UTF8.self)) }
+        if lookup != nil { return schema(for: String(decoding: key, as: UTF8.self)) }
+        return names.firstIndex(ofKey: key, keyIsASCII: isASCII).map { named[$0].schema }
+    }
+}
+
+/// Property names (`required`, `properties`) laid out for comparison with tape keys: their UTF-8 one
+/// after the other, compared a word at a time. Equality is Swift's `String` equality (canonical
+/// equivalence), as `JSONObject` finds members: bytes decide it when both sides are ASCII.
+final class SchemaNames: Sendable {
+    let names: [String]
+    private let utf8: [UInt8]
+    private let starts: [Int]
+    private let lengths: [Int]
+    private let isASCII: Bool
+
+    init(_ names: [String]) {
+        self.names = names
+        utf8 = names.flatMap { Array($0.utf8) }
+        lengths = names.map(\.utf8.count)
+        var starts: [Int] = []
         var start = 0
-        for (n, length) in asciiKeyLengths.enumerated() {
-            if length == key.count && asciiKeys.withUnsafeBufferPointer({ memcmp($0.baseAddress! + start, key.baseAddress!, length) == 0 }) {
-                return named[n].schema
-            }
-            start += length
+        for n in lengths {
+            starts.append(start)
+            start += n
         }
+        self.starts = starts
+        isASCII = utf8.allSatisfy { $0 < 0x80 }
+    }
+
+    var count: Int { names.count }
+
+    /// Whether name `n` equals the tape key `key` (its entry's `isASCII` is `keyIsASCII`).
+    @inline(__always)
+    func name(_ n: Int, equalsKey key: UnsafeRawBufferPointer, keyIsASCII: Bool) -> Bool {
+        guard isASCII && keyIsASCII else { return names[n] == String(decoding: key, as: UTF8.self) }
+        let length = lengths[n]
+        guard length == key.count else { return false }
+        return utf8.withUnsafeBytes { Self.sameBytes($0.baseAddress! + starts[n], key.baseAddress!, length) }
+    }
+
+    /// The first name equal to the tape key `key`.
+    @inline(__always)
+    func firstIndex(ofKey key: UnsafeRawBufferPointer, keyIsASCII: Bool) -> Int? {
+        guard isASCII && keyIsASCII else { return names.firstIndex(of: String(decoding: key, as: UTF8.self)) }
+        for n in 0..<names.count where name(n, equalsKey: key, keyIsASCII: true) { return n }
         return nil
+    }
+
+    /// Whether `n` bytes at `a` and `b` are equal, a word at a time (keys are short: no call to
+    /// `memcmp`).
+    @inline(__always)
+    static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ n: Int) -> Bool {
+        guard n > 0, let b else { return true }
+        if n < 8 {
+            for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
+            return true
+        }
+        var i = 0
+        while i + 8 <= n {
+            if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+            i += 8
+        }
+        return i == n || a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
     }
 }
