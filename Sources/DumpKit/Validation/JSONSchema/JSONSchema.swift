@@ -10,8 +10,8 @@ import JSONStream
 ///
 /// Every keyword is checked and every reference resolved while compiling, so a schema that
 /// compiles never fails later. Instances are evaluated on a `JSONTape` (a `JSONValue` is laid out on
-/// one first); validating a valid instance builds no strings; findings (rule
-/// `schema:<keyword>`, instance pointer, one-line message) are only produced for invalid ones.
+/// one first). Findings (rule `schema:<keyword>`, instance pointer, one-line message) and their
+/// pointers are only built for invalid instances.
 /// `format` is an annotation unless `Options.assertFormat` is set or the schema's metaschema
 /// enables the format-assertion vocabulary.
 public struct JSONSchema: Sendable {
@@ -65,7 +65,7 @@ public struct JSONSchema: Sendable {
         return JSONSchema(program: program)
     }
 
-    /// Whether `instance` is valid (the fastest check: stops at the first failure, builds nothing).
+    /// Whether `instance` is valid (stops at the first failure; the value is laid out on a tape).
     public func isValid(_ instance: JSONValue) -> Bool {
         isValid(Self.tape(of: instance))
     }
@@ -76,8 +76,8 @@ public struct JSONSchema: Sendable {
         validate(Self.tape(of: instance), pointerPrefix: pointerPrefix)
     }
 
-    /// Whether the value on `tape` is valid; nothing is allocated for a valid value of the usual
-    /// keywords (`enum`/`const` with containers and `uniqueItems` build `JSONValue`s).
+    /// Whether the value on `tape` is valid, stopping at the first failure. Only `enum`/`const` with
+    /// containers and `uniqueItems` build `JSONValue`s, and `format` a `String`.
     public func isValid(_ tape: JSONTape) -> Bool {
         var evaluator = SchemaEvaluator(program: program, tape: tape, pointerPrefix: "")
         return evaluator.evaluateRoot(report: false)
