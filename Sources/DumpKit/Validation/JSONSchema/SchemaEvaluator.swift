@@ -165,7 +165,6 @@ struct SchemaEvaluator {
 
     private mutating func evaluate(_ keywords: borrowing [SchemaKeyword], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var valid = true
-        // By index: each keyword is evaluated in place, not copied out (which retains its payload).
         for k in keywords.indices where !evaluate(keywords[k], value, report, &marks) {
             if !report { return false }
             valid = false
@@ -437,24 +436,30 @@ struct SchemaEvaluator {
     }
 
     private mutating func checkOneOf(_ schemas: [Int32], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
-        var passed: [Int] = []
+        // The first two alternatives that pass (no array: this runs for every value oneOf applies to).
+        var first: Int? = nil
+        var second: Int? = nil
         var passedMarks = EvaluatedMarks.inactive
         for (i, s) in schemas.enumerated() {
             var local = EvaluatedMarks(active: marks.active)
             guard evaluate(s, value, report: false, marks: &local) else { continue }
-            passed.append(i)
             passedMarks = local
-            if passed.count > 1 { break }
+            if first == nil {
+                first = i
+            } else {
+                second = i
+                break
+            }
         }
-        if passed.count == 1 {
+        if first != nil && second == nil {
             if marks.active { marks.merge(passedMarks) }
             return true
         }
         if report {
-            if passed.isEmpty {
-                fail("oneOf", "value matches none of the \(schemas.count) oneOf alternatives")
+            if let first, let second {
+                fail("oneOf", "value matches oneOf alternatives \(first) and \(second); exactly one must match")
             } else {
-                fail("oneOf", "value matches oneOf alternatives \(passed[0]) and \(passed[1]); exactly one must match")
+                fail("oneOf", "value matches none of the \(schemas.count) oneOf alternatives")
             }
         }
         return false
