@@ -217,6 +217,8 @@ struct SchemaEvaluator {
             return false
         case .number(let limits):
             guard kind == .number else { return true }
+            // A plain integer clearly within the bounds needs no `JSONNumber`.
+            if let d = SchemaEvaluator.plainIntegerValue(bytes(value)), limits.clearlyAllows(d) { return true }
             return checkNumber(JSONNumber(text: String(decoding: bytes(value), as: UTF8.self)), limits, report)
         case .stringLength(let min, let max):
             guard kind == .string else { return true }
@@ -549,6 +551,20 @@ struct SchemaEvaluator {
         case .number:
             return types.contains(.number) || (types.contains(.integer) && SchemaEvaluator.isMathematicalInteger(bytes(value)))
         }
+    }
+
+    /// The `Double` of a plain integer of up to 18 characters, computed as
+    /// `JSONNumber.fastDoubleValue` does; nil for other number texts.
+    @inline(__always)
+    private static func plainIntegerValue(_ text: UnsafeRawBufferPointer) -> Double? {
+        guard !text.isEmpty, text.count <= 18 else { return nil }
+        let negative = text[0] == UInt8(ascii: "-")
+        var value: Int64 = 0
+        for c in text[(negative ? 1 : 0)...] {
+            guard c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(c - UInt8(ascii: "0"))
+        }
+        return Double(negative ? -value : value)
     }
 
     /// Whether number text is mathematically an integer (`1.0` and `1e2` are), as

@@ -171,6 +171,14 @@ final class NumberLimits: Sendable {
         self.exclusiveMaximum = exclusiveMaximum
         self.multipleOf = multipleOf
     }
+
+    /// Whether a number whose `Double` is `d` is within every bound by the doubles alone (no tie,
+    /// which the exact decimals would settle) and no `multipleOf` applies.
+    @inline(__always)
+    func clearlyAllows(_ d: Double) -> Bool {
+        multipleOf == nil && (minimum.map { d > $0.double } ?? true) && (exclusiveMinimum.map { d > $0.double } ?? true)
+            && (maximum.map { d < $0.double } ?? true) && (exclusiveMaximum.map { d < $0.double } ?? true)
+    }
 }
 
 /// `format` as an assertion: the format's name and its checker.
