@@ -100,8 +100,22 @@ public final class JSONReader {
     private var hadEscapes = false
 
     /// Called with every token `next()` returns (also inside `readValue`, `skipValue`, `transfer`),
-    /// so a checker can see a whole stream that others consume.
-    public var tokenObserver: ((JSONToken, JSONReader) -> Void)?
+    /// so a checker can see a whole stream that others consume. Not to be changed by the observer.
+    public var tokenObserver: ((JSONToken, JSONReader) -> Void)? {
+        didSet {
+            observerBox = tokenObserver.map(ObserverBox.init)
+            observer = observerBox.map { Unmanaged.passUnretained($0) }
+        }
+    }
+
+    /// The observer, held by `observerBox` and called through `observer` without reference counting
+    /// per token.
+    private final class ObserverBox {
+        let call: (JSONToken, JSONReader) -> Void
+        init(_ call: @escaping (JSONToken, JSONReader) -> Void) { self.call = call }
+    }
+    private var observerBox: ObserverBox?
+    private var observer: Unmanaged<ObserverBox>?
 
     /// Creates a reader over `source`.
     public init(source: JSONByteSource, options: Options = Options(), sourceName: String? = nil) {
@@ -271,7 +285,7 @@ public final class JSONReader {
         case .end:
             if options.multipleDocuments { state = .start }
         }
-        if let tokenObserver { tokenObserver(k, self) }
+        if let observer { observer._withUnsafeGuaranteedRef { $0.call(k, self) } }
         return k
     }
 
@@ -360,13 +374,41 @@ public final class JSONReader {
         }
     }
 
+    /// Reads the next value (a whole subtree) into `tape`, replacing its contents, with each value's
+    /// line and column; fails past `maxValueBytes` (and 2 GiB, a tape's limit) as `readValue` does.
+    public func readValue(into tape: JSONTape) throws {
+        try expectValueStart()
+        tape.removeAll()
+        let startOffset = bytesConsumed
+        let maxBytes = min(options.maxValueBytes, Int(Int32.max))
+        let limit = Int64(maxBytes)
+        repeat {
+            if bytesConsumed - startOffset > limit {
+                throw error(.sizeLimit, "value larger than \(maxBytes) bytes")
+            }
+            let k = try nextToken()
+            let column = Int(max(0, tokenOffset - lineStart)) + 1
+            switch k {
+            case .beginObject: tape.append(.object, line: line, column: column)
+            case .beginArray: tape.append(.array, line: line, column: column)
+            case .endObject, .endArray: tape.close()
+            case .name: tape.appendKey(bytes, line: line, column: column)
+            case .string: tape.append(.string, bytes: bytes, line: line, column: column)
+            case .number: tape.append(.number, bytes: bytes, line: line, column: column)
+            case .true: tape.append(.true, line: line, column: column)
+            case .false: tape.append(.false, line: line, column: column)
+            case .null: tape.append(.null, line: line, column: column)
+            case .end: throw error(.unexpectedEnd, "unexpected end of input")
+            }
+        } while !tape.isComplete
+    }
+
     /// Copies the next value (a whole subtree) token by token to `writer`, without building it.
     public func transfer(to writer: JSONWriter) throws {
         try expectValueStart()
         let start = depth
         repeat {
             let k = try nextToken()
-            if let tokenObserver { tokenObserver(k, self) }
             switch k {
             case .beginObject: try writer.beginObject()
             case .endObject: try writer.endObject()

@@ -77,6 +77,13 @@ final class PlainStack<Element: BitwiseCopyable> {
         count = n
     }
 
+    /// Releases memory beyond `keep` elements of capacity when the stack is empty.
+    func shrink(to keep: Int) {
+        guard count == 0, capacity > keep * 2 else { return }
+        capacity = max(4, keep)
+        base = Self.reallocate(base, capacity)
+    }
+
     /// The elements as a buffer, valid until the next append.
     var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: base, count: count) }
 

@@ -28,11 +28,13 @@ final class DatabaseLimitsCheckerTests: XCTestCase {
         XCTAssertEqual(f[0].column, 2)
     }
 
-    /// Keys are scanned 16 bytes at a time: forbidden bytes are found in either part, and the first one is named.
+    /// Keys are scanned a word at a time, the last word overlapping the one before: forbidden bytes
+    /// are found anywhere, and the first one is named.
     func testForbiddenBytesAnywhereInLongKeys() throws {
         let clean = String(repeating: "abcdefgh", count: 5)
         for (key, named) in [(clean + "/", "'/'"), (String(clean.prefix(17)) + "]x", "']'"), ("-KVSAs1hM7KC#S43IOLg", "'#'"), (clean + "\\u007F", "control character 0x7F"),
-                             (String(clean.prefix(15)) + "\\u0001" + clean, "control character 0x1"), ("a[" + clean + ".", "'['")] {
+                             (String(clean.prefix(15)) + "\\u0001" + clean, "control character 0x1"), ("a[" + clean + ".", "'['"),
+                             ("abcdefg.", "'.'"), ("abcdefgh.", "'.'"), ("a.cdefgh/", "'.'"), ("abcdefgh$", "'$'"), ("ab.", "'.'")] {
             let f = try check("{\"" + key + "\":1}")
             XCTAssertEqual(f.map(\.rule), ["limits:key-characters"], key)
             XCTAssertTrue(f.first?.message.contains("key contains " + named + ";") == true, "\(key): \(f)")

@@ -185,19 +185,6 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(try r.readValue(), .number("3"))
         XCTAssertEqual(try r.next(), .end)
     }
-}
-
-/// A small deterministic random number generator for tests.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 
     func testTokenObserverSeesEveryTokenWhateverConsumesThem() throws {
         let text = #"{"a":[1,{"b":"x"}],"c":{"d":null},"e":true}"#
@@ -214,5 +201,18 @@ struct SplitMix64 {
         XCTAssertEqual(try r.next(), .endObject)
         XCTAssertEqual(seen, [.beginObject, .name, .beginArray, .number, .beginObject, .name, .string, .endObject, .endArray,
                               .name, .beginObject, .name, .null, .endObject, .name, .true, .endObject])
+    }
+}
+
+/// A small deterministic random number generator for tests.
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }

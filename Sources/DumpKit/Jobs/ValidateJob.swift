@@ -111,33 +111,28 @@ public struct ValidateJob {
         } else {
             let index = rulesOnDisk ? RulesDumpIndex(expandBytes: rulesExpandBytes) : nil
             let reader = DumpReader(source: source, patterns: schemas.map(\.pattern), sourceName: file.name)
-            let positions = schemas.isEmpty ? nil : ValuePositions()
-            reader.reader.tokenObserver = { token, r in
-                limits.observe(token, r)
-                positions?.observe(token, r)
-                index?.observe(token, r)
+            reader.readsRecordValues = false
+            reader.readsRecordCaptures = false
+            if let index {
+                reader.reader.tokenObserver = { token, r in
+                    limits.observe(token, r)
+                    index.observe(token, r)
+                }
+            } else {
+                reader.reader.tokenObserver = limits.observe
             }
             let discard = DiscardingPassThrough()
+            // Each record is read onto a tape (with every value's line and column), not built, and
+            // checked against its schema on a thread of its own.
+            let checker = RecordSchemaChecker(schemas: schemas) { report.add($0) }
+            defer { checker.finish() }
             while let record = try reader.next(passThrough: discard) {
+                try reader.reader.readValue(into: checker.nextTape())
                 progress?.recordDone()
-                // The reader yields only records some pattern matches: with one schema, that schema's.
-                if let value = record.value,
-                   let binding = schemas.count == 1 ? schemas[0] : schemas.first(where: { $0.pattern.match(record.path) != nil }),
-                   !binding.schema.isValid(value) {
-                    let start = reader.lastRecordLocation
-                    let prefix = record.pointer
-                    for var f in binding.schema.validate(value, pointerPrefix: prefix) {
-                        if f.line == nil {
-                            let at = positions?.location(of: f.pointer.dropFirst(prefix.count), in: value, start: start) ?? start
-                            f.line = at.line
-                            f.column = at.column
-                        }
-                        findings.append(Self.tagged(f, binding))
-                    }
-                    flush(&findings, into: &report)
-                }
-                positions?.discard(before: reader.reader.offset)
+                checker.submit(path: record.path, findingsBefore: &findings)
             }
+            // The findings after the last record follow its schema findings.
+            checker.finish()
             if let rules, let index {
                 let positional: PositionalByteSource = try spool ?? ReadOnlyFile(path: input)
                 let dump = OnDiskRulesSource(file: positional, name: file.name, index: index)
@@ -204,7 +199,7 @@ public struct ValidateJob {
     }
 
     /// Puts a schema finding in its schema's group.
-    private static func tagged(_ f: Finding, _ binding: SchemaBinding) -> Finding {
+    static func tagged(_ f: Finding, _ binding: SchemaBinding) -> Finding {
         var f = f
         f.group = "schema:" + binding.file
         return f

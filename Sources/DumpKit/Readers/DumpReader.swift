@@ -15,8 +15,12 @@ public final class DumpReader: RecordReader {
     private var path: [String] = []
     private var started = false
     private var finished = false
-    /// Line and column where the last record's value starts.
-    public private(set) var lastRecordLocation: (line: Int, column: Int) = (1, 1)
+    /// Whether records come with their value. When false, a record's `value` is nil and the reader
+    /// stands before it: the caller reads it (`reader.readValue(into:)`, `skipValue()`) before the
+    /// next call.
+    public var readsRecordValues = true
+    /// Whether records come with their pattern's captures (else empty).
+    public var readsRecordCaptures = true
 
     /// Reads `source`; `patterns` name the records (none: the whole dump passes through).
     public init(source: JSONByteSource, patterns: [PathPattern], options: JSONReader.Options = .init(), sourceName: String? = nil) {
@@ -59,10 +63,8 @@ public final class DumpReader: RecordReader {
             if let exact {
                 var recordPath = path
                 recordPath.append(key)
-                _ = try reader.peek()
-                lastRecordLocation = reader.location
-                let value = try reader.readValue()
-                return Record(path: recordPath, captures: patterns[exact].match(recordPath) ?? [:], value: value)
+                let captures = readsRecordCaptures ? patterns[exact].match(recordPath) ?? [:] : [:]
+                return Record(path: recordPath, captures: captures, value: try recordValue())
             }
             let next = try reader.peek()
             if !deeper.isEmpty && (next == .beginObject || next == .beginArray) {
@@ -78,7 +80,7 @@ public final class DumpReader: RecordReader {
                 try sink.transferValue(from: reader)
                 continue
             }
-            return Record(path: path + [key], value: try reader.readValue())
+            return Record(path: path + [key], value: try recordValue())
         }
         if !finished {
             finished = true
@@ -92,8 +94,7 @@ public final class DumpReader: RecordReader {
     private func readRoot(_ sink: PassThroughSink?) throws -> Record? {
         let k = try reader.peek()
         if patterns.contains(where: { $0.depth == 0 }) {
-            lastRecordLocation = reader.location
-            return Record(path: [], value: try reader.readValue())
+            return Record(path: [], value: try recordValue())
         }
         if !patterns.isEmpty && (k == .beginObject || k == .beginArray) {
             try reader.next()
@@ -105,6 +106,11 @@ public final class DumpReader: RecordReader {
             try sink.transferValue(from: reader)
             return nil
         }
-        return Record(path: [], value: try reader.readValue())
+        return Record(path: [], value: try recordValue())
+    }
+
+    /// The value of the record the reader stands before, unless the caller reads it.
+    private func recordValue() throws -> JSONValue? {
+        readsRecordValues ? try reader.readValue() : nil
     }
 }

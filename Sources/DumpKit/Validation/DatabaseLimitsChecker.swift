@@ -32,9 +32,11 @@ public final class DatabaseLimitsChecker {
 
     private let report: (Finding) -> Void
     private let pushIDPatterns: [(pattern: PathPattern, depth: Int)]
-    private var stack: [ObjectState] = []
-    private var tooDeepAt: Int? = nil  // depth of the first key past the limit, until its subtree ends
-    private var sv: ServerValueState = .none
+    // Only this class's own methods touch these, one at a time: no dynamic exclusivity checks
+    // (they cost more than the checks themselves on every token).
+    @exclusivity(unchecked) private var stack: [ObjectState] = []
+    @exclusivity(unchecked) private var tooDeepAt: Int? = nil  // depth of the first key past the limit, until its subtree ends
+    @exclusivity(unchecked) private var sv: ServerValueState = .none
 
     /// `patterns` are the record patterns of the run; those with a push-ID capture get their keys
     /// checked. Findings go to `report`.
@@ -96,8 +98,9 @@ public final class DatabaseLimitsChecker {
     private func checkName(_ reader: JSONReader) {
         let key = reader.bytes
         guard !stack.isEmpty else { return }
-        var s = stack.removeLast()
-        defer { stack.append(s) }
+        let top = stack.count - 1
+        var s = stack[top]
+        defer { stack[top] = s }
         s.count += 1
         // Only `.value`, `.priority` and `.sv` may start with a dot; any other dot is reported below.
         var special = false
@@ -135,22 +138,17 @@ public final class DatabaseLimitsChecker {
     }
 
     /// The first byte a key may not hold; eight bytes at a time, with the bit tricks that find a
-    /// zero byte (`(v - 0x01...) & ~v & 0x80...`) in the word XORed with each forbidden byte.
+    /// zero byte (`(v - 0x01...) & ~v & 0x80...`) in the word XORed with each forbidden byte. A key
+    /// of 8 bytes or more ends with a word overlapping the one before, so only shorter keys and a
+    /// word with a forbidden byte are looked at byte by byte.
     static func firstForbiddenKeyByte(_ key: UnsafeRawBufferPointer) -> UInt8? {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        let n = key.count
         var i = 0
-        while i + 8 <= key.count {
-            let w = key.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            let control = (w &- ones &* 0x20) & ~w & highs != 0
-            if control || hasZero(w ^ (ones &* 0x7F)) || hasZero(w ^ (ones &* 0x2E)) || hasZero(w ^ (ones &* 0x24)) || hasZero(w ^ (ones &* 0x23))
-                || hasZero(w ^ (ones &* 0x5B)) || hasZero(w ^ (ones &* 0x5D)) || hasZero(w ^ (ones &* 0x2F)) {
-                break
-            }
-            i += 8
+        if n >= 8 {
+            while i + 8 <= n && !hasForbiddenByte(key.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i += 8 }
+            if i == n || (i + 8 > n && !hasForbiddenByte(key.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self))) { return nil }
         }
-        while i < key.count {
+        while i < n {
             if isForbiddenKeyByte(key[i]) { return key[i] }
             i += 1
         }
@@ -168,6 +166,18 @@ public final class DatabaseLimitsChecker {
             }
             return
         }
+    }
+
+    /// Whether a word holds a byte `isForbiddenKeyByte` names.
+    @inline(__always)
+    private static func hasForbiddenByte(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasZero(_ v: UInt64) -> Bool { (v &- ones) & ~v & highs != 0 }
+        let control = (w &- ones &* 0x20) & ~w & highs != 0
+        // `.` and `/` (0x2E, 0x2F) differ only in the lowest bit.
+        return control || hasZero(w ^ (ones &* 0x7F)) || hasZero((w | ones) ^ (ones &* 0x2F)) || hasZero(w ^ (ones &* 0x24))
+            || hasZero(w ^ (ones &* 0x23)) || hasZero(w ^ (ones &* 0x5B)) || hasZero(w ^ (ones &* 0x5D))
     }
 
     static func isForbiddenKeyByte(_ c: UInt8) -> Bool {

@@ -13,7 +13,7 @@ final class ECMARegex: Sendable {
     private let registers: Int
     /// The match can only start at offset 0 (the pattern starts with `^`).
     private let anchored: Bool
-    /// An ASCII byte every match starts with, when known.
+    /// An ASCII byte every match starts with, when known (for an anchored pattern: the string).
     private let firstByte: UInt8?
 
     fileprivate enum Instruction: Sendable {
@@ -54,25 +54,31 @@ final class ECMARegex: Sendable {
         captureSlots = 2 * (groups + 1)
         registers = builder.registers
         if case .lineStart = builder.code[0] { anchored = true } else { anchored = false }
-        if case .atom(.scalar(let c)) = builder.code[0], c < 0x80 { firstByte = UInt8(c) } else { firstByte = nil }
+        let first = anchored && builder.code.count > 1 ? builder.code[1] : builder.code[0]
+        if case .atom(.scalar(let c)) = first, c < 0x80 { firstByte = UInt8(c) } else { firstByte = nil }
     }
 
     /// Whether the pattern matches somewhere in `string`.
     func matches(_ string: String) -> Bool {
         var s = string
-        return s.withUTF8 { bytes in
-            var machine = Machine(program: program, bytes: bytes, captureSlots: captureSlots, registers: registers)
-            if anchored { return machine.run(from: 0, at: 0) }
-            var start = 0
-            while true {
-                if let firstByte {
-                    while start < bytes.count && bytes[start] != firstByte { start += 1 }
-                    if start == bytes.count { return false }
-                }
-                if machine.run(from: 0, at: start) { return true }
-                if start >= bytes.count { return false }
-                start += Machine.scalarLength(bytes[start])
+        return s.withUTF8 { matches(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether the pattern matches somewhere in the valid UTF-8 `utf8`.
+    func matches(utf8: UnsafeRawBufferPointer) -> Bool {
+        let bytes = utf8.assumingMemoryBound(to: UInt8.self)
+        if anchored, let firstByte, bytes.first != firstByte { return false }
+        var machine = Machine(program: program, bytes: bytes, captureSlots: captureSlots, registers: registers)
+        if anchored { return machine.run(from: 0, at: 0) }
+        var start = 0
+        while true {
+            if let firstByte {
+                while start < bytes.count && bytes[start] != firstByte { start += 1 }
+                if start == bytes.count { return false }
             }
+            if machine.run(from: 0, at: start) { return true }
+            if start >= bytes.count { return false }
+            start += Machine.scalarLength(bytes[start])
         }
     }
 

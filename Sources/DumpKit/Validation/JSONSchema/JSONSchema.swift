@@ -9,8 +9,9 @@ import JSONStream
 ///     let findings = schema.validate(record, pointerPrefix: "/v1/todolist/-Kabc")
 ///
 /// Every keyword is checked and every reference resolved while compiling, so a schema that
-/// compiles never fails later. Validating a valid instance builds no strings; findings (rule
-/// `schema:<keyword>`, instance pointer, one-line message) are only produced for invalid ones.
+/// compiles never fails later. Instances are evaluated on a `JSONTape` (a `JSONValue` is laid out on
+/// one first). Findings (rule `schema:<keyword>`, instance pointer, one-line message) and their
+/// pointers are only built for invalid instances.
 /// `format` is an annotation unless `Options.assertFormat` is set or the schema's metaschema
 /// enables the format-assertion vocabulary.
 public struct JSONSchema: Sendable {
@@ -64,18 +65,35 @@ public struct JSONSchema: Sendable {
         return JSONSchema(program: program)
     }
 
-    /// Whether `instance` is valid (the fastest check: stops at the first failure, builds nothing).
+    /// Whether `instance` is valid (stops at the first failure; the value is laid out on a tape).
     public func isValid(_ instance: JSONValue) -> Bool {
-        var evaluator = SchemaEvaluator(program: program, pointerPrefix: "")
-        return evaluator.evaluateRoot(instance, report: false)
+        isValid(Self.tape(of: instance))
     }
 
     /// The problems with `instance`, empty when it is valid. Pointers are instance locations,
     /// prefixed with `pointerPrefix` (the instance's own location in the dump).
     public func validate(_ instance: JSONValue, pointerPrefix: String = "") -> [Finding] {
-        var evaluator = SchemaEvaluator(program: program, pointerPrefix: pointerPrefix)
-        if evaluator.evaluateRoot(instance, report: false) { return [] }
-        _ = evaluator.evaluateRoot(instance, report: true)
+        validate(Self.tape(of: instance), pointerPrefix: pointerPrefix)
+    }
+
+    /// Whether the value on `tape` is valid, stopping at the first failure. Only `enum`/`const` with
+    /// containers and `uniqueItems` build `JSONValue`s, and `format` a `String`.
+    public func isValid(_ tape: JSONTape) -> Bool {
+        var evaluator = SchemaEvaluator(program: program, tape: tape, pointerPrefix: "")
+        return evaluator.evaluateRoot(report: false)
+    }
+
+    /// The problems with the value on `tape`, as `validate(_:pointerPrefix:)` finds them.
+    public func validate(_ tape: JSONTape, pointerPrefix: String = "") -> [Finding] {
+        var evaluator = SchemaEvaluator(program: program, tape: tape, pointerPrefix: pointerPrefix)
+        if evaluator.evaluateRoot(report: false) { return [] }
+        _ = evaluator.evaluateRoot(report: true)
         return evaluator.findings
+    }
+
+    private static func tape(of value: JSONValue) -> JSONTape {
+        let tape = JSONTape()
+        tape.fill(value)
+        return tape
     }
 }

@@ -217,7 +217,7 @@ struct SchemaCompiler {
         if minProperties != nil || maxProperties != nil { keywords.append(.objectSize(min: minProperties ?? 0, max: maxProperties)) }
         if let required = object["required"] {
             let names = try strings(required, at: location.appending("required"), keyword: "required")
-            if !names.isEmpty { keywords.append(.required(names)) }
+            if !names.isEmpty { keywords.append(.required(SchemaNames(names))) }
         }
         if !draft7, let dependent = object["dependentRequired"] {
             let here = location.appending("dependentRequired")

@@ -1,3 +1,4 @@
+import Foundation
 import JSONStream
 
 /// JSON Schema's notion of equal instances, used by `const`, `enum` and `uniqueItems`.
@@ -28,6 +29,21 @@ enum SchemaEquality {
             return true
         default:
             return false
+        }
+    }
+
+    /// Whether the value at `i` in `tape` equals `b` (as `equal` compares them).
+    static func equal(_ i: Int, in tape: JSONTape, _ b: JSONValue) -> Bool {
+        switch (tape[i].kind, b) {
+        case (.null, .null): return true
+        case (.false, .bool(let y)): return !y
+        case (.true, .bool(let y)): return y
+        case (.string, .string(var y)):
+            let x = tape.bytes(i)
+            return y.withUTF8 { $0.count == x.count && ($0.count == 0 || memcmp($0.baseAddress!, x.baseAddress!, x.count) == 0) }
+        case (.number, .number): return equal(tape.value(at: i), b)
+        case (.array, .array), (.object, .object): return equal(tape.value(at: i), b)
+        default: return false
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import JSONStream
 
 /// Which members (of an object) or elements (of an array) of one instance were evaluated by
@@ -41,7 +42,7 @@ struct EvaluatedMarks {
     }
 }
 
-/// Evaluates one instance against a compiled program.
+/// Evaluates one instance, laid out on a `JSONTape`, against a compiled program.
 ///
 /// In check mode (`report: false`) it returns as soon as the answer is known and builds no strings.
 /// In report mode it visits everything and records a `Finding` per failed assertion, with the
@@ -49,7 +50,8 @@ struct EvaluatedMarks {
 struct SchemaEvaluator {
     /// A step from an instance to one of its members or elements.
     enum PathSegment {
-        case key(String)
+        /// The tape index of an object key.
+        case key(Int)
         case index(Int)
     }
 
@@ -58,6 +60,10 @@ struct SchemaEvaluator {
     static let maxDepth = 1000
 
     private let program: SchemaProgram
+    private let tape: JSONTape
+    /// The tape's entries and arena, read directly (the tape does not change while evaluating).
+    private let entries: UnsafePointer<JSONTape.Entry>
+    private let arena: UnsafePointer<UInt8>
     private let nodes: [SchemaNode]
     private let usesDynamicScope: Bool
     private let pointerPrefix: String
@@ -66,17 +72,20 @@ struct SchemaEvaluator {
     private var depth = 0
     private(set) var findings: [Finding] = []
 
-    init(program: SchemaProgram, pointerPrefix: String) {
+    init(program: SchemaProgram, tape: JSONTape, pointerPrefix: String) {
         self.program = program
+        self.tape = tape
+        self.entries = tape.entries.baseAddress!
+        self.arena = tape.arenaBase
         self.nodes = program.nodes
         self.usesDynamicScope = program.usesDynamicScope
         self.pointerPrefix = pointerPrefix
     }
 
-    /// Validates `instance` against the program's root schema.
-    mutating func evaluateRoot(_ instance: JSONValue, report: Bool) -> Bool {
+    /// Validates the tape's value against the program's root schema.
+    mutating func evaluateRoot(report: Bool) -> Bool {
         var marks = EvaluatedMarks.inactive
-        return evaluate(program.root, instance, report: report, marks: &marks)
+        return evaluate(program.root, 0, report: report, marks: &marks)
     }
 
     // MARK: - Findings
@@ -86,7 +95,7 @@ struct SchemaEvaluator {
         for segment in path {
             out += "/"
             switch segment {
-            case .key(let k): out += JSONPointer.escape(k)
+            case .key(let k): out += JSONPointer.escape(tape.string(k))
             case .index(let i): out += String(i)
             }
         }
@@ -127,8 +136,12 @@ struct SchemaEvaluator {
 
     // MARK: - Subschemas
 
-    private mutating func evaluate(_ id: Int32, _ value: JSONValue, report: Bool, marks: inout EvaluatedMarks) -> Bool {
-        let node = nodes[Int(id)]
+    private mutating func evaluate(_ id: Int32, _ value: Int, report: Bool, marks: inout EvaluatedMarks) -> Bool {
+        // The program keeps its nodes alive: no reference counting per subschema.
+        program.unretainedNodes[Int(id)]._withUnsafeGuaranteedRef { evaluate($0, value, report: report, marks: &marks) }
+    }
+
+    private mutating func evaluate(_ node: SchemaNode, _ value: Int, report: Bool, marks: inout EvaluatedMarks) -> Bool {
         if node.keywords.isEmpty { return true }
         if depth >= SchemaEvaluator.maxDepth {
             if report { fail("$ref", "schema nesting deeper than \(SchemaEvaluator.maxDepth) levels (a reference cycle?)") }
@@ -150,9 +163,9 @@ struct SchemaEvaluator {
         return valid
     }
 
-    private mutating func evaluate(_ keywords: [SchemaKeyword], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func evaluate(_ keywords: borrowing [SchemaKeyword], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var valid = true
-        for keyword in keywords where !evaluate(keyword, value, report, &marks) {
+        for k in keywords.indices where !evaluate(keywords[k], value, report, &marks) {
             if !report { return false }
             valid = false
         }
@@ -160,7 +173,7 @@ struct SchemaEvaluator {
     }
 
     /// Evaluates a subschema on a member or element (a new instance location, with its own marks).
-    private mutating func evaluateChild(_ id: Int32, _ child: JSONValue, _ segment: PathSegment, _ report: Bool,
+    private mutating func evaluateChild(_ id: Int32, _ child: Int, _ segment: PathSegment, _ report: Bool,
                                         keyword: String, notAllowed: @autoclosure () -> String) -> Bool {
         var marks = EvaluatedMarks.inactive
         guard report else { return evaluate(id, child, report: false, marks: &marks) }
@@ -184,53 +197,57 @@ struct SchemaEvaluator {
 
     /// Dispatches one keyword. Kept free of message building (which lives in the helpers and in
     /// `report...` functions) so that its stack frame stays small: evaluation recurses through it.
-    private mutating func evaluate(_ keyword: SchemaKeyword, _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func evaluate(_ keyword: borrowing SchemaKeyword, _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        let kind = entries[value].kind
         switch keyword {
         case .never:
             if report { fail("false", "no value is allowed here") }
             return false
         case .type(let types):
-            if SchemaEvaluator.matches(types, value) { return true }
+            if matches(types, value) { return true }
             if report { reportType(types, value) }
             return false
         case .constant(let expected):
-            if SchemaEquality.equal(value, expected) { return true }
+            if SchemaEquality.equal(value, in: tape, expected) { return true }
             if report { reportConstant(expected) }
             return false
         case .enumeration(let allowed):
-            if allowed.contains(value) { return true }
+            if allowed.contains(value, in: tape) { return true }
             if report { reportEnumeration(allowed) }
             return false
         case .number(let limits):
-            guard case .number(let n) = value else { return true }
-            return checkNumber(n, limits, report)
+            guard kind == .number else { return true }
+            // A plain integer clearly within the bounds needs no `JSONNumber`.
+            if let d = SchemaEvaluator.plainIntegerValue(bytes(value)), limits.clearlyAllows(d) { return true }
+            return checkNumber(JSONNumber(text: String(decoding: bytes(value), as: UTF8.self)), limits, report)
         case .stringLength(let min, let max):
-            guard case .string(let s) = value else { return true }
-            return checkLength(s, min, max, report)
+            guard kind == .string else { return true }
+            return checkLength(bytes(value), min, max, report)
         case .pattern(let regex):
-            guard case .string(let s) = value, !regex.matches(s) else { return true }
+            guard kind == .string, !regex.matches(utf8: bytes(value)) else { return true }
             if report { reportPattern(regex) }
             return false
         case .format(let format):
-            guard case .string(let s) = value, !format.check(s) else { return true }
+            guard kind == .string, !format.check(tape.string(value)) else { return true }
             if report { reportFormat(format.name) }
             return false
         case .arraySize(let min, let max):
-            guard case .array(let a) = value else { return true }
-            return checkSize(a.count, min, max, report, noun: "items", minKeyword: "minItems", maxKeyword: "maxItems", of: "array")
+            guard kind == .array else { return true }
+            return checkSize(Int(entries[value].count), min, max, report, noun: "items", minKeyword: "minItems", maxKeyword: "maxItems", of: "array")
         case .uniqueItems:
-            guard case .array(let a) = value, let duplicate = SchemaEquality.firstDuplicate(in: a) else { return true }
+            guard kind == .array, entries[value].count > 1, case .array(let a) = tape.value(at: value),
+                  let duplicate = SchemaEquality.firstDuplicate(in: a) else { return true }
             if report { reportDuplicate(duplicate) }
             return false
         case .objectSize(let min, let max):
-            guard case .object(let o) = value else { return true }
-            return checkSize(o.count, min, max, report, noun: "properties", minKeyword: "minProperties", maxKeyword: "maxProperties", of: "object")
+            guard kind == .object else { return true }
+            return checkSize(Int(entries[value].count), min, max, report, noun: "properties", minKeyword: "minProperties", maxKeyword: "maxProperties", of: "object")
         case .required(let names):
-            guard case .object(let o) = value else { return true }
-            return checkRequired(o, names, report)
+            guard kind == .object else { return true }
+            return checkRequired(value, names, report)
         case .dependentRequired(let entries):
-            guard case .object(let o) = value else { return true }
-            return checkDependentRequired(o, entries, report)
+            guard kind == .object else { return true }
+            return checkDependentRequired(value, entries, report)
         case .ref(let target):
             return evaluate(target, value, report: report, marks: &marks)
         case .dynamicRef(let fallback, let anchor):
@@ -249,33 +266,76 @@ struct SchemaEvaluator {
         case .conditional(let condition, let then, let otherwise):
             return checkConditional(condition, then, otherwise, value, report, &marks)
         case .dependentSchemas(let entries):
-            guard case .object(let o) = value else { return true }
-            return checkDependentSchemas(o, entries, value, report, &marks)
+            guard kind == .object else { return true }
+            return checkDependentSchemas(entries, value, report, &marks)
         case .items(let items):
-            guard case .array(let a) = value else { return true }
-            return checkItems(a, items, report, &marks)
+            guard kind == .array else { return true }
+            return checkItems(value, items, report, &marks)
         case .contains(let contains):
-            guard case .array(let a) = value else { return true }
-            return checkContains(a, contains, report, &marks)
+            guard kind == .array else { return true }
+            return checkContains(value, contains, report, &marks)
         case .properties(let properties):
-            guard case .object(let o) = value else { return true }
-            return checkProperties(o, properties, report, &marks)
+            guard kind == .object else { return true }
+            return checkProperties(value, properties, report, &marks)
         case .propertyNames(let schema):
-            guard case .object(let o) = value else { return true }
-            return checkPropertyNames(o, schema, report)
+            guard kind == .object else { return true }
+            return checkPropertyNames(value, schema, report)
         case .unevaluatedItems(let schema):
-            guard case .array(let a) = value else { return true }
-            return checkUnevaluatedItems(a, schema, report, &marks)
+            guard kind == .array else { return true }
+            return checkUnevaluatedItems(value, schema, report, &marks)
         case .unevaluatedProperties(let schema):
-            guard case .object(let o) = value else { return true }
-            return checkUnevaluatedProperties(o, schema, report, &marks)
+            guard kind == .object else { return true }
+            return checkUnevaluatedProperties(value, schema, report, &marks)
+        }
+    }
+
+    /// The bytes of the string or number at `i`.
+    @inline(__always)
+    private func bytes(_ i: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: arena + Int(entries[i].start), count: Int(entries[i].length))
+    }
+
+    /// Whether the object at `object` has a member named `names.names[n]`.
+    @inline(__always)
+    private func has(_ object: Int, _ n: Int, of names: SchemaNames) -> Bool {
+        var key = object + 1
+        for _ in 0..<Int(entries[object].count) {
+            if names.name(n, equalsKey: bytes(key), keyIsASCII: entries[key].isASCII) { return true }
+            key = Int(entries[key + 1].next)
+        }
+        return false
+    }
+
+    /// Whether the object at `object` has a member `name` (as `JSONObject.index(of:)` compares keys:
+    /// Swift `String` equality, which bytes decide when both sides are ASCII).
+    private func has(_ object: Int, _ name: String) -> Bool {
+        var name = name
+        let nameIsASCII = name.utf8.allSatisfy { $0 < 0x80 }
+        return name.withUTF8 { n in
+            var key = object + 1
+            for _ in 0..<Int(entries[object].count) {
+                let k = bytes(key)
+                if k.count == n.count && (n.count == 0 || memcmp(k.baseAddress!, n.baseAddress!, n.count) == 0) { return true }
+                if !(nameIsASCII && entries[key].isASCII) && tape.string(key) == String(decoding: n, as: UTF8.self) { return true }
+                key = Int(entries[key + 1].next)
+            }
+            return false
         }
     }
 
     // MARK: - Assertions
 
-    private mutating func reportType(_ types: SchemaTypeSet, _ value: JSONValue) {
-        fail("type", "expected \(types.description), found \(value.typeName)")
+    private mutating func reportType(_ types: SchemaTypeSet, _ value: Int) {
+        let found: String
+        switch entries[value].kind {
+        case .null: found = "null"
+        case .false, .true: found = "boolean"
+        case .number: found = JSONNumber(text: tape.string(value)).isIntegerLiteral ? "integer" : "number"
+        case .string: found = "string"
+        case .array: found = "array"
+        case .object: found = "object"
+        }
+        fail("type", "expected \(types.description), found \(found)")
     }
 
     private mutating func reportConstant(_ expected: JSONValue) {
@@ -299,10 +359,13 @@ struct SchemaEvaluator {
         fail("uniqueItems", "items \(duplicate.0) and \(duplicate.1) are equal")
     }
 
-    private mutating func checkLength(_ s: String, _ min: Int, _ max: Int?, _ report: Bool) -> Bool {
+    private mutating func checkLength(_ utf8: UnsafeRawBufferPointer, _ min: Int, _ max: Int?, _ report: Bool) -> Bool {
         // A scalar takes 1...4 UTF-8 bytes: the byte count often settles it without counting.
-        if min == 0, let max, s.utf8.count <= max { return true }
-        let length = s.unicodeScalars.count
+        if min == 0, let max, utf8.count <= max { return true }
+        if min <= utf8.count / 4, max == nil { return true }
+        // Scalars are the bytes that do not continue one (valid UTF-8).
+        var length = 0
+        for b in utf8 where b & 0xC0 != 0x80 { length += 1 }
         if length < min {
             if report { fail("minLength", "string is shorter than \(min) characters (\(length))") }
             return false
@@ -327,20 +390,20 @@ struct SchemaEvaluator {
         return true
     }
 
-    private mutating func checkRequired(_ o: JSONObject, _ names: [String], _ report: Bool) -> Bool {
+    private mutating func checkRequired(_ o: Int, _ names: SchemaNames, _ report: Bool) -> Bool {
         var valid = true
-        for name in names where o.index(of: name) == nil {
+        for n in 0..<names.count where !has(o, n, of: names) {
             if !report { return false }
-            fail("required", "missing required property \(SchemaEvaluator.quoted(name))")
+            fail("required", "missing required property \(SchemaEvaluator.quoted(names.names[n]))")
             valid = false
         }
         return valid
     }
 
-    private mutating func checkDependentRequired(_ o: JSONObject, _ entries: [DependentRequired], _ report: Bool) -> Bool {
+    private mutating func checkDependentRequired(_ o: Int, _ entries: [DependentRequired], _ report: Bool) -> Bool {
         var valid = true
-        for entry in entries where o.index(of: entry.property) != nil {
-            for name in entry.required where o.index(of: name) == nil {
+        for entry in entries where has(o, entry.property) {
+            for name in entry.required where !has(o, name) {
                 if !report { return false }
                 fail("dependentRequired", "property \(SchemaEvaluator.quoted(name)) is required when \(SchemaEvaluator.quoted(entry.property)) is present")
                 valid = false
@@ -351,7 +414,7 @@ struct SchemaEvaluator {
 
     // MARK: - In-place applicators
 
-    private mutating func checkAllOf(_ schemas: [Int32], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkAllOf(_ schemas: [Int32], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var valid = true
         for s in schemas where !evaluate(s, value, report: report, marks: &marks) {
             if !report { return false }
@@ -360,7 +423,7 @@ struct SchemaEvaluator {
         return valid
     }
 
-    private mutating func checkAnyOf(_ schemas: [Int32], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkAnyOf(_ schemas: [Int32], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var valid = false
         for s in schemas {
             var local = EvaluatedMarks(active: marks.active)
@@ -374,31 +437,37 @@ struct SchemaEvaluator {
         return valid
     }
 
-    private mutating func checkOneOf(_ schemas: [Int32], _ value: JSONValue, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
-        var passed: [Int] = []
+    private mutating func checkOneOf(_ schemas: [Int32], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        // The first two alternatives that pass (no array: this runs for every value oneOf applies to).
+        var first: Int? = nil
+        var second: Int? = nil
         var passedMarks = EvaluatedMarks.inactive
         for (i, s) in schemas.enumerated() {
             var local = EvaluatedMarks(active: marks.active)
             guard evaluate(s, value, report: false, marks: &local) else { continue }
-            passed.append(i)
             passedMarks = local
-            if passed.count > 1 { break }
+            if first == nil {
+                first = i
+            } else {
+                second = i
+                break
+            }
         }
-        if passed.count == 1 {
+        if first != nil && second == nil {
             if marks.active { marks.merge(passedMarks) }
             return true
         }
         if report {
-            if passed.isEmpty {
-                fail("oneOf", "value matches none of the \(schemas.count) oneOf alternatives")
+            if let first, let second {
+                fail("oneOf", "value matches oneOf alternatives \(first) and \(second); exactly one must match")
             } else {
-                fail("oneOf", "value matches oneOf alternatives \(passed[0]) and \(passed[1]); exactly one must match")
+                fail("oneOf", "value matches none of the \(schemas.count) oneOf alternatives")
             }
         }
         return false
     }
 
-    private mutating func checkConditional(_ condition: Int32, _ then: Int32?, _ otherwise: Int32?, _ value: JSONValue,
+    private mutating func checkConditional(_ condition: Int32, _ then: Int32?, _ otherwise: Int32?, _ value: Int,
                                            _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var local = EvaluatedMarks(active: marks.active)
         if evaluate(condition, value, report: false, marks: &local) {
@@ -410,10 +479,10 @@ struct SchemaEvaluator {
         return evaluate(otherwise, value, report: report, marks: &marks)
     }
 
-    private mutating func checkDependentSchemas(_ o: JSONObject, _ entries: [DependentSchema], _ value: JSONValue,
+    private mutating func checkDependentSchemas(_ entries: [DependentSchema], _ value: Int,
                                                 _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var valid = true
-        for entry in entries where o.index(of: entry.property) != nil && !evaluate(entry.schema, value, report: report, marks: &marks) {
+        for entry in entries where has(value, entry.property) && !evaluate(entry.schema, value, report: report, marks: &marks) {
             if !report { return false }
             valid = false
         }
@@ -422,23 +491,30 @@ struct SchemaEvaluator {
 
     // MARK: - Child applicators
 
-    private mutating func checkPropertyNames(_ o: JSONObject, _ schema: Int32, _ report: Bool) -> Bool {
+    private mutating func checkPropertyNames(_ o: Int, _ schema: Int32, _ report: Bool) -> Bool {
+        let (tape, entries) = (self.tape, self.entries)  // not `self`, which the evaluation of members mutates
         var valid = true
-        for m in o.members {
+        var key = o + 1
+        for _ in 0..<Int(entries[o].count) {
+            defer { key = Int(entries[key + 1].next) }
+            // A key is a string entry: it is evaluated as the instance.
             var none = EvaluatedMarks.inactive
-            if evaluate(schema, .string(m.key), report: false, marks: &none) { continue }
+            if evaluate(schema, key, report: false, marks: &none) { continue }
             if !report { return false }
             valid = false
-            path.append(.key(m.key))
-            fail("propertyNames", "property name \(SchemaEvaluator.quoted(m.key)) is not allowed by propertyNames")
+            path.append(.key(key))
+            fail("propertyNames", "property name \(SchemaEvaluator.quoted(tape.string(key))) is not allowed by propertyNames")
             path.removeLast()
         }
         return valid
     }
 
-    private mutating func checkUnevaluatedItems(_ a: [JSONValue], _ schema: Int32, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkUnevaluatedItems(_ a: Int, _ schema: Int32, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var valid = true
-        for (i, element) in a.enumerated() where !marks.contains(i) {
+        var element = a + 1
+        for i in 0..<Int(entries[a].count) {
+            defer { element = Int(entries[element].next) }
+            if marks.contains(i) { continue }
             if !evaluateChild(schema, element, .index(i), report, keyword: "unevaluatedItems", notAllowed: "item \(i) is not allowed (unevaluatedItems)") {
                 if !report { return false }
                 valid = false
@@ -448,11 +524,15 @@ struct SchemaEvaluator {
         return valid
     }
 
-    private mutating func checkUnevaluatedProperties(_ o: JSONObject, _ schema: Int32, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkUnevaluatedProperties(_ o: Int, _ schema: Int32, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        let (tape, entries) = (self.tape, self.entries)  // not `self`, which the evaluation of members mutates
         var valid = true
-        for (i, m) in o.members.enumerated() where !marks.contains(i) {
-            if !evaluateChild(schema, m.value, .key(m.key), report, keyword: "unevaluatedProperties",
-                              notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed (unevaluatedProperties)") {
+        var key = o + 1
+        for i in 0..<Int(entries[o].count) {
+            defer { key = Int(entries[key + 1].next) }
+            if marks.contains(i) { continue }
+            if !evaluateChild(schema, key + 1, .key(key), report, keyword: "unevaluatedProperties",
+                              notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed (unevaluatedProperties)") {
                 if !report { return false }
                 valid = false
             }
@@ -461,15 +541,37 @@ struct SchemaEvaluator {
         return valid
     }
 
-    private static func matches(_ types: SchemaTypeSet, _ value: JSONValue) -> Bool {
-        switch value {
+    private func matches(_ types: SchemaTypeSet, _ value: Int) -> Bool {
+        switch entries[value].kind {
         case .null: return types.contains(.null)
-        case .bool: return types.contains(.boolean)
+        case .false, .true: return types.contains(.boolean)
         case .string: return types.contains(.string)
         case .array: return types.contains(.array)
         case .object: return types.contains(.object)
-        case .number(let n): return types.contains(.number) || (types.contains(.integer) && n.isMathematicalInteger)
+        case .number:
+            return types.contains(.number) || (types.contains(.integer) && SchemaEvaluator.isMathematicalInteger(bytes(value)))
         }
+    }
+
+    /// The `Double` of a plain integer of up to 18 characters, computed as
+    /// `JSONNumber.fastDoubleValue` does; nil for other number texts.
+    @inline(__always)
+    private static func plainIntegerValue(_ text: UnsafeRawBufferPointer) -> Double? {
+        guard !text.isEmpty, text.count <= 18 else { return nil }
+        let negative = text[0] == UInt8(ascii: "-")
+        var value: Int64 = 0
+        for c in text[(negative ? 1 : 0)...] {
+            guard c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(c - UInt8(ascii: "0"))
+        }
+        return Double(negative ? -value : value)
+    }
+
+    /// Whether number text is mathematically an integer (`1.0` and `1e2` are), as
+    /// `JSONNumber.isMathematicalInteger` decides it, without making a `String` for plain integers.
+    private static func isMathematicalInteger(_ text: UnsafeRawBufferPointer) -> Bool {
+        if !text.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }) { return true }
+        return ExactDecimal(String(decoding: text, as: UTF8.self))?.isInteger ?? false
     }
 
     private mutating func checkNumber(_ n: JSONNumber, _ limits: NumberLimits, _ report: Bool) -> Bool {
@@ -503,9 +605,12 @@ struct SchemaEvaluator {
         return valid
     }
 
-    private mutating func checkItems(_ a: [JSONValue], _ items: ItemsApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkItems(_ a: Int, _ items: ItemsApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var valid = true
-        for (i, element) in a.enumerated() {
+        let count = Int(entries[a].count)
+        var element = a + 1
+        for i in 0..<count {
+            defer { element = Int(entries[element].next) }
             let schema: Int32, keyword: String
             if i < items.prefix.count {
                 schema = items.prefix[i]
@@ -525,19 +630,22 @@ struct SchemaEvaluator {
             if items.rest != nil {
                 marks.markAll()
             } else {
-                for i in 0..<min(items.prefix.count, a.count) { marks.mark(i, of: a.count) }
+                for i in 0..<min(items.prefix.count, count) { marks.mark(i, of: count) }
             }
         }
         return valid
     }
 
-    private mutating func checkContains(_ a: [JSONValue], _ contains: ContainsApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkContains(_ a: Int, _ contains: ContainsApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
         var count = 0
-        for (i, element) in a.enumerated() {
+        let elements = Int(entries[a].count)
+        var element = a + 1
+        for i in 0..<elements {
+            defer { element = Int(entries[element].next) }
             var none = EvaluatedMarks.inactive
             guard evaluate(contains.schema, element, report: false, marks: &none) else { continue }
             count += 1
-            if marks.active { marks.mark(i, of: a.count) }
+            if marks.active { marks.mark(i, of: elements) }
             // Without annotations or a maximum to check, enough matches settle it.
             if !marks.active && contains.max == nil && count >= contains.min { return true }
         }
@@ -555,35 +663,40 @@ struct SchemaEvaluator {
         return true
     }
 
-    private mutating func checkProperties(_ o: JSONObject, _ properties: PropertiesApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkProperties(_ o: Int, _ properties: PropertiesApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+        let (tape, entries) = (self.tape, self.entries)  // not `self`, which the evaluation of members mutates
         var valid = true
-        for (i, m) in o.members.enumerated() {
+        let count = Int(entries[o].count)
+        var key = o + 1
+        for i in 0..<count {
+            defer { key = Int(entries[key + 1].next) }
+            let value = key + 1
             var matched = false
-            if let schema = properties.schema(for: m.key) {
+            if let schema = properties.schema(forKey: bytes(key), isASCII: entries[key].isASCII) {
                 matched = true
-                if !evaluateChild(schema, m.value, .key(m.key), report, keyword: "properties",
-                                  notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed") {
+                if !evaluateChild(schema, value, .key(key), report, keyword: "properties",
+                                  notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed") {
                     if !report { return false }
                     valid = false
                 }
             }
-            for pattern in properties.patterns where pattern.regex.matches(m.key) {
+            for pattern in properties.patterns where pattern.regex.matches(utf8: bytes(key)) {
                 matched = true
-                if !evaluateChild(pattern.schema, m.value, .key(m.key), report, keyword: "patternProperties",
-                                  notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed") {
+                if !evaluateChild(pattern.schema, value, .key(key), report, keyword: "patternProperties",
+                                  notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed") {
                     if !report { return false }
                     valid = false
                 }
             }
             if !matched, let additional = properties.additional {
                 matched = true
-                if !evaluateChild(additional, m.value, .key(m.key), report, keyword: "additionalProperties",
-                                  notAllowed: "property \(SchemaEvaluator.quoted(m.key)) is not allowed") {
+                if !evaluateChild(additional, value, .key(key), report, keyword: "additionalProperties",
+                                  notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed") {
                     if !report { return false }
                     valid = false
                 }
             }
-            if matched && marks.active { marks.mark(i, of: o.count) }
+            if matched && marks.active { marks.mark(i, of: count) }
         }
         return valid
     }

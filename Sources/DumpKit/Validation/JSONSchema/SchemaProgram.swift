@@ -11,13 +11,20 @@ final class SchemaProgram: Sendable {
     let dynamicAnchors: [[String: Int32]]
     /// Whether any `$dynamicRef` needs the dynamic scope tracked during evaluation.
     let usesDynamicScope: Bool
+    /// `nodes` as unretained references (the program keeps them alive), so that evaluation does not
+    /// retain and release a node per subschema. Written only here.
+    nonisolated(unsafe) let unretainedNodes: UnsafeMutableBufferPointer<Unmanaged<SchemaNode>>
 
     init(nodes: [SchemaNode], root: Int32, dynamicAnchors: [[String: Int32]], usesDynamicScope: Bool) {
         self.nodes = nodes
         self.root = root
         self.dynamicAnchors = dynamicAnchors
         self.usesDynamicScope = usesDynamicScope
+        unretainedNodes = .allocate(capacity: nodes.count)
+        _ = unretainedNodes.initialize(from: nodes.map { Unmanaged.passUnretained($0) })
     }
+
+    deinit { unretainedNodes.deallocate() }
 }
 
 /// One compiled subschema.
@@ -61,7 +68,7 @@ enum SchemaKeyword: Sendable {
     case arraySize(min: Int, max: Int?)
     case uniqueItems
     case objectSize(min: Int, max: Int?)
-    case required([String])
+    case required(SchemaNames)
     case dependentRequired([DependentRequired])
     case ref(Int32)
     /// `$dynamicRef` to a `$dynamicAnchor` `anchor`; `fallback` is its static target.
@@ -111,16 +118,37 @@ struct SchemaEnum: Sendable {
     /// byte comparisons).
     private let strings: [String: [String]]?
 
+    /// The allowed strings' UTF-8 one after the other, and their lengths, when there are no more
+    /// than a few: a string instance is compared with them byte for byte (code-point equality).
+    private let smallStrings: [UInt8]
+    private let smallStringLengths: [Int]
+
     init(_ values: [JSONValue]) {
         self.values = values
         let strings = values.compactMap(\.stringValue)
         self.strings = strings.count == values.count && strings.count > 8 ? Dictionary(grouping: strings, by: { $0 }) : nil
+        smallStrings = self.strings == nil ? strings.flatMap { Array($0.utf8) } : []
+        smallStringLengths = self.strings == nil ? strings.map(\.utf8.count) : []
     }
 
-    /// Whether `value` equals one of the allowed values.
-    func contains(_ value: JSONValue) -> Bool {
-        guard let strings else { return values.contains { SchemaEquality.equal(value, $0) } }
-        guard case .string(let s) = value, let spellings = strings[s] else { return false }
+    /// Whether the value at `i` in `tape` equals one of the allowed values.
+    func contains(_ i: Int, in tape: JSONTape) -> Bool {
+        guard tape[i].kind == .string else {
+            return strings == nil && values.contains { SchemaEquality.equal(i, in: tape, $0) }
+        }
+        guard let strings else {
+            let s = tape.bytes(i)
+            return smallStrings.withUnsafeBytes { allowed in
+                var start = 0
+                for length in smallStringLengths {
+                    if length == s.count && SchemaNames.sameBytes(allowed.baseAddress! + start, s.baseAddress, length) { return true }
+                    start += length
+                }
+                return false
+            }
+        }
+        let s = tape.string(i)
+        guard let spellings = strings[s] else { return false }
         return spellings.contains { SchemaEquality.sameScalars($0, s) }
     }
 }
@@ -142,6 +170,14 @@ final class NumberLimits: Sendable {
         self.maximum = maximum
         self.exclusiveMaximum = exclusiveMaximum
         self.multipleOf = multipleOf
+    }
+
+    /// Whether a number whose `Double` is `d` is within every bound by the doubles alone (no tie,
+    /// which the exact decimals would settle) and no `multipleOf` applies.
+    @inline(__always)
+    func clearlyAllows(_ d: Double) -> Bool {
+        multipleOf == nil && (minimum.map { d > $0.double } ?? true) && (exclusiveMinimum.map { d > $0.double } ?? true)
+            && (maximum.map { d < $0.double } ?? true) && (exclusiveMaximum.map { d < $0.double } ?? true)
     }
 }
 
@@ -206,11 +242,15 @@ final class PropertiesApplicator: Sendable {
     let patterns: [Pattern]
     let additional: Int32?
 
+    /// The `named` keys, compared with tape keys as bytes.
+    private let names: SchemaNames
+
     init(named: [(key: String, schema: Int32)], patterns: [Pattern], additional: Int32?) {
         self.named = named
         self.lookup = named.count > 16 ? Dictionary(named.map { ($0.key, $0.schema) }, uniquingKeysWith: { a, _ in a }) : nil
         self.patterns = patterns
         self.additional = additional
+        names = SchemaNames(named.map(\.key))
     }
 
     /// The `properties` subschema for `key`.
@@ -219,5 +259,73 @@ final class PropertiesApplicator: Sendable {
         if let lookup { return lookup[key] }
         for entry in named where entry.key == key { return entry.schema }
         return nil
+    }
+
+    /// The `properties` subschema for the object key `key` (UTF-8), as `schema(for:)` finds it.
+    @inline(__always)
+    func schema(forKey key: UnsafeRawBufferPointer, isASCII: Bool) -> Int32? {
+        if lookup != nil { return schema(for: String(decoding: key, as: UTF8.self)) }
+        return names.firstIndex(ofKey: key, keyIsASCII: isASCII).map { named[$0].schema }
+    }
+}
+
+/// Property names (`required`, `properties`) laid out for comparison with tape keys: their UTF-8 one
+/// after the other, compared a word at a time. Equality is Swift's `String` equality (canonical
+/// equivalence), as `JSONObject` finds members: bytes decide it when both sides are ASCII.
+final class SchemaNames: Sendable {
+    let names: [String]
+    private let utf8: [UInt8]
+    private let starts: [Int]
+    private let lengths: [Int]
+    private let isASCII: Bool
+
+    init(_ names: [String]) {
+        self.names = names
+        utf8 = names.flatMap { Array($0.utf8) }
+        lengths = names.map(\.utf8.count)
+        var starts: [Int] = []
+        var start = 0
+        for n in lengths {
+            starts.append(start)
+            start += n
+        }
+        self.starts = starts
+        isASCII = utf8.allSatisfy { $0 < 0x80 }
+    }
+
+    var count: Int { names.count }
+
+    /// Whether name `n` equals the tape key `key` (its entry's `isASCII` is `keyIsASCII`).
+    @inline(__always)
+    func name(_ n: Int, equalsKey key: UnsafeRawBufferPointer, keyIsASCII: Bool) -> Bool {
+        guard isASCII && keyIsASCII else { return names[n] == String(decoding: key, as: UTF8.self) }
+        let length = lengths[n]
+        guard length == key.count else { return false }
+        return utf8.withUnsafeBytes { Self.sameBytes($0.baseAddress! + starts[n], key.baseAddress!, length) }
+    }
+
+    /// The first name equal to the tape key `key`.
+    @inline(__always)
+    func firstIndex(ofKey key: UnsafeRawBufferPointer, keyIsASCII: Bool) -> Int? {
+        guard isASCII && keyIsASCII else { return names.firstIndex(of: String(decoding: key, as: UTF8.self)) }
+        for n in 0..<names.count where name(n, equalsKey: key, keyIsASCII: true) { return n }
+        return nil
+    }
+
+    /// Whether `n` bytes at `a` and `b` are equal, a word at a time (keys are short: no call to
+    /// `memcmp`).
+    @inline(__always)
+    static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, _ n: Int) -> Bool {
+        guard n > 0, let b else { return true }
+        if n < 8 {
+            for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
+            return true
+        }
+        var i = 0
+        while i + 8 <= n {
+            if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+            i += 8
+        }
+        return i == n || a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
     }
 }

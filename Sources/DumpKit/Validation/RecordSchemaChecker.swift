@@ -1,0 +1,147 @@
+import Dispatch
+import Foundation
+import JSONStream
+
+/// Checks records against their schemas on a thread of its own while the caller reads the next
+/// ones, so that `validate` keeps two cores busy: reading (tokens, tapes, the limit checks) on the
+/// caller's thread, schema evaluation on this one.
+///
+/// Records travel in batches of tapes (up to `batchRecords` records or `batchBytes` of tape) through
+/// a ring of `batchCount` batches, reused. Each record carries the findings the caller made before
+/// it (the limit checks), and the checker hands them on just before the record's schema findings,
+/// so findings come out in the order a single thread would produce them.
+final class RecordSchemaChecker: @unchecked Sendable {
+    // Small enough for the batches in flight to stay in the caches.
+    static let batchRecords = 256
+    static let batchBytes = 1 << 20
+    static let batchCount = 3
+
+    /// Records read onto tapes, with their paths and the findings made before each. One thread at a
+    /// time uses a batch (handed over under the lock): no dynamic exclusivity checks.
+    private final class Batch {
+        @exclusivity(unchecked) var tapes: [JSONTape] = []
+        @exclusivity(unchecked) var paths: [[String]] = []
+        @exclusivity(unchecked) var findingsBefore: [[Finding]] = []
+        @exclusivity(unchecked) var count = 0
+        @exclusivity(unchecked) var bytes = 0
+    }
+
+    private let schemas: [ValidateJob.SchemaBinding]
+    /// Receives the findings, on the checker's thread (until `finish()` returns).
+    private let emit: (Finding) -> Void
+    /// The batch the caller fills (only the caller touches it and `isFinished`).
+    @exclusivity(unchecked) private var filling: Batch
+    @exclusivity(unchecked) private var isFinished = false
+    // Shared under `lock`: batches to fill, and filled batches to check (nil: no more).
+    private let lock = NSLock()
+    private var free: [Batch]
+    private var ready: [Batch?] = []
+    private let freeCount = DispatchSemaphore(value: 0)
+    private let readyCount = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts the checker's thread; `schemas` are tried in order for each record's path.
+    init(schemas: [ValidateJob.SchemaBinding], emit: @escaping (Finding) -> Void) {
+        self.schemas = schemas
+        self.emit = emit
+        let batches = (0..<Self.batchCount).map { _ in Batch() }
+        filling = batches[0]
+        free = Array(batches.dropFirst())
+        // Signalled rather than created with a count (libdispatch traps when a semaphore is freed
+        // below its initial value).
+        for _ in free { freeCount.signal() }
+        DispatchQueue.global().async { [self] in
+            check()
+            finished.signal()
+        }
+    }
+
+    /// The tape to read the next record onto.
+    func nextTape() -> JSONTape {
+        let b = filling
+        if b.count == b.tapes.count {
+            b.tapes.append(JSONTape())
+            b.paths.append([])
+            b.findingsBefore.append([])
+        }
+        return b.tapes[b.count]
+    }
+
+    /// Hands over the record just read onto `nextTape()`, found at `path`, with the findings the
+    /// caller made since the previous record (taken; `findings` is left empty).
+    func submit(path: [String], findingsBefore findings: inout [Finding]) {
+        let b = filling
+        b.paths[b.count] = path
+        // The checker left the slot empty.
+        if !findings.isEmpty { swap(&b.findingsBefore[b.count], &findings) }
+        b.bytes += b.tapes[b.count].byteCount
+        b.count += 1
+        if b.count == Self.batchRecords || b.bytes >= Self.batchBytes { ship() }
+    }
+
+    /// Checks the records submitted so far and waits until they are checked and their findings
+    /// emitted; also to be called when reading failed. Later calls return at once.
+    func finish() {
+        if isFinished { return }
+        isFinished = true
+        ship()
+        lock.withLock { ready.append(nil) }
+        readyCount.signal()
+        finished.wait()
+    }
+
+    /// Passes the filled batch to the checker's thread and takes a free one.
+    private func ship() {
+        guard filling.count > 0 else { return }
+        let b = filling
+        lock.withLock { ready.append(b) }
+        readyCount.signal()
+        freeCount.wait()
+        filling = lock.withLock { free.removeLast() }
+        filling.count = 0
+        filling.bytes = 0
+    }
+
+    /// The checker's thread: batches in order until the end.
+    private func check() {
+        while true {
+            readyCount.wait()
+            guard let batch = lock.withLock({ ready.removeFirst() }) else { return }
+            for i in 0..<batch.count {
+                if !batch.findingsBefore[i].isEmpty {
+                    for f in batch.findingsBefore[i] { emit(f) }
+                    batch.findingsBefore[i].removeAll(keepingCapacity: true)
+                }
+                check(batch.tapes[i], at: batch.paths[i])
+                // Freed here rather than on the reading thread when the slot is reused.
+                batch.paths[i] = []
+            }
+            lock.withLock { free.append(batch) }
+            freeCount.signal()
+        }
+    }
+
+    /// Emits the schema findings of the record on `tape`.
+    private func check(_ tape: JSONTape, at path: [String]) {
+        // The reader yields only records some pattern matches: with one schema, that schema's.
+        guard let b = schemas.count == 1 ? 0 : schemas.firstIndex(where: { $0.pattern.match(path) != nil }),
+              !schemas[b].schema.isValid(tape) else { return }
+        let binding = schemas[b]
+        let prefix = JSONPointer.string(path)
+        for var f in binding.schema.validate(tape, pointerPrefix: prefix) {
+            if f.line == nil {
+                let at = Self.location(of: f.pointer.dropFirst(prefix.count), in: tape)
+                f.line = at.line
+                f.column = at.column
+            }
+            emit(ValidateJob.tagged(f, binding))
+        }
+    }
+
+    /// The line and column of the value at `pointer` (relative to the record on `tape`), found as
+    /// `JSONValue.value(at:)` would find it; the record's own when the pointer names no value.
+    static func location(of pointer: Substring, in tape: JSONTape) -> (line: Int, column: Int) {
+        let i = JSONPointer.segments(String(pointer)).flatMap { tape.index(at: $0) } ?? 0
+        return (Int(tape[i].line), Int(tape[i].column))
+    }
+}
