@@ -21,7 +21,12 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"])]
         ),
-        .target(name: "ArchiveKit", dependencies: ["CArchive"]),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
+        .target(name: "ArchiveKit", dependencies: ["CArchive", "CZstd"]),
         .target(name: "JSONStream"),
         .target(name: "CPlatform"),
         .target(
