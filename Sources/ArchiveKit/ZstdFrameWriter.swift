@@ -30,8 +30,8 @@ public final class ZstdFrameWriter: ArchiveSink {
     private var rawFrame: [UInt8] = []
     private var rawFrameRemaining = 0
     private var rawBlockRemaining = 0
-    /// Frames not yet written, oldest first, from `head` on.
-    private var queue: [Frame] = []
+    /// Frames not yet written, oldest first, from `head` on (those before it are written and let go).
+    private var queue: [Frame?] = []
     private var head = 0
     private var queuedBytes = 0
 
@@ -93,7 +93,7 @@ public final class ZstdFrameWriter: ArchiveSink {
         }
         try sealSegment()
         while head < queue.count {
-            pool.wait(for: queue[head].ticket)
+            pool.wait(for: queue[head]!.ticket)
             try drain()
         }
     }
@@ -145,20 +145,20 @@ public final class ZstdFrameWriter: ArchiveSink {
         queuedBytes += frame.size
         try drain()
         while queuedBytes > queueLimit, head < queue.count {
-            pool.wait(for: queue[head].ticket)
+            pool.wait(for: queue[head]!.ticket)
             try drain()
         }
     }
 
     /// Writes the ready frames at the head of the queue, in order.
     private func drain() throws {
-        while head < queue.count, pool.isDone(queue[head].ticket) {
-            let frame = queue[head]
+        while head < queue.count, let frame = queue[head], pool.isDone(frame.ticket) {
             if let error = frame.error {
                 throw ArchiveError(name: name, call: "ZSTD_compress2", status: ARCHIVE_FATAL, errno: 0, message: error)
             }
             try frame.bytes.withUnsafeBytes { try sink.write($0) }
             queuedBytes -= frame.size
+            queue[head] = nil
             head += 1
         }
         if head > 1024 && head * 2 > queue.count {
