@@ -92,17 +92,17 @@ public struct ArchiveJob {
         notes.sort()
 
         let newest = items.map(\.modificationTime).max() ?? Timestamp(seconds: 0)
-        let manifest = ArchiveManifest(
-            created: created ?? newest, kind: { if case .bucket = source { .bucket } else { .backup } }(), parts: parts,
-            objects: zip(items, collected).map { ArchiveManifest.Object(path: $0.path, metadata: $1.metadata) })
-
+        let kind: ArchiveManifest.Kind = if case .bucket = source { .bucket } else { .backup }
         if singlePass {
             progress?.begin("archiving", totalFiles: items.count, totalBytes: totalBytes)
-            _ = try SinglePassArchiver(output: output, level: level ?? 3, threads: threads).write(
-                items: items, collected: collected, manifest: manifest, progress: progress)
+            try SinglePassArchiver(output: output, level: level ?? 3, threads: threads).write(
+                items: items, collected: collected, created: created ?? newest, kind: kind, parts: parts, progress: progress)
             progress?.finish()
             return Summary(objects: items.count, bytes: totalBytes, format: format, compression: compression, notes: notes)
         }
+        let manifest = ArchiveManifest(
+            created: created ?? newest, kind: kind, parts: parts,
+            objects: zip(items, collected).map { ArchiveManifest.Object(path: $0.path, metadata: $1.metadata) })
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
         do {
             let writer = try ArchiveWriter(

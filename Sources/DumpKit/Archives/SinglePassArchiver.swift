@@ -24,16 +24,17 @@ struct SinglePassArchiver {
     let level: Int
     let threads: Int
 
-    /// Archives `items` (sorted) with the metadata collected without hashing; `manifest` has everything
-    /// but their hashes and guessed content types. Returns the manifest as written.
+    /// Archives `items` (sorted) with the metadata collected without hashing, and returns the manifest
+    /// as written.
+    @discardableResult
     func write(
-        items: [ArchiveItem], collected: [MetadataCollector.Collected], manifest: ArchiveManifest, progress: ArchiveProgress?
+        items: [ArchiveItem], collected: [MetadataCollector.Collected], created: Timestamp, kind: ArchiveManifest.Kind,
+        parts: [ArchiveManifest.Part], progress: ArchiveProgress?
     ) throws -> ArchiveManifest {
         let placeholder = try Self.json(
             of: ArchiveManifest(
-                created: manifest.created, kind: manifest.kind, parts: manifest.parts,
-                objects: zip(manifest.objects, collected).map { Self.placeholder($0, $1) }))
-        let entrySize = try manifestEntry(placeholder, created: manifest.created).count
+                created: created, kind: kind, parts: parts, objects: zip(items, collected).map { Self.placeholder($0, $1) }))
+        let entrySize = try manifestEntry(placeholder, created: created).count
         let gap = ZstdFrame.compressBound(entrySize) + ZstdFrame.skippableHeaderSize
 
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
@@ -47,12 +48,12 @@ struct SinglePassArchiver {
             try writer.finish()
             try frames.finish()
 
-            let written = ArchiveManifest(created: manifest.created, kind: manifest.kind, parts: manifest.parts, objects: objects)
+            let written = ArchiveManifest(created: created, kind: kind, parts: parts, objects: objects)
             var json = try Self.json(of: written)
             precondition(json.count <= placeholder.count, "the manifest outgrew its placeholder")
             // Pad to the announced size with spaces before the final line break.
             json.insert(contentsOf: repeatElement(UInt8(ascii: " "), count: placeholder.count - json.count), at: json.count - 1)
-            let entry = try manifestEntry(json, created: manifest.created)
+            let entry = try manifestEntry(json, created: created)
             precondition(entry.count == entrySize, "the manifest entry changed size")
             var head = try ZstdFrameWriter.frame(compressing: entry, level: level, name: output)
             precondition(head.count + ZstdFrame.skippableHeaderSize <= gap, "the manifest frame outgrew its bound")
@@ -114,9 +115,9 @@ struct SinglePassArchiver {
     }
 
     /// An object as the placeholder manifest holds it: hashes not yet known are as wide as real ones.
-    private static func placeholder(_ object: ArchiveManifest.Object, _ collected: MetadataCollector.Collected) -> ArchiveManifest.Object {
+    private static func placeholder(_ item: ArchiveItem, _ collected: MetadataCollector.Collected) -> ArchiveManifest.Object {
+        var object = ArchiveManifest.Object(path: item.path, metadata: collected.metadata)
         guard !collected.fromSidecar else { return object }
-        var object = object
         object.metadata.sha256 = String(repeating: "0", count: 64)
         object.metadata.md5 = String(repeating: "A", count: 22) + "=="
         object.metadata.crc32c = "AAAAAA=="
