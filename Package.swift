@@ -48,7 +48,7 @@ let package = Package(
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream", "TestSupport"]),
-        .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "TestSupport"]),
+        .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "CZstd", "TestSupport"]),
         .testTarget(name: "DumpKitTests", dependencies: ["DumpKit", "CPlatform", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
     ],
