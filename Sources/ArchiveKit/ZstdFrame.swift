@@ -7,25 +7,10 @@ public enum ZstdFrame {
     public static let maximumBlockSize = 128 << 10
     /// The size of a skippable frame's header (magic number and payload size); its smallest size.
     public static let skippableHeaderSize = 8
-    /// The largest header `appendRawFrameHeader` writes (magic, descriptor, 4-byte content size).
-    public static let maximumRawHeaderSize = 9
 
     /// The size of a raw frame holding `count` bytes (1 to 2^32 - 1): header and one 3-byte header per block.
     public static func rawFrameSize(holding count: Int) -> Int {
         rawHeaderSize(count) + count + 3 * blockCount(count)
-    }
-
-    /// Appends a complete raw frame holding `bytes` (1 to 2^32 - 1 of them) to `frame`.
-    public static func appendRawFrame(_ bytes: UnsafeRawBufferPointer, to frame: inout [UInt8]) {
-        precondition(bytes.count > 0 && bytes.count <= Int(UInt32.max), "a raw frame holds 1 to 2^32 - 1 bytes")
-        appendRawFrameHeader(contentSize: bytes.count, to: &frame)
-        var offset = 0
-        while offset < bytes.count {
-            let size = min(maximumBlockSize, bytes.count - offset)
-            appendRawBlockHeader(size: size, last: offset + size == bytes.count, to: &frame)
-            frame.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + size]))
-            offset += size
-        }
     }
 
     /// Appends the header of a single-segment frame of `contentSize` bytes (1 to 2^32 - 1): magic

@@ -36,12 +36,22 @@ final class ZstdFrameWriterTests: XCTestCase {
         Array(try Shell.runData("zstd", ["-d", "-c", "-q"], stdin: Data(bytes)))
     }
 
+    /// A raw frame of `data`, as the writer stores a raw stretch of at most one frame.
+    private func rawFrame(_ data: [UInt8]) throws -> [UInt8] {
+        let pool = WorkerPool(threads: 0)
+        let sink = MemorySink()
+        let writer = try ZstdFrameWriter(sink: sink, level: 3, pool: pool, name: "raw")
+        try writer.storeRaw(count: Int64(data.count))
+        try data.withUnsafeBytes { try writer.write($0) }
+        try writer.finish()
+        return sink.bytes
+    }
+
     func testRawFramesDecodeAtEverySizeBoundary() throws {
         let block = ZstdFrame.maximumBlockSize
         for count in [1, 255, 256, 65_791, 65_792, block - 1, block, block + 1, 2 * block, 300_000] {
             let data = noise(count, seed: UInt64(count))
-            var frame: [UInt8] = []
-            data.withUnsafeBytes { ZstdFrame.appendRawFrame($0, to: &frame) }
+            let frame = try rawFrame(data)
             XCTAssertEqual(frame.count, ZstdFrame.rawFrameSize(holding: count), "\(count)")
             let content = frame.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
             XCTAssertEqual(content, UInt64(count))
@@ -56,8 +66,7 @@ final class ZstdFrameWriterTests: XCTestCase {
 
     func testASkippableFrameIsSkippedByDecoders() throws {
         let data = Array("after the skippable frame\n".utf8)
-        var stream = ZstdFrame.skippableHeader(payloadSize: 100) + [UInt8](repeating: 0, count: 100)
-        data.withUnsafeBytes { ZstdFrame.appendRawFrame($0, to: &stream) }
+        let stream = ZstdFrame.skippableHeader(payloadSize: 100) + [UInt8](repeating: 0, count: 100) + (try rawFrame(data))
         XCTAssertEqual(try ZstdFrameList(stream).frames.map(\.kind), [.skippable, .raw])
         XCTAssertEqual(try decompress(stream, expecting: data.count), data)
         XCTAssertEqual(try zstdTool(stream), data)

@@ -24,13 +24,11 @@ struct SinglePassArchiver {
     let level: Int
     let threads: Int
 
-    /// Archives `items` (sorted) with the metadata collected without hashing, and returns the manifest
-    /// as written.
-    @discardableResult
+    /// Archives `items` (sorted) with the metadata collected without hashing.
     func write(
         items: [ArchiveItem], collected: [MetadataCollector.Collected], created: Timestamp, kind: ArchiveManifest.Kind,
         parts: [ArchiveManifest.Part], progress: ArchiveProgress?
-    ) throws -> ArchiveManifest {
+    ) throws {
         let placeholder = try Self.json(
             of: ArchiveManifest(
                 created: created, kind: kind, parts: parts, objects: zip(items, collected).map { Self.placeholder($0, $1) }))
@@ -60,7 +58,6 @@ struct SinglePassArchiver {
             head += ZstdFrame.skippableHeader(payloadSize: gap - head.count - ZstdFrame.skippableHeaderSize)
             try head.withUnsafeBytes { try file.write($0, at: 0) }
             try file.commit()
-            return written
         } catch {
             file.abort()
             throw error
