@@ -175,4 +175,39 @@ final class SinglePassArchiverTests: XCTestCase {
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: directory.url.path).sorted(), ["store"])
     }
+
+    func testAFileThatChangesWhileArchivedIsAnError() throws {
+        let large = "img/e"
+        let bucket = try makeBucket("bucket", ["small.json": Self.record(1), large: Self.objects[large]!])
+        let items = try BucketScanner(root: bucket, prefix: "", filter: PathFilter()).scan().items.sorted(by: ArchiveItem.precedes)
+        var notes: [String] = []
+        let collected = try MetadataCollector(threads: 1, hashing: false).collect(items, progress: nil, notes: &notes)
+        let pool = WorkerPool(threads: 0)
+        let readAhead = ObjectReadAhead(items: items, collected: collected, pool: pool)
+
+        // The large file is hashed now and read again while written: a byte changed in between (same
+        // size and time) is caught by the CRC-32C of the second read.
+        let object = try XCTUnwrap(try readAhead.next())
+        XCTAssertEqual(object.item.path, large)
+        XCTAssertNil(object.data)
+        var bytes = Self.objects[large]!
+        bytes[1_000_000] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: bucket + "/" + large))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_479_566_994)], ofItemAtPath: bucket + "/" + large)
+        let writer = try ArchiveWriter(sink: MemoryByteSink(), format: .tar, compression: .none, name: "test")
+        try writer.begin(ArchiveEntry(path: large, size: object.item.size))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        XCTAssertThrowsError(try ObjectReadAhead.copy(object, to: writer, buffer: buffer, progress: nil)) { error in
+            XCTAssertTrue("\(error)".hasSuffix("\(large): changed while being archived (its bytes differ from the first read)"), "\(error)")
+        }
+
+        // A file that grew since it was listed (and was not read ahead yet).
+        try Data(Self.record(1) + [0x20]).write(to: URL(fileURLWithPath: bucket + "/small.json"))
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_479_566_994)], ofItemAtPath: bucket + "/small.json")
+        let again = ObjectReadAhead(items: Array(items.suffix(1)), collected: Array(collected.suffix(1)), pool: pool)
+        XCTAssertThrowsError(try again.next()) { error in
+            XCTAssertTrue("\(error)".contains("small.json: changed while being archived"), "\(error)")
+        }
+    }
 }
