@@ -14,7 +14,7 @@ import Foundation
 /// An object of up to `bufferLimit` bytes is read once into memory and hashed there (SHA-256, MD5 and
 /// CRC-32C; only SHA-256, checked, and CRC-32C when a sidecar gave the hashes); the writer takes its
 /// bytes from memory. A larger one is hashed while it is read, and the writer reads it again
-/// (`copy(_:to:)`) and checks its CRC-32C against the first read. At most `budget` bytes of objects
+/// (`copy(_:to:buffer:progress:)`) and checks its CRC-32C against the first read. At most `budget` bytes of objects
 /// wait at a time.
 final class ObjectReadAhead {
     /// The largest object kept in memory between hashing and writing.
@@ -47,7 +47,7 @@ final class ObjectReadAhead {
         }
 
         /// Bytes this object holds while it waits.
-        fileprivate var cost: Int { item.size <= Int64(ObjectReadAhead.bufferLimit) ? Int(item.size) : 1 << 20 }
+        fileprivate var cost: Int { ObjectReadAhead.cost(of: item) }
     }
 
     private let items: [ArchiveItem]
@@ -67,7 +67,7 @@ final class ObjectReadAhead {
     /// The next object in order, read and hashed; `nil` after the last. Throws what reading it threw.
     func next() throws -> Object? {
         while submitted < items.count, waiting.count - head < Self.depth,
-            head == waiting.count || waitingBytes + min(Int(items[submitted].size), Self.bufferLimit) <= Self.budget
+            head == waiting.count || waitingBytes + Self.cost(of: items[submitted]) <= Self.budget
         {
             let object = Object(item: items[submitted], collected: collected[submitted])
             submitted += 1
@@ -87,6 +87,11 @@ final class ObjectReadAhead {
         waitingBytes -= object.cost
         if let error = object.error { throw error }
         return object
+    }
+
+    /// The memory an object takes while it waits: its content, or the block buffer that hashes a large one.
+    private static func cost(of item: ArchiveItem) -> Int {
+        item.size <= Int64(bufferLimit) ? Int(item.size) : 1 << 20
     }
 
     /// Reads a large object again into `writer`, in blocks of `buffer`, checking that it is what was hashed.

@@ -22,6 +22,8 @@ struct SinglePassArchiver {
 
     let output: String
     let level: Int
+    /// Worker threads that read, hash and compress while the calling thread writes the tar; with 1, the
+    /// calling thread does everything (the output is the same).
     let threads: Int
 
     /// Archives `items` (sorted) with the metadata collected without hashing.
@@ -29,10 +31,16 @@ struct SinglePassArchiver {
         items: [ArchiveItem], collected: [MetadataCollector.Collected], created: Timestamp, kind: ArchiveManifest.Kind,
         parts: [ArchiveManifest.Part], progress: ArchiveProgress?
     ) throws {
-        let placeholder = try Self.json(
-            of: ArchiveManifest(
-                created: created, kind: kind, parts: parts, objects: zip(items, collected).map { Self.placeholder($0, $1) }))
-        let entrySize = try manifestEntry(placeholder, created: created).count
+        // The placeholder is only measured, and let go before the files are read.
+        let manifestSize: Int
+        let entrySize: Int
+        do {
+            let placeholder = try Self.json(
+                of: ArchiveManifest(
+                    created: created, kind: kind, parts: parts, objects: zip(items, collected).map { Self.placeholder($0, $1) }))
+            manifestSize = placeholder.count
+            entrySize = try manifestEntry(placeholder, created: created).count
+        }
         let gap = ZstdFrame.compressBound(entrySize) + ZstdFrame.skippableHeaderSize
 
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
@@ -48,9 +56,9 @@ struct SinglePassArchiver {
 
             let written = ArchiveManifest(created: created, kind: kind, parts: parts, objects: objects)
             var json = try Self.json(of: written)
-            precondition(json.count <= placeholder.count, "the manifest outgrew its placeholder")
+            precondition(json.count <= manifestSize, "the manifest outgrew its placeholder")
             // Pad to the announced size with spaces before the final line break.
-            json.insert(contentsOf: repeatElement(UInt8(ascii: " "), count: placeholder.count - json.count), at: json.count - 1)
+            json.insert(contentsOf: repeatElement(UInt8(ascii: " "), count: manifestSize - json.count), at: json.count - 1)
             let entry = try manifestEntry(json, created: created)
             precondition(entry.count == entrySize, "the manifest entry changed size")
             var head = try ZstdFrameWriter.frame(compressing: entry, level: level, name: output)
