@@ -10,7 +10,8 @@ import Foundation
 /// A raw stretch becomes frames of at most `rawFrameSize` bytes made of raw blocks, without any work by
 /// libzstd. Frame boundaries depend only on the bytes and the raw stretches, never on the number of
 /// threads, so the output is the same for any pool. A decoder sees the concatenated frames as one stream.
-/// At most `queueLimit` bytes wait for compression or writing; the caller waits beyond that.
+/// At most two segments per worker (2 to 8 segments, 8 to 32 MiB) wait for compression or writing; the
+/// caller waits beyond that.
 public final class ZstdFrameWriter: ArchiveSink {
     /// The most compressible bytes one frame holds.
     public static let segmentSize = 4 << 20
@@ -47,7 +48,7 @@ public final class ZstdFrameWriter: ArchiveSink {
         self.pool = pool
         self.name = name
         contexts = ContextStore(level: Int32(level))
-        queueLimit = max(2, 2 * pool.threads) * Self.segmentSize
+        queueLimit = min(max(2, 2 * pool.threads), 8) * Self.segmentSize
     }
 
     /// One frame of `bytes` compressed at `level` with a content checksum, as the writer makes them.
