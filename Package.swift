@@ -21,7 +21,12 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"])]
         ),
-        .target(name: "ArchiveKit", dependencies: ["CArchive"]),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
+        .target(name: "ArchiveKit", dependencies: ["CArchive", "CZstd"]),
         .target(name: "JSONStream"),
         .target(name: "CPlatform"),
         .target(
@@ -43,7 +48,7 @@ let package = Package(
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream", "TestSupport"]),
-        .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "TestSupport"]),
+        .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "CZstd", "TestSupport"]),
         .testTarget(name: "DumpKitTests", dependencies: ["DumpKit", "CPlatform", "TestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
     ],

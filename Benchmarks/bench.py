@@ -215,7 +215,7 @@ JOBS = [
             {"tool": "dumpkit",
              "argv": ["{dumpkit}", "archive", "{in}", "-o", "{out}", "--format", "tar", "--compression", "zstd", "-q"],
              "note": "dumpkit archive: zstd level 3, threads = cores (its defaults), plus SHA-256, MD5 and "
-                     "CRC-32C of every object for the manifest (a first pass over the files)."},
+                     "CRC-32C of every object for the manifest (computed in the same pass that writes the archive)."},
             {"tool": "dumpkit --threads 1",
              "argv": ["{dumpkit}", "archive", "{in}", "-o", "{out}", "--format", "tar", "--compression", "zstd",
                       "--threads", "1", "-q"]},

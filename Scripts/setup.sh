@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs what DumpKit needs on Debian when it is missing: libarchive-dev and zlib1g-dev (the C
-# libraries the ArchiveKit module wraps; zlib reads gzip) and the archive/compression tools the
-# interoperability tests compare with.
+# Installs what DumpKit needs on Debian when it is missing: libarchive-dev, libzstd-dev and zlib1g-dev
+# (the C libraries the ArchiveKit module wraps; zlib reads gzip, libzstd writes single-pass .tar.zst)
+# and the archive/compression tools the interoperability tests compare with.
 set -euo pipefail
 
 need=()
 pkg-config --exists libarchive 2>/dev/null || need+=(libarchive-dev pkg-config)
+pkg-config --exists libzstd 2>/dev/null || need+=(libzstd-dev)
 test -f /usr/include/zlib.h || pkg-config --exists zlib 2>/dev/null || need+=(zlib1g-dev)
 command -v bsdtar >/dev/null || need+=(libarchive-tools)
 command -v unzip >/dev/null || need+=(unzip)

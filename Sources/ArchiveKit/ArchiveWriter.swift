@@ -42,11 +42,13 @@ public final class ArchiveWriter {
     /// `level` is the compression level (zstd from its negative fast levels to 22, gzip, xz and zip's
     /// deflate 0-9; `nil` for the default). `threads` (at least 1) is the number of zstd or xz worker
     /// threads; other compressions ignore it. Zip supports only `.none` (store) and `.gzip` (deflate).
+    /// `unbuffered` hands every write of an uncompressed tar to the sink as it comes (no 10 KiB blocks), for
+    /// a sink that compresses on its own and must see entry data apart from headers.
     /// `name` is used in errors. Errors from the sink are rethrown as they are; everything else is an
     /// `ArchiveError`.
     public init(
         sink: ArchiveSink, format: ArchiveFormat, compression: CompressionFilter, level: Int? = nil, threads: Int? = nil,
-        name: String
+        unbuffered: Bool = false, name: String
     ) throws {
         guard let archive = archive_write_new(), let entry = archive_entry_new() else {
             throw ArchiveError(name: name, call: "archive_write_new", status: ARCHIVE_FATAL, errno: ENOMEM, message: "out of memory")
@@ -57,7 +59,7 @@ public final class ArchiveWriter {
         self.name = name
         self.format = format
         self.compression = compression
-        try UTF8Locale.run { () throws(ArchiveError) in try configure(level: level, threads: threads) }
+        try UTF8Locale.run { () throws(ArchiveError) in try configure(level: level, threads: threads, unbuffered: unbuffered) }
     }
 
     deinit {
@@ -69,7 +71,7 @@ public final class ArchiveWriter {
     }
 
     /// Sets the format, filter and options, and opens the archive.
-    private func configure(level: Int?, threads: Int?) throws(ArchiveError) {
+    private func configure(level: Int?, threads: Int?, unbuffered: Bool) throws(ArchiveError) {
         switch format {
         case .tar:
             try check(archive_write_set_format_pax_restricted(archive), "archive_write_set_format_pax_restricted")
@@ -92,7 +94,7 @@ public final class ArchiveWriter {
             }
             // Compressors buffer on their own: hand them every write directly. Plain tar keeps
             // libarchive's 10 KiB blocks (fewer, larger writes) without padding the last one.
-            if compression != .none {
+            if compression != .none || unbuffered {
                 try check(archive_write_set_bytes_per_block(archive, 0), "archive_write_set_bytes_per_block")
             }
         case .zip:

@@ -24,6 +24,8 @@ public final class DecompressingReader {
     /// libarchive's name of the outermost filter (`"gzip"`, `"lz4"`) for messages; `nil` for plain input.
     private var filterName: String?
     private var atEnd = false
+    /// What is left of the last block libarchive handed out.
+    private var pending = UnsafeRawBufferPointer(start: nil, count: 0)
     /// The first failure, thrown again by later reads.
     private var failure: ArchiveError?
 
@@ -71,15 +73,34 @@ public final class DecompressingReader {
     deinit { archive_read_free(archive) }
 
     /// Fills up to `buffer.count` bytes of decompressed data; returns 0 at the end of the stream.
+    ///
+    /// Takes libarchive's blocks as the filter makes them (`archive_read_data` would drop everything it
+    /// gathered for a large buffer when a later block fails), so the data before a corrupt or missing
+    /// part is all delivered before the error.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(ArchiveError) -> Int {
         if let failure { throw failure }
-        guard !atEnd, let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
-        let count = archive_read_data(archive, base, buffer.count)
-        if count == 0 { atEnd = true }
-        guard count < 0 else { return count }
-        let error = streamError(call: "archive_read_data", status: Int32(count))
-        failure = error
-        throw error
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return 0 }
+        if pending.isEmpty {
+            guard !atEnd else { return 0 }
+            var block: UnsafeRawPointer?
+            var size = 0
+            var offset: la_int64_t = 0
+            let status = archive_read_data_block(archive, &block, &size, &offset)
+            if status == ARCHIVE_EOF {
+                atEnd = true
+                return 0
+            }
+            guard status == ARCHIVE_OK else {
+                let error = streamError(call: "archive_read_data_block", status: status)
+                failure = error
+                throw error
+            }
+            pending = UnsafeRawBufferPointer(start: block, count: size)
+        }
+        let count = min(buffer.count, pending.count)
+        base.copyMemory(from: pending.baseAddress!, byteCount: count)
+        pending = UnsafeRawBufferPointer(rebasing: pending[count...])
+        return count
     }
 
     /// Records the outermost filter of the stream (the one nearest the source) once libarchive chose it.

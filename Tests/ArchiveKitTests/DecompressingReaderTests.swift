@@ -188,4 +188,27 @@ final class DecompressingReaderTests: XCTestCase {
             XCTAssertEqual(error?.call, "read")
         }
     }
+
+    func testTheDataBeforeACorruptFrameIsDeliveredBeforeTheError() throws {
+        // A good frame of 300,000 bytes, then one whose compressed bytes are damaged.
+        let good = SampleBytes.text(count: 300_000)
+        let first = try compressWithTool(good, .zstd, name: "good")
+        let second = try compressWithTool(SampleBytes.text(count: 100_000) + SampleBytes.random(count: 1000, seed: 5), .zstd, name: "bad")
+        var damaged = Array(try Data(contentsOf: URL(fileURLWithPath: second)))
+        for index in damaged.count / 2..<damaged.count / 2 + 16 { damaged[index] ^= 0x5A }
+        let path = directory.path("two-frames.zst")
+        try writeFile(path, Array(try Data(contentsOf: URL(fileURLWithPath: first))) + damaged)
+        try withFileDescriptor(path) { fd in
+            let reader = try DecompressingReader(fileDescriptor: fd, name: path)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 << 20, alignment: 1)
+            defer { buffer.deallocate() }
+            var delivered: [UInt8] = []
+            XCTAssertThrowsError(try { while case let n = try reader.read(into: buffer), n > 0 { delivered += buffer.prefix(n) } }()) {
+                XCTAssertTrue("\($0)".contains("corrupt zstd stream"), "\($0)")
+            }
+            // Whole blocks of the filter's output (128 KiB) come through; only the one that failed is lost.
+            XCTAssertGreaterThanOrEqual(delivered.count, 2 << 17)
+            XCTAssertEqual(delivered, Array(good.prefix(delivered.count)))
+        }
+    }
 }

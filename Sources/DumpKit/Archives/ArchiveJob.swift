@@ -12,9 +12,10 @@ import JSONStream
 /// `dumpkit archive` and `dumpkit backup`: a bucket directory, or a backup set (dump, rules, bucket), into
 /// one tar or zip archive whose first entry is the manifest.
 ///
-/// Two passes over the files: the first works out every object's metadata (from blob-store sidecars, or
-/// by hashing the files on `threads` threads), so the manifest can be written first; the second streams
-/// each file into the archive in 1 MiB blocks. Nothing but metadata is held in memory. Entries are sorted
+/// A `.tar.zst` file is written in one pass over the files (`SinglePassArchiver`). Other outputs take two:
+/// the first works out every object's metadata (from blob-store sidecars, or by hashing the files on
+/// `threads` threads), so the manifest can be written first; the second streams each file into the
+/// archive in 1 MiB blocks. Nothing but metadata (and a bounded read-ahead) is held in memory. Entries are sorted
 /// by name, owned by 0/0 without names, timed by their files, and the manifest's time is
 /// `SOURCE_DATE_EPOCH` or the newest file time, so the same input gives the same bytes. The archive is
 /// written to a temporary file and renamed over `output` only when complete.
@@ -81,17 +82,27 @@ public struct ArchiveJob {
         guard threads >= 1 else { throw UsageError("--threads must be at least 1, not \(threads)") }
         var notes: [String] = []
         let (items, parts) = try gather(notes: &notes)
+        let singlePass = format == .tar && compression == .zstd && output != "-"
+        let totalBytes = items.reduce(0) { $0 + $1.size }
 
-        progress?.begin("hashing", totalFiles: items.count, totalBytes: items.reduce(0) { $0 + $1.size })
-        let collected = try MetadataCollector(threads: threads).collect(items, progress: progress, notes: &notes)
-        progress?.finish()
+        if !singlePass { progress?.begin("hashing", totalFiles: items.count, totalBytes: totalBytes) }
+        let collected = try MetadataCollector(threads: threads, hashing: !singlePass).collect(
+            items, progress: singlePass ? nil : progress, notes: &notes)
+        if !singlePass { progress?.finish() }
         notes.sort()
 
         let newest = items.map(\.modificationTime).max() ?? Timestamp(seconds: 0)
+        let kind: ArchiveManifest.Kind = if case .bucket = source { .bucket } else { .backup }
+        if singlePass {
+            progress?.begin("archiving", totalFiles: items.count, totalBytes: totalBytes)
+            try SinglePassArchiver(output: output, level: level ?? 3, threads: threads).write(
+                items: items, collected: collected, created: created ?? newest, kind: kind, parts: parts, progress: progress)
+            progress?.finish()
+            return Summary(objects: items.count, bytes: totalBytes, format: format, compression: compression, notes: notes)
+        }
         let manifest = ArchiveManifest(
-            created: created ?? newest, kind: { if case .bucket = source { .bucket } else { .backup } }(), parts: parts,
+            created: created ?? newest, kind: kind, parts: parts,
             objects: zip(items, collected).map { ArchiveManifest.Object(path: $0.path, metadata: $1.metadata) })
-
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
         do {
             let writer = try ArchiveWriter(

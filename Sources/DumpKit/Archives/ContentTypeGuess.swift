@@ -11,6 +11,10 @@ enum ContentTypeGuess {
         "zst": "application/zstd", "xz": "application/x-xz", "bz2": "application/x-bzip2", "tar": "application/x-tar",
     ]
 
+    /// The length of the longest type `contentType(name:head:)` returns.
+    static let longestType = ([MediaType.jpeg, .png, .gif, .webp, .heic, .avif, .pdf, .mp4].map(\.mimeType)
+        + byExtension.values + ["application/octet-stream"]).map(\.utf8.count).max()!
+
     /// The type of an object named `name` whose content starts with `head`; `application/octet-stream`
     /// when neither says.
     static func contentType(name: String, head: [UInt8]) -> String {

@@ -11,15 +11,21 @@ import JSONStream
 
 /// Works out the metadata of every item before anything is archived (the manifest comes first), on
 /// several threads: from the blob store's sidecar when it matches the file, else by reading the file
-/// once in 1 MiB blocks (SHA-256, MD5, CRC-32C, content type from magic bytes or extension).
+/// once in 1 MiB blocks (SHA-256, MD5, CRC-32C, content type from magic bytes or extension). Without
+/// `hashing`, files are not read: what a sidecar does not say is left for the caller to fill in.
 struct MetadataCollector {
     /// Worker threads.
     let threads: Int
+    /// Whether to hash the files that have no usable sidecar.
+    var hashing = true
 
     /// The metadata of one item, and whether its hashes come from a sidecar (and so still need a check).
     struct Collected: Sendable {
         var metadata: BlobMetadata
         var fromSidecar: Bool
+        /// Collected without hashing and without a sidecar: the hashes are empty and the content type
+        /// is still to be guessed from the file's first bytes.
+        var needsContentType = false
     }
 
     /// Collects the metadata of `items`, in their order; `notes` receives remarks such as stale sidecars.
@@ -30,7 +36,7 @@ struct MetadataCollector {
             defer { buffer.deallocate() }
             while let index = state.nextIndex() {
                 do {
-                    let (collected, note) = try Self.metadata(of: items[index], buffer: buffer, progress: progress)
+                    let (collected, note) = try Self.metadata(of: items[index], hashing: hashing, buffer: buffer, progress: progress)
                     state.store(collected, note: note, at: index)
                     progress?.fileDone()
                 } catch {
@@ -44,7 +50,9 @@ struct MetadataCollector {
     }
 
     /// The metadata of one item.
-    private static func metadata(of item: ArchiveItem, buffer: UnsafeMutableRawBufferPointer, progress: ArchiveProgress?) throws -> (
+    private static func metadata(
+        of item: ArchiveItem, hashing: Bool, buffer: UnsafeMutableRawBufferPointer, progress: ArchiveProgress?
+    ) throws -> (
         Collected, String?
     ) {
         var stored: BlobMetadata?
@@ -63,6 +71,15 @@ struct MetadataCollector {
             } catch {
                 note = "\(sidecar): not valid metadata (\(error)); hashes and content type recomputed"
             }
+        }
+        guard hashing else {
+            var metadata =
+                stored
+                ?? BlobMetadata(
+                    name: item.name, size: item.size, contentType: nil, sha256: "", md5: "", crc32c: "",
+                    updated: item.modificationTime.milliseconds)
+            metadata.size = item.size
+            return (Collected(metadata: metadata, fromSidecar: false, needsContentType: stored == nil), note)
         }
         let digest = try hash(item, buffer: buffer, progress: progress)
         let (sha256, md5, crc32c) = digest.finalize()

@@ -21,6 +21,9 @@ struct ObjectDigest {
         size += Int64(bytes.count)
     }
 
+    /// The CRC-32C so far as a number.
+    var crc32cValue: UInt32 { crc32c.value }
+
     /// The hashes in the forms `BlobMetadata` keeps: SHA-256 in lowercase hex, MD5 and CRC-32C in base64.
     func finalize() -> (sha256: String, md5: String, crc32c: String) {
         (Self.hex(sha256.finalize()), Base64.encode(Array(md5.finalize())), crc32c.base64)

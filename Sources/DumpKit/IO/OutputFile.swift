@@ -107,6 +107,30 @@ public final class OutputFile: JSONByteSink {
         }
     }
 
+    /// Moves on `count` bytes without writing them: they stay a hole, costing no disk, until
+    /// `write(_:at:)` fills them. Only for an uncompressed file (not standard output).
+    public func skip(_ count: Int64) throws {
+        precondition(compressor == nil && temporaryPath != nil, "skip needs an uncompressed file")
+        guard lseek(fd, off_t(count), SEEK_CUR) >= 0 else {
+            throw OutputError(file: path, message: "cannot seek: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Writes `bytes` at `offset`, leaving the position of `write` where it is. Only for an uncompressed
+    /// file (not standard output).
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        precondition(compressor == nil && temporaryPath != nil, "a positional write needs an uncompressed file")
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw OutputError(file: path, message: "cannot write: \(String(cString: strerror(errno)))")
+            }
+            done += n
+        }
+    }
+
     /// Starts writing what the file holds beyond `writebackOffset` to disk, without waiting.
     private func startWriteback() {
         writebackChecked = bytesWritten

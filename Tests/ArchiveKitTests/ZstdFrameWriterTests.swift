@@ -1,0 +1,121 @@
+import ArchiveKit
+import CZstd
+import Foundation
+import TestSupport
+import XCTest
+
+/// Raw and skippable frames written by hand, and the frame writer, decoded by libzstd and the `zstd` tool.
+final class ZstdFrameWriterTests: XCTestCase {
+    private final class MemorySink: ArchiveSink {
+        var bytes: [UInt8] = []
+        func write(_ bytes: UnsafeRawBufferPointer) throws { self.bytes += bytes }
+    }
+
+    /// Deterministic bytes that do not compress.
+    private func noise(_ count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed
+        return (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 33)
+        }
+    }
+
+    /// libzstd's one-shot decoder over every frame of `bytes`.
+    private func decompress(_ bytes: [UInt8], expecting count: Int) throws -> [UInt8] {
+        var status = 0
+        let out = [UInt8](unsafeUninitializedCapacity: count + 1) { buffer, initialized in
+            status = bytes.withUnsafeBytes { ZSTD_decompress(buffer.baseAddress, buffer.count, $0.baseAddress, $0.count) }
+            initialized = ZSTD_isError(status) != 0 ? 0 : status
+        }
+        if ZSTD_isError(status) != 0 { XCTFail("ZSTD_decompress: \(String(cString: ZSTD_getErrorName(status)))") }
+        return out
+    }
+
+    /// The `zstd` tool's decoding of `bytes`.
+    private func zstdTool(_ bytes: [UInt8]) throws -> [UInt8] {
+        Array(try Shell.runData("zstd", ["-d", "-c", "-q"], stdin: Data(bytes)))
+    }
+
+    /// A raw frame of `data`, as the writer stores a raw stretch of at most one frame.
+    private func rawFrame(_ data: [UInt8]) throws -> [UInt8] {
+        let pool = WorkerPool(threads: 0)
+        let sink = MemorySink()
+        let writer = try ZstdFrameWriter(sink: sink, level: 3, pool: pool, name: "raw")
+        try writer.storeRaw(count: Int64(data.count))
+        try data.withUnsafeBytes { try writer.write($0) }
+        try writer.finish()
+        return sink.bytes
+    }
+
+    func testRawFramesDecodeAtEverySizeBoundary() throws {
+        let block = ZstdFrame.maximumBlockSize
+        for count in [1, 255, 256, 65_791, 65_792, block - 1, block, block + 1, 2 * block, 300_000] {
+            let data = noise(count, seed: UInt64(count))
+            let frame = try rawFrame(data)
+            XCTAssertEqual(frame.count, ZstdFrame.rawFrameSize(holding: count), "\(count)")
+            let content = frame.withUnsafeBytes { ZSTD_getFrameContentSize($0.baseAddress, $0.count) }
+            XCTAssertEqual(content, UInt64(count))
+            XCTAssertEqual(try decompress(frame, expecting: count), data, "\(count)")
+            XCTAssertEqual(try zstdTool(frame), data, "\(count)")
+            let listed = try ZstdFrameList(frame).frames
+            XCTAssertEqual(listed.map(\.kind), [.raw])
+            XCTAssertEqual(listed.first?.blockSizes.reduce(0, +), count)
+            XCTAssertTrue(listed.first?.blockSizes.allSatisfy { $0 <= block } ?? false)
+        }
+    }
+
+    func testASkippableFrameIsSkippedByDecoders() throws {
+        let data = Array("after the skippable frame\n".utf8)
+        let stream = ZstdFrame.skippableHeader(payloadSize: 100) + [UInt8](repeating: 0, count: 100) + (try rawFrame(data))
+        XCTAssertEqual(try ZstdFrameList(stream).frames.map(\.kind), [.skippable, .raw])
+        XCTAssertEqual(try decompress(stream, expecting: data.count), data)
+        XCTAssertEqual(try zstdTool(stream), data)
+    }
+
+    /// Text, a raw stretch, text: the stream decodes to the same bytes and has the same frames on any pool.
+    func testTheWriterCompressesTextStoresRawStretchesAndIgnoresThreadCount() throws {
+        let text = Array(String(repeating: "{\"title\": \"buy milk\", \"done\": false}\n", count: 200_000).utf8)
+        let raw = noise(ZstdFrame.maximumBlockSize * 9 + 1, seed: 7)
+        var outputs: [[UInt8]] = []
+        for threads in [0, 1, 3] {
+            let pool = WorkerPool(threads: threads)
+            defer { pool.stop() }
+            let sink = MemorySink()
+            let writer = try ZstdFrameWriter(sink: sink, level: 3, pool: pool, name: "test")
+            // Written in pieces that do not line up with segments or blocks.
+            for piece in stride(from: 0, to: text.count, by: 100_003) {
+                try text[piece..<min(piece + 100_003, text.count)].withUnsafeBytes { try writer.write($0) }
+            }
+            try writer.storeRaw(count: Int64(raw.count))
+            for piece in stride(from: 0, to: raw.count, by: 70_001) {
+                try raw[piece..<min(piece + 70_001, raw.count)].withUnsafeBytes { try writer.write($0) }
+            }
+            try text.prefix(1000).withUnsafeBytes { try writer.write($0) }
+            try writer.finish()
+            outputs.append(sink.bytes)
+        }
+        XCTAssertEqual(outputs[0], outputs[1])
+        XCTAssertEqual(outputs[0], outputs[2])
+        let expected = text + raw + text.prefix(1000)
+        XCTAssertEqual(try decompress(outputs[0], expecting: expected.count), expected)
+        XCTAssertEqual(try zstdTool(outputs[0]), expected)
+        let frames = try ZstdFrameList(outputs[0]).frames
+        // 7.6 MB of text in two segments, the raw stretch in frames of at most 1 MiB, then the last text.
+        XCTAssertEqual(frames.map(\.kind), [.compressed, .compressed] + Array(repeating: .raw, count: 2) + [.compressed])
+        XCTAssertEqual(frames.filter { $0.kind == .raw }.compactMap(\.contentSize), [ZstdFrameWriter.rawFrameSize, raw.count - ZstdFrameWriter.rawFrameSize])
+        XCTAssertLessThan(outputs[0].count, raw.count + text.count / 20)
+    }
+
+    func testARawStretchCutShortIsAnError() throws {
+        let pool = WorkerPool(threads: 0)
+        let writer = try ZstdFrameWriter(sink: MemorySink(), level: 3, pool: pool, name: "short.zst")
+        try writer.storeRaw(count: 10)
+        try [UInt8]([1, 2, 3]).withUnsafeBytes { try writer.write($0) }
+        XCTAssertThrowsError(try writer.finish()) { error in
+            XCTAssertTrue("\(error)".contains("a raw stretch ended 7 bytes early"), "\(error)")
+        }
+        XCTAssertThrowsError(try ZstdFrameWriter(sink: MemorySink(), level: 99, pool: pool, name: "x")) { error in
+            XCTAssertTrue("\(error)".contains("zstd does not support compression level 99"), "\(error)")
+        }
+    }
+}
