@@ -49,7 +49,10 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream", "TestSupport"]),
         .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "CZstd", "TestSupport"]),
-        .testTarget(name: "DumpKitTests", dependencies: ["DumpKit", "CPlatform", "TestSupport"]),
+        .testTarget(
+            name: "DumpKitTests",
+            dependencies: ["DumpKit", "CPlatform", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

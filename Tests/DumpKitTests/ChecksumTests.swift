@@ -1,7 +1,9 @@
 import CPlatform
-import DumpKit
+import Crypto
 import JSONStream
 import XCTest
+
+@testable import DumpKit
 
 final class ChecksumTests: XCTestCase {
     func testCRC32CKnownValues() {
@@ -40,6 +42,50 @@ final class ChecksumTests: XCTestCase {
             }
         }
         XCTAssertEqual(dk_crc32c_update_portable(0xFFFF_FFFF, "123456789", 9) ^ 0xFFFF_FFFF, 0xE306_9283)
+    }
+
+    /// Deterministic bytes: `count` of them, from `seed`.
+    private static func noise(_ count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+        return (0..<count).map { _ in
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+    }
+
+    func testBatchedMD5MatchesOneAtATimeAtEveryPaddingLength() {
+        // 0 ... 300 bytes: one and two final blocks, lengths at 55, 56, 63, 64, 119, 120 and so on.
+        let messages = (0...300).map { Self.noise($0, seed: UInt64($0)) }
+        let digests = MD5Batch.digests(of: messages)
+        XCTAssertEqual(digests.count, messages.count)
+        for (message, digest) in zip(messages, digests) {
+            XCTAssertEqual(digest, Array(Insecure.MD5.hash(data: message)), "length \(message.count)")
+        }
+        XCTAssertEqual(Hex.lowercase(MD5Batch.digests(of: [[]])[0]), "d41d8cd98f00b204e9800998ecf8427e")
+        XCTAssertEqual(Hex.lowercase(MD5Batch.digests(of: [Array("abc".utf8)])[0]), "900150983cd24fb0d6963f7d28e17f72")
+        XCTAssertEqual(MD5Batch.digests(of: [[UInt8]]()), [])
+    }
+
+    func testBatchedMD5KeepsTheOrderWhenLanesFinishAtDifferentTimes() {
+        // Lengths far apart, a 3 MiB message in the middle and empty ones: lanes take new messages
+        // while others are still running, and the digests still come back in the callers' order.
+        var messages = (0..<45).map { Self.noise(($0 * 7_919) % 200_000, seed: UInt64(1_000 + $0)) }
+        messages.insert(Self.noise(3 << 20, seed: 7), at: 20)
+        messages.insert([], at: 3)
+        let digests = MD5Batch.digests(of: messages)
+        for (index, (message, digest)) in zip(messages, digests).enumerated() {
+            XCTAssertEqual(digest, Array(Insecure.MD5.hash(data: message)), "message \(index), \(message.count) bytes")
+        }
+    }
+
+    func testTheVectorPathRunsWhereTheCPUHasIt() {
+        let message = Array("The quick brown fox jumps over the lazy dog".utf8)
+        var digest = [UInt8](repeating: 0, count: 16)
+        let ran = message.withUnsafeBytes { bytes in
+            digest.withUnsafeMutableBufferPointer { out in dk_md5_many([bytes.baseAddress], [bytes.count], 1, out.baseAddress) }
+        }
+        XCTAssertEqual(ran, dk_md5_many_available(), "dk_md5_many runs exactly where it says it can")
+        if ran == 1 { XCTAssertEqual(Hex.lowercase(digest), "9e107d9d372bb6826bd81d3542a419d6") }
     }
 
     func testBlobMetadataRoundTrip() throws {

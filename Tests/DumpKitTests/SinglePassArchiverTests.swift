@@ -1,4 +1,5 @@
 import ArchiveKit
+import Crypto
 import Foundation
 import JSONStream
 import TestSupport
@@ -117,6 +118,25 @@ final class SinglePassArchiverTests: XCTestCase {
         restore.verify = true
         XCTAssertEqual(try restore.run().written, Self.objects.count)
         XCTAssertEqual(try files(directory.path("restored")), Self.objects)
+    }
+
+    func testObjectsHashedInGroupsEachGetTheirOwnHashes() throws {
+        // 150 objects of 0 ... 40 KB: several read-ahead groups, each hashed with its MD5s side by side.
+        var objects: [String: [UInt8]] = [:]
+        for index in 0..<150 {
+            objects["o/\(1_000 + index)"] = Array(Self.noise[index..<index + (index * 2_741) % 40_000])
+        }
+        let bucket = try makeBucket("bucket", objects)
+        let archive = directory.path("g.tar.zst")
+        try archiveBucket(bucket, to: archive)
+        let manifest = try XCTUnwrap(try readArchiveContents(archive).0)
+        XCTAssertEqual(manifest.objects.count, objects.count)
+        for object in manifest.objects {
+            let bytes = try XCTUnwrap(objects[object.path])
+            XCTAssertEqual(object.metadata.md5, Data(Insecure.MD5.hash(data: bytes)).base64EncodedString(), object.path)
+            XCTAssertEqual(object.metadata.sha256, Hex.lowercase(SHA256.hash(data: bytes)), object.path)
+        }
+        XCTAssertEqual(try VerifyJob(archive: archive).run().problems.map(\.description), [])
     }
 
     func testTheSameBucketGivesTheSameBytesWithAnyNumberOfThreads() throws {

@@ -221,7 +221,7 @@ public struct ArchiveJob {
             remaining -= Int64(count)
             progress?.add(bytes: count)
         }
-        if let sha256, ObjectDigest.hex(sha256.finalize()) != metadata.sha256 {
+        if let sha256, Hex.lowercase(sha256.finalize()) != metadata.sha256 {
             throw InputError(file: item.file, message: "does not match the SHA-256 in its metadata sidecar; the blob store is inconsistent")
         }
         progress?.fileDone()

@@ -26,17 +26,6 @@ struct ObjectDigest {
 
     /// The hashes in the forms `BlobMetadata` keeps: SHA-256 in lowercase hex, MD5 and CRC-32C in base64.
     func finalize() -> (sha256: String, md5: String, crc32c: String) {
-        (Self.hex(sha256.finalize()), Base64.encode(Array(md5.finalize())), crc32c.base64)
-    }
-
-    /// Lowercase hex of a digest.
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in digest {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        (Hex.lowercase(sha256.finalize()), Base64.encode(Array(md5.finalize())), crc32c.base64)
     }
 }

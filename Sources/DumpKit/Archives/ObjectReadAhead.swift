@@ -11,18 +11,21 @@ import Foundation
 /// Reads and hashes the objects to archive ahead of the archive writer, on a worker pool, and hands
 /// them over in order.
 ///
-/// An object of up to `bufferLimit` bytes is read once into memory and hashed there (SHA-256, MD5 and
-/// CRC-32C; only SHA-256, checked, and CRC-32C when a sidecar gave the hashes); the writer takes its
-/// bytes from memory. A larger one is hashed while it is read, and the writer reads it again
-/// (`copy(_:to:buffer:progress:)`) and checks its CRC-32C against the first read. At most `budget` bytes of objects
-/// wait at a time.
+/// Objects of up to `bufferLimit` bytes are read into memory in groups of up to `groupSize`, one worker
+/// job a group, and hashed there (SHA-256, MD5 and CRC-32C, the group's MD5s side by side with
+/// `ContentDigest.digests(of:)`; only SHA-256, checked, when a sidecar gave the hashes); the writer takes
+/// their bytes from memory. A larger one is a job of its own, hashed while it is read, and the writer
+/// reads it again (`copy(_:to:buffer:progress:)`) and checks its CRC-32C against the first read. At most
+/// `budget` bytes of objects wait at a time.
 final class ObjectReadAhead {
     /// The largest object kept in memory between hashing and writing.
     static let bufferLimit = 8 << 20
     /// The most bytes of objects read ahead.
     static let budget = 32 << 20
     /// The most objects read ahead.
-    static let depth = 64
+    static let depth = 128
+    /// The most objects one job reads and hashes: enough for the sixteen MD5 lanes to stay busy.
+    static let groupSize = 32
 
     /// One object, read and hashed.
     final class Object: @unchecked Sendable {
@@ -66,14 +69,17 @@ final class ObjectReadAhead {
 
     /// The next object in order, read and hashed; `nil` after the last. Throws what reading it threw.
     func next() throws -> Object? {
-        while submitted < items.count, waiting.count - head < Self.depth,
-            head == waiting.count || waitingBytes + Self.cost(of: items[submitted]) <= Self.budget
-        {
-            let object = Object(item: items[submitted], collected: collected[submitted])
-            submitted += 1
-            waiting.append(object)
-            waitingBytes += object.cost
-            object.ticket = pool.submit { object.load() }
+        while submitted < items.count, head == waiting.count || hasRoomForGroup {
+            var group = [take()]
+            if group[0].isInMemory {
+                while group.count < Self.groupSize, submitted < items.count, hasRoomForNext,
+                    items[submitted].size <= Int64(Self.bufferLimit)
+                {
+                    group.append(take())
+                }
+            }
+            let ticket = pool.submit { [group] in Object.load(group) }
+            for object in group { object.ticket = ticket }
         }
         guard head < waiting.count else { return nil }
         let object = waiting[head]!
@@ -86,6 +92,26 @@ final class ObjectReadAhead {
         }
         waitingBytes -= object.cost
         if let error = object.error { throw error }
+        return object
+    }
+
+    /// Whether a whole new group fits within `depth` and a quarter of `budget` beside the objects already
+    /// waiting (so that groups stay large while the writer frees room one object at a time).
+    private var hasRoomForGroup: Bool {
+        waiting.count - head + Self.groupSize <= Self.depth && waitingBytes + Self.budget / 4 <= Self.budget
+    }
+
+    /// Whether the next item fits within `depth` and `budget` beside the objects already waiting.
+    private var hasRoomForNext: Bool {
+        waiting.count - head < Self.depth && waitingBytes + Self.cost(of: items[submitted]) <= Self.budget
+    }
+
+    /// Makes the next item an object waiting in line.
+    private func take() -> Object {
+        let object = Object(item: items[submitted], collected: collected[submitted])
+        submitted += 1
+        waiting.append(object)
+        waitingBytes += object.cost
         return object
     }
 
@@ -114,41 +140,66 @@ final class ObjectReadAhead {
 }
 
 extension ObjectReadAhead.Object {
-    /// Reads and hashes the file (on a worker); errors are kept for `next()`.
-    fileprivate func load() {
-        do {
-            let descriptor = try ObjectReadAhead.openUnchanged(item)
-            defer { close(descriptor) }
-            var hashes = Hashes(full: !fromSidecar)
-            if item.size <= Int64(ObjectReadAhead.bufferLimit) {
-                let content = try ObjectReadAhead.readWhole(descriptor, of: item)
-                content.withUnsafeBytes { hashes.update($0) }
-                data = content
-            } else {
-                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-                defer { buffer.deallocate() }
-                try ObjectReadAhead.readAll(descriptor, of: item, buffer: buffer) { hashes.update($0) }
+    /// Whether the content is kept in memory between hashing and writing.
+    fileprivate var isInMemory: Bool { item.size <= Int64(ObjectReadAhead.bufferLimit) }
+
+    /// Reads and hashes the objects of a group (on a worker); errors are kept for `next()`.
+    fileprivate static func load(_ group: [ObjectReadAhead.Object]) {
+        var toHash: [ObjectReadAhead.Object] = []
+        for object in group {
+            do {
+                if object.isInMemory {
+                    try object.read()
+                    if !object.fromSidecar { toHash.append(object) }
+                } else {
+                    try object.readLarge()
+                }
+            } catch {
+                object.error = error
             }
-            try finish(hashes)
-        } catch {
-            self.error = error
+        }
+        for (object, digest) in zip(toHash, ContentDigest.digests(of: toHash.map { $0.data! })) {
+            (object.metadata.sha256, object.metadata.md5, object.metadata.crc32c) = (digest.sha256, digest.md5, digest.crc32c)
+            if object.needsContentType {
+                object.metadata.contentType = ContentTypeGuess.contentType(name: object.item.name, head: Array(object.data!.prefix(MediaType.sniffLength)))
+            }
         }
     }
 
-    /// Puts the hashes into the metadata, or checks the SHA-256 a sidecar gave.
-    private func finish(_ hashes: Hashes) throws {
+    /// Reads the whole content into `data`; checks the SHA-256 a sidecar gave (the caller hashes the others).
+    private func read() throws {
+        let descriptor = try ObjectReadAhead.openUnchanged(item)
+        defer { close(descriptor) }
+        let content = try ObjectReadAhead.readWhole(descriptor, of: item)
+        isCompressed = StoredContent.isCompressed(head: content.prefix(MediaType.sniffLength))
+        if fromSidecar, Hex.lowercase(SHA256.hash(data: content)) != metadata.sha256 { throw sidecarMismatch }
+        data = content
+    }
+
+    /// Hashes the content while reading it in blocks, keeping its CRC-32C to check the second read against.
+    private func readLarge() throws {
+        let descriptor = try ObjectReadAhead.openUnchanged(item)
+        defer { close(descriptor) }
+        var hashes = Hashes(full: !fromSidecar)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        try ObjectReadAhead.readAll(descriptor, of: item, buffer: buffer) { hashes.update($0) }
         isCompressed = StoredContent.isCompressed(head: hashes.head)
         crc32c = hashes.digest?.crc32cValue ?? hashes.crc32c.value
         if let digest = hashes.digest {
             (metadata.sha256, metadata.md5, metadata.crc32c) = digest.finalize()
             if needsContentType { metadata.contentType = ContentTypeGuess.contentType(name: item.name, head: digest.head) }
-        } else if ObjectDigest.hex(hashes.sha256.finalize()) != metadata.sha256 {
-            throw InputError(file: item.file, message: "does not match the SHA-256 in its metadata sidecar; the blob store is inconsistent")
+        } else if Hex.lowercase(hashes.sha256.finalize()) != metadata.sha256 {
+            throw sidecarMismatch
         }
+    }
+
+    private var sidecarMismatch: InputError {
+        InputError(file: item.file, message: "does not match the SHA-256 in its metadata sidecar; the blob store is inconsistent")
     }
 }
 
-/// The hashes one read computes: all three (`digest`), or SHA-256 (to check a sidecar) and CRC-32C.
+/// The hashes one read of a large object computes: all three (`digest`), or SHA-256 (to check a sidecar) and CRC-32C.
 private struct Hashes {
     var digest: ObjectDigest?
     var sha256 = SHA256()

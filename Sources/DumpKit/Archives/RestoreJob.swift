@@ -111,7 +111,7 @@ public struct RestoreJob {
         if size != expected.size { return "size \(size) bytes, the manifest says \(expected.size) (truncated or altered)" }
         let actual =
             digest?.finalize() ?? (
-                sha256: sha256.map { ObjectDigest.hex($0.finalize()) } ?? expected.sha256, md5: expected.md5, crc32c: expected.crc32c
+                sha256: sha256.map { Hex.lowercase($0.finalize()) } ?? expected.sha256, md5: expected.md5, crc32c: expected.crc32c
             )
         if actual.sha256 != expected.sha256 { return "SHA-256 \(actual.sha256) does not match the manifest's \(expected.sha256)" }
         if actual.md5 != expected.md5 { return "MD5 \(actual.md5) does not match the manifest's \(expected.md5)" }

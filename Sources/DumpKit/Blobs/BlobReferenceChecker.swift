@@ -98,7 +98,7 @@ public final class BlobReferenceChecker {
 
     /// The facts of an object, read and hashed the first time it is named.
     private func facts(_ name: String, pointer: String, emit: (Finding) -> Void) throws -> ObjectFacts {
-        let key = DigestKey(sha256: ContentDigest.hex(SHA256.hash(data: Array(name.utf8))))
+        let key = DigestKey(sha256: Hex.lowercase(SHA256.hash(data: Array(name.utf8))))
         if let known = objects[key] { return known }
         var facts = ObjectFacts(exists: false)
         if (try? BlobObjectName.validate(name)) != nil, try store.exists(name) {
@@ -127,7 +127,7 @@ public final class BlobReferenceChecker {
     public func finish(emit: (Finding) -> Void) throws {
         var orphans: [String] = []
         try store.list { name in
-            let key = DigestKey(sha256: ContentDigest.hex(SHA256.hash(data: Array(name.utf8))))
+            let key = DigestKey(sha256: Hex.lowercase(SHA256.hash(data: Array(name.utf8))))
             if objects[key]?.exists != true { orphans.append(name) }
         }
         for name in orphans.sorted() {

@@ -13,28 +13,26 @@ public struct ContentDigest: Hashable, Sendable {
 
     /// Hashes `content`.
     public init(_ content: UnsafeRawBufferPointer) {
+        self.init(content, md5: Insecure.MD5.hash(data: content))
+    }
+
+    /// Hashes `content` whose MD5 is already known.
+    private init(_ content: UnsafeRawBufferPointer, md5 digest: some Sequence<UInt8>) {
         size = Int64(content.count)
-        sha256 = Self.hex(SHA256.hash(data: content))
-        md5 = Base64.encode(Array(Insecure.MD5.hash(data: content)))
+        sha256 = Hex.lowercase(SHA256.hash(data: content))
+        md5 = Base64.encode(Array(digest))
         var crc = CRC32C()
         crc.update(content)
         crc32c = crc.base64
     }
 
+    /// Hashes each of `contents`, their MD5s side by side (`MD5Batch`).
+    static func digests(of contents: [[UInt8]]) -> [ContentDigest] {
+        zip(contents, MD5Batch.digests(of: contents)).map { content, md5 in content.withUnsafeBytes { ContentDigest($0, md5: md5) } }
+    }
+
     /// Metadata for an object of this content.
     public func metadata(name: String, contentType: String?, customMetadata: [String: String] = [:]) -> BlobMetadata {
         BlobMetadata(name: name, size: size, contentType: contentType, sha256: sha256, md5: md5, crc32c: crc32c, customMetadata: customMetadata)
-    }
-
-    /// Lowercase hex of a digest.
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for b in digest {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

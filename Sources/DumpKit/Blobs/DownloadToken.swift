@@ -11,7 +11,7 @@ public enum DownloadToken {
         var b = Array(digest.prefix(16))
         b[6] = (b[6] & 0x0F) | 0x40  // version 4
         b[8] = (b[8] & 0x3F) | 0x80  // RFC 4122 variant
-        let hex = ContentDigest.hex(b)
+        let hex = Hex.lowercase(b)
         let h = Array(hex)
         return String(h[0..<8]) + "-" + String(h[8..<12]) + "-" + String(h[12..<16]) + "-" + String(h[16..<20]) + "-" + String(h[20..<32])
     }

@@ -91,7 +91,7 @@ public struct InlineBlobs: RecordTransformer {
             return nil
         }
         let bytes = try store.get(reference.name)
-        let sha256 = ContentDigest.hex(SHA256.hash(data: bytes))
+        let sha256 = Hex.lowercase(SHA256.hash(data: bytes))
         let expected = (size: reference.size ?? metadata.size, sha256: reference.sha256 ?? metadata.sha256)
         guard Int64(bytes.count) == expected.size, sha256 == expected.sha256 else {
             throw InlineBlobsError(pointer: pointer, name: reference.name,

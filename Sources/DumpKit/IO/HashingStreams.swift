@@ -16,7 +16,7 @@ final class HashingByteSource: JSONByteSource {
     }
 
     /// The digest of everything read, lowercase hex (call once, at the end).
-    var hex: String { FileHash.hex(hasher.finalize()) }
+    var hex: String { Hex.lowercase(hasher.finalize()) }
 }
 
 /// Passes bytes through to a sink while computing their SHA-256.
@@ -32,7 +32,7 @@ final class HashingByteSink: JSONByteSink {
     }
 
     /// The digest of everything written, lowercase hex (call once, at the end).
-    var hex: String { FileHash.hex(hasher.finalize()) }
+    var hex: String { Hex.lowercase(hasher.finalize()) }
 }
 
 /// Drops every byte (dry runs).
@@ -48,16 +48,6 @@ public enum FileHash {
         defer { try? h.close() }
         var hasher = SHA256()
         while let chunk = try h.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return hex(hasher.finalize())
-    }
-
-    static func hex(_ digest: some Sequence<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        for b in digest {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return Hex.lowercase(hasher.finalize())
     }
 }
