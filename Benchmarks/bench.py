@@ -519,9 +519,11 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
         logs.append(os.path.join(work, slug + ".stderr"))
         remove(logs[-1])
 
-    # Outputs of earlier runs are moved aside and deleted after the last run: on an ext4 without a
-    # journal (this VM's) a mass delete slows the next minutes' file creation, which would charge
-    # one run's cleanup to the next tool that writes many files (extract-blobs, restore).
+    # Directory outputs of earlier runs are moved aside and deleted after the last run: on an ext4
+    # without a journal (this VM's) a mass delete slows the next minutes' file creation, which would
+    # charge one run's cleanup to the next tool that writes many files (extract-blobs, restore). A
+    # single output file is deleted at once (cheap), and every run starts after a sync, so no run
+    # pays for flushing or reclaiming the gigabytes of dirty pages an earlier one left behind.
     trash = os.path.join(work, ".trash")
     remove(trash)
     os.makedirs(trash)
@@ -530,8 +532,11 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
         for cmd, result, out, log in zip(job["commands"], results, outputs, logs):
             if result.failed or result.skipped:
                 continue
-            if os.path.lexists(out):
+            if os.path.isdir(out) and not os.path.islink(out):
                 os.rename(out, os.path.join(trash, f"{run}-{os.path.basename(out)}"))
+            elif os.path.lexists(out):
+                os.remove(out)
+            os.sync()
             status, wall, cpu, rss = run_once(result.argv, result.stdout, log)
             if status not in cmd.get("ok_status", [0]):
                 with open(log, "rb") as f:
