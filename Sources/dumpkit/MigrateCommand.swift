@@ -18,6 +18,7 @@ struct MigrateCommand: ParsableCommand {
               dumpkit migrate v1.json --plan plan.yaml --dry-run
               dumpkit migrate v1.json -o v2.json --plan plan.yaml --on-error keep --rejects rejects.ndjson
               dumpkit migrate v2.json -o v1.json --plan plan.yaml --reverse
+              dumpkit migrate v1.json -o v2.json --plan plan.yaml --plan images.yaml --blobs bucket/
             """
     )
 
@@ -45,6 +46,12 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Run the plans backwards (v2 -> v1); refused when a step loses information and states no inverse.")
     var reverse = false
 
+    @Option(name: .customLong("blobs"), help: "The blob store (a directory mirroring a bucket) that the plans' extract-blobs steps write to.")
+    var blobStore: String?
+
+    @Option(help: "The bucket of download URLs, for extract-blobs steps with ref-style salada-file.")
+    var bucket: String?
+
     @Flag(help: "Members in the Realtime Database's key order.")
     var canonical = false
 
@@ -61,6 +68,8 @@ struct MigrateCommand: ParsableCommand {
             job.reportPath = report
             job.dryRun = dryRun
             job.reverse = reverse
+            job.blobStore = blobStore
+            job.bucket = bucket
             job.writerOptions = JSONWriter.Options(pretty: pretty, sortKeys: canonical)
             for w in try job.loadPlans().flatMap(\.warnings) { common.note("warning: \(w)") }
             let s = try job.run(progress: common.progress())
@@ -68,6 +77,7 @@ struct MigrateCommand: ParsableCommand {
                 print(MigrationSummaryText.dryRun(s), terminator: "")
             } else {
                 common.note(MigrationSummaryText.done(s, output: output))
+                if let blobs = s.blobs { common.note("extract-blobs steps: " + blobs.text) }
             }
         }
     }

@@ -113,6 +113,65 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertTrue(p.stderr.contains("bad.yaml:7:9: step 1: unknown operation 'renam' (did you mean 'rename'?)"), p.stderr)
     }
 
+    func testAnExtractBlobsStepMovesTheImagesOutAsTheExtractBlobsCommandWould() throws {
+        let dir = try TemporaryDirectory()
+        let images = dir.path("images.yaml")
+        try Data(
+            """
+            name: todolist-images
+            from: v2
+            to: v2
+            steps:
+              - name: inline images
+                match: /v2/todolist/{id}
+                ops:
+                  - extract-blobs: { match: data-uri, fields: [images], min-bytes: 16, name: "todolist/{key}/{sha256}.{ext}" }
+            """.utf8
+        ).write(to: URL(fileURLWithPath: images))
+        let plans = ["--plan", plan("todolist"), "--plan", images, "--on-error", "keep"]
+
+        let refused = try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", dir.path("no-store.json")] + plans)
+        XCTAssertEqual(refused.status, 2)
+        XCTAssertTrue(refused.stderr.contains("give --blobs DIR"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("no-store.json")))
+
+        let dry = try CLI.run(["migrate", sample("todolist", "v1.json"), "--dry-run"] + plans)
+        XCTAssertEqual(dry.status, 0, dry.stderr)
+        XCTAssertTrue(dry.stdout.contains("extract-blobs steps: extracted 3 strings"), dry.stdout)
+
+        let out = dir.path("v2.json")
+        let r = try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", out, "--blobs", dir.path("store")] + plans)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("extracted 3 strings"), r.stderr)
+
+        // The same as migrating, then running extract-blobs over the images: the same dump, the same objects.
+        let plain = dir.path("plain.json")
+        XCTAssertEqual(try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", plain, "--plan", plan("todolist"), "--on-error", "keep"]).status, 0)
+        let separate = try CLI.run([
+            "extract-blobs", plain, "-o", dir.path("separate.json"), "--blobs", dir.path("separate-store"),
+            "--match", "/v2/todolist/{key}/images", "--name", "todolist/{key}/{sha256}.{ext}", "--min-bytes", "16",
+        ])
+        XCTAssertEqual(separate.status, 0, separate.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: out)), try Data(contentsOf: URL(fileURLWithPath: dir.path("separate.json"))))
+        let objects = filesBelow(dir.path("store")).filter { !$0.hasPrefix(".dumpkit/") }
+        XCTAssertEqual(objects.count, 3)
+        XCTAssertEqual(objects, filesBelow(dir.path("separate-store")).filter { !$0.hasPrefix(".dumpkit/") })
+        for object in objects {
+            XCTAssertEqual(try contents(dir.path("store") + "/" + object), try contents(dir.path("separate-store") + "/" + object), object)
+        }
+        let v2 = try json(out) as! [String: Any]
+        let todos = (v2["v2"] as! [String: Any])["todolist"] as! [String: [String: Any]]
+        let references = todos.values.flatMap { ($0["images"] as? [Any]) ?? [] }.compactMap { ($0 as? [String: Any])?["path"] as? String }
+        XCTAssertEqual(references.sorted(), objects.sorted())
+        XCTAssertFalse(String(decoding: try contents(out), as: UTF8.self).contains("data:image"))
+
+        // Over its own output: nothing left to move.
+        let again = try CLI.run(["migrate", out, "-o", dir.path("again.json"), "--blobs", dir.path("store")] + plans)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stderr.contains("nothing to change"), again.stderr)
+        XCTAssertEqual(try contents(dir.path("again.json")), try contents(out))
+    }
+
     func testChainedPlansRunInOnePass() throws {
         let dir = try TemporaryDirectory()
         let second = dir.path("v3.yaml")

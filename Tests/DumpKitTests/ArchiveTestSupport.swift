@@ -114,16 +114,3 @@ func rewriteArchive(
     try writer.finish()
     try file.commit()
 }
-
-/// The relative paths of the files below `directory`, sorted.
-func filesBelow(_ directory: String) -> [String] {
-    guard let enumerator = FileManager.default.enumerator(atPath: directory) else { return [] }
-    return (enumerator.allObjects as? [String] ?? []).filter {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: directory + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
-    }.sorted()
-}
-
-func contents(_ path: String) throws -> [UInt8] {
-    Array(try Data(contentsOf: URL(fileURLWithPath: path)))
-}

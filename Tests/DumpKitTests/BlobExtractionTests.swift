@@ -253,7 +253,7 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(try read(input), dump())
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path(".")).sorted(), ["in.json", "out.json", "s"])
         // What is in the store is whole: every object has its metadata and its hash.
-        let files = BlobStoreTests.files(dir.path("s"))
+        let files = filesBelow(dir.path("s"))
         XCTAssertTrue(files.allSatisfy { !$0.hasPrefix(".dumpkit/tmp") }, "\(files)")
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: false)
         var names: [String] = []

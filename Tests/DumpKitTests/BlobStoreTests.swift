@@ -12,16 +12,6 @@ final class BlobStoreTests: XCTestCase {
         try bytes.withUnsafeBytes { try store.put($0, metadata: metadata(name, bytes)) }
     }
 
-    /// Every file under `root`, relative, sorted.
-    static func files(_ root: String) -> [String] {
-        let e = FileManager.default.enumerator(atPath: root)
-        var out: [String] = []
-        while let p = e?.nextObject() as? String {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + p, isDirectory: &isDir), !isDir.boolValue { out.append(p) }
-        }
-        return out.sorted()
-    }
 
     func testPutGetMetadataListAndLayout() throws {
         let dir = try TemporaryDirectory()
@@ -41,7 +31,7 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(names.sorted(), ["top.png", "v1/todolist/-Ka/image1.png"])
         // The documented layout: the object at its name, metadata as a sidecar, temporary files gone.
         store.close()
-        XCTAssertEqual(Self.files(root), [".dumpkit/lock", ".dumpkit/meta/top.png.json", ".dumpkit/meta/v1/todolist/-Ka/image1.png.json",
+        XCTAssertEqual(filesBelow(root), [".dumpkit/lock", ".dumpkit/meta/top.png.json", ".dumpkit/meta/v1/todolist/-Ka/image1.png.json",
                                           "top.png", "v1/todolist/-Ka/image1.png"])
         let sidecar = try String(contentsOfFile: root + "/.dumpkit/meta/top.png.json", encoding: .utf8)
         XCTAssertTrue(sidecar.hasPrefix(#"{"name":"top.png","size":3,"contentType":"image/png","sha256":"039058c6f2c0cb492c533b0a4d14ef77cc0f78abccced5287d84a1a2011cfb81""#), sidecar)
@@ -76,7 +66,7 @@ final class BlobStoreTests: XCTestCase {
         let longest = Array(repeating: String(repeating: "é", count: 125), count: 4).joined(separator: "/") + "/" + String(repeating: "a", count: 20)
         XCTAssertEqual(try put(store, longest, [1]), .stored)
         store.close()
-        XCTAssertEqual(Self.files(dir.path("s")).filter { !$0.hasPrefix(".dumpkit") }, [longest])
+        XCTAssertEqual(filesBelow(dir.path("s")).filter { !$0.hasPrefix(".dumpkit") }, [longest])
     }
 
     func testSymbolicLinksInsideTheStoreAreNotFollowed() throws {
@@ -124,6 +114,6 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(m.size, Int64(jpeg.count))
         XCTAssertThrowsError(try put(store, "v1/q.png", [1]))
         store.close()
-        XCTAssertEqual(Self.files(dir.path("b")), ["v1/p.jpg"])
+        XCTAssertEqual(filesBelow(dir.path("b")), ["v1/p.jpg"])
     }
 }

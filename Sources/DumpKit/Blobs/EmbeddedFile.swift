@@ -41,8 +41,8 @@ public struct EmbeddedFile: Sendable {
     /// Data URIs may declare any type: the bytes decide when they are a known type, otherwise the
     /// declared type is kept, except that bytes that are not what a recognisable declared type
     /// (JPEG, PNG, PDF...) would look like are skipped as `unknownType`. Bare base64 is taken only
-    /// when its bytes are a known type.
-    public static func scan(_ s: UnsafeRawBufferPointer, minimumBytes: Int) -> Scan {
+    /// when its bytes are a known type, and not at all with `dataURIsOnly`.
+    public static func scan(_ s: UnsafeRawBufferPointer, minimumBytes: Int, dataURIsOnly: Bool = false) -> Scan {
         guard s.count >= minimumEncodedLength(minimumBytes) else { return .none }
         if s.count >= 5, s[0] == UInt8(ascii: "d"), s[1] == UInt8(ascii: "a"), s[2] == UInt8(ascii: "t"),
            s[3] == UInt8(ascii: "a"), s[4] == UInt8(ascii: ":") {
@@ -61,7 +61,7 @@ public struct EmbeddedFile: Sendable {
             return .file(EmbeddedFile(bytes: bytes, contentType: declared, fileExtension: fileExtension(forType: declared),
                                       form: .dataURI(header: header), mismatchedDeclaredType: nil))
         }
-        guard let prefix = Base64Sniffer.decodePrefix(s) else { return .none }
+        guard !dataURIsOnly, let prefix = Base64Sniffer.decodePrefix(s) else { return .none }
         guard let detected = MediaType.detect(prefix) else {
             // Valid base64 of a size worth extracting, but of no known type: worth counting.
             guard let n = StrictBase64.decodedCount(s), n >= minimumBytes, StrictBase64.isValid(s) else { return .none }

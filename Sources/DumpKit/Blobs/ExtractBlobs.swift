@@ -15,6 +15,8 @@ public struct ExtractBlobs: RecordTransformer {
         public var match: [PathPattern] = []
         /// Files smaller than this (decoded) stay in the dump.
         public var minimumBytes = 1024
+        /// Only `data:` URIs; bare base64 stays in the dump, whatever its bytes.
+        public var dataURIsOnly = false
         /// How objects are named.
         public var naming: BlobNameTemplate = .pathBased
         public var referenceStyle: BlobReferenceStyle = .object
@@ -92,7 +94,7 @@ public struct ExtractBlobs: RecordTransformer {
     /// The reference replacing one string, or `nil` to leave it.
     private func extract(_ string: String, path: [String], record: Record, captures: [String: String]) throws -> JSONValue? {
         var s = string
-        let scan = s.withUTF8 { EmbeddedFile.scan(UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes) }
+        let scan = s.withUTF8 { EmbeddedFile.scan(UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly) }
         let file: EmbeddedFile
         switch scan {
         case .none: return nil

@@ -17,6 +17,10 @@ public struct MigrateJob {
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
     public var threads: Int?
+    /// The blob store the plans' `extract-blobs` steps write to (a directory); needed when they have any.
+    public var blobStore: String?
+    /// The bucket of download URLs, for `extract-blobs` steps with `ref-style: salada-file`.
+    public var bucket: String?
 
     public init(input: String, output: String, planPaths: [String]) {
         self.input = input
@@ -29,16 +33,18 @@ public struct MigrateJob {
         public var plans: [MigrationPlan]
         public var stats: MigrationStats
         public var warnings: [String]
-        /// Records read at the plans' output patterns (already migrated data).
+        /// Records read at the plans' output patterns (already migrated data) or only for extract-blobs steps.
         public var alreadyMigrated: Int
         /// Digests of the input and output, computed only for a report.
         public var inputSHA256: String?
         public var outputSHA256: String?
         public var rejectsPath: String?
+        /// What the `extract-blobs` steps found and wrote; `nil` when the plans have none.
+        public var blobs: BlobExtractionReport?
         public var seconds: Double
 
         /// Whether the run changed nothing because the dump is already in the target shape.
-        public var nothingToDo: Bool { stats.changed == 0 && stats.rejects == 0 }
+        public var nothingToDo: Bool { stats.changed == 0 && stats.rejects == 0 && (blobs?.snapshot.extracted.count ?? 0) == 0 }
     }
 
     /// Loads the plans (reversed and in reverse order for `reverse`).
@@ -53,8 +59,8 @@ public struct MigrateJob {
         let started = Date()
         let plans = try loadPlans()
         let runner = PlanRunner(plans: plans, onError: onError)
-        if !runner.blobExtractions.isEmpty {
-            throw UsageError("the plan has extract-blobs steps; run them with dumpkit extract-blobs after the migration")
+        if !runner.blobExtractions.isEmpty && blobStore == nil && !dryRun {
+            throw UsageError("the plans have extract-blobs steps: give --blobs DIR, the blob store their images go to")
         }
         var rejectsPath = self.rejectsPath
         if rejectsPath == nil && onError != .fail && !dryRun {
@@ -63,9 +69,13 @@ public struct MigrateJob {
         }
 
         // Records at the last plan's output patterns are read too, to tell "already migrated" from
-        // "not this kind of dump"; the runner passes them through unchanged.
+        // "not this kind of dump", and those the extract-blobs steps match; the runner passes them
+        // through unchanged.
         let outputs = plans.last.map { $0.steps.flatMap(\.outputPatterns) } ?? []
-        let probes = outputs.filter { p in !runner.patterns.contains(p) }
+        var probes: [PathPattern] = []
+        for p in outputs + runner.blobExtractions.flatMap(\.step.patterns) where !runner.patterns.contains(p) && !probes.contains(p) {
+            probes.append(p)
+        }
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
         // Hashing is only for the report.
@@ -73,6 +83,9 @@ public struct MigrateJob {
         let hashedInput = hashing ? HashingByteSource(inFile) : nil
         let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
         let rejectsFile = try rejectsPath.map { try OutputFile(path: $0) }
+        let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try DirectoryBlobStore(directory: $0, writable: true) }
+        defer { store?.close() }
+        let blobs = runner.blobExtractions.isEmpty ? nil : BlobExtractionReport()
         do {
             let sink: JSONByteSink = outFile.map { hashing ? HashingByteSink($0) : $0 as JSONByteSink } ?? DiscardingByteSink()
             let reader = DumpReader(source: hashedInput ?? inFile as JSONByteSource, patterns: runner.patterns + probes, sourceName: inFile.name)
@@ -80,7 +93,8 @@ public struct MigrateJob {
             let writer = DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), relocationTargets: targets)
             let rejects = rejectsFile.map { RejectsWriter(file: $0) }
             let migrate = Migrate(runner: runner, probes: probes, rejects: rejects)
-            let pipeline = Pipeline(transformers: [migrate])
+            let extractions = try runner.blobExtractions.map { try ExtractStepBlobs($0, store: store, bucket: bucket, report: blobs!) }
+            let pipeline = Pipeline(transformers: [migrate] + extractions)
             pipeline.onRecord = { progress?.recordDone() }
             try pipeline.run(reader: reader, writer: writer)
             try rejects?.finish()
@@ -94,7 +108,7 @@ public struct MigrateJob {
             progress?.finish()
             var summary = Summary(plans: plans, stats: stats, warnings: runner.warnings, alreadyMigrated: migrate.probed,
                                   inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
-                                  rejectsPath: stats.rejects > 0 ? rejectsPath : nil, seconds: Date().timeIntervalSince(started))
+                                  rejectsPath: stats.rejects > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
             if let reportPath {
                 try writeReport(summary, to: reportPath)
             }

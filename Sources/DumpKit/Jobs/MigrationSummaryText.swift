@@ -19,6 +19,7 @@ public enum MigrationSummaryText {
                 out += "    after:  " + (e.after.map { ($0.path != e.before.path ? "\($0.pointer) " : "") + compact($0.value) } ?? "(deleted)") + "\n"
             }
         }
+        if let blobs = s.blobs { out += "\nextract-blobs steps: " + blobs.text + "\n" }
         return out
     }
 

@@ -49,6 +49,16 @@ public struct PathPattern: Hashable, Sendable, CustomStringConvertible {
         segments = parsed
     }
 
+    private init(segments: [Segment], text: String) {
+        self.segments = segments
+        self.text = text
+    }
+
+    /// This pattern with literal keys after it (`/v2/todolist/{id}` and `images`: `/v2/todolist/{id}/images`).
+    public func appending(_ keys: [String]) -> PathPattern {
+        PathPattern(segments: segments + keys.map { .literal($0) }, text: (segments.isEmpty ? "" : text) + keys.map { "/" + JSONPointer.escape($0) }.joined())
+    }
+
     public var description: String { text }
     /// How many keys deep a matching path is.
     public var depth: Int { segments.count }

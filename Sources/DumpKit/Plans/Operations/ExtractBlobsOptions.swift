@@ -1,6 +1,6 @@
 /// The options of an `extract-blobs` step, which moves inline images out of records into a blob
-/// store. The plan engine only reads and checks them: `PlanRunner.blobExtractions` hands them to
-/// the blob extractor, which runs after the migration on the records the step matches.
+/// store. The plan engine only reads and checks them: `PlanRunner.blobExtractions` hands them on, and
+/// `ExtractStepBlobs` runs `ExtractBlobs` with them after the other steps on the records the step matches.
 ///
 /// ```yaml
 /// - extract-blobs: { match: data-uri, fields: [images], min-bytes: 1024, name: "todolist/{id}/{sha256}.{ext}", ref-style: object }
@@ -19,9 +19,9 @@ public struct ExtractBlobsOptions: Hashable, Sendable, CustomStringConvertible {
 
     /// What replaces an extracted string.
     public enum RefStyle: String, Sendable, CaseIterable {
-        /// A reference object: `{"blob": name, "size", "sha256", "contentType"}`.
+        /// A reference object: `{path, contentType, size, sha256, md5}`.
         case object
-        /// A Salada era-2 File value: `{name, url, mimeType}`.
+        /// A Salada era-2 File value: `{name, url, mimeType}` (needs the bucket of the download URLs).
         case saladaFile = "salada-file"
         /// The object name as a string.
         case name

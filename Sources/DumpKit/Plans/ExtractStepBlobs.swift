@@ -1,0 +1,43 @@
+/// Runs a plan's `extract-blobs` step inside `dumpkit migrate`: `ExtractBlobs` on the migrated records
+/// the step matches (its patterns and `where`), every other record passing through. The name template
+/// sees the record's last key as `{key}` besides the pattern's captures.
+struct ExtractStepBlobs: RecordTransformer {
+    let extraction: BlobExtraction
+    let extractor: ExtractBlobs
+
+    var name: String { "\(extraction.plan): \(extraction.step.label)" }
+
+    /// The extractor for `extraction`, writing to `store` (`nil`: a dry run) with download URLs for `bucket`.
+    init(_ extraction: BlobExtraction, store: BlobStore?, bucket: String?, report: BlobExtractionReport) throws {
+        self.extraction = extraction
+        extractor = try ExtractBlobs(store: store, options: Self.options(extraction, bucket: bucket), report: report)
+    }
+
+    func transform(_ record: Record) throws -> [Record] {
+        guard extraction.step.match(path: record.path, value: record.value) != nil else { return [record] }
+        var named = record
+        named.captures["key"] = record.path.last ?? ""
+        return try extractor.transform(named)
+    }
+
+    /// The step's options as `ExtractBlobs` takes them: its fields below its patterns, one record at a
+    /// time (the plan runner before it is not built for concurrent records).
+    static func options(_ extraction: BlobExtraction, bucket: String?) throws -> ExtractBlobs.Options {
+        let step = extraction.options
+        var options = ExtractBlobs.Options()
+        options.match = extraction.step.patterns.flatMap { pattern in
+            step.fields.isEmpty ? [pattern] : step.fields.map { pattern.appending($0.segments) }
+        }
+        options.dataURIsOnly = step.match == .dataURI
+        options.minimumBytes = max(1, step.minBytes)
+        options.naming = try BlobNameTemplate(step.nameTemplate)
+        switch step.refStyle {
+        case .object: options.referenceStyle = .object
+        case .saladaFile: options.referenceStyle = .salada
+        case .name: options.referenceStyle = .path
+        }
+        options.bucket = bucket
+        options.concurrency = 1
+        return options
+    }
+}
