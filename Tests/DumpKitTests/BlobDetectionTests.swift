@@ -90,6 +90,19 @@ final class BlobDetectionTests: XCTestCase {
         XCTAssertNil(try XCTUnwrap(file(BlobFixtures.dataURI("IMAGE/JPEG", BlobFixtures.jpeg()))).mismatchedDeclaredType)
     }
 
+    func testDataURIsOnlyLeavesBareBase64AloneWithoutCountingIt() {
+        func scan(_ s: String) -> EmbeddedFile.Scan {
+            Array(s.utf8).withUnsafeBytes { EmbeddedFile.scan($0, minimumBytes: 16, dataURIsOnly: true) }
+        }
+        guard case .none = scan(BlobFixtures.base64(BlobFixtures.jpeg())) else { return XCTFail("bare base64 of a JPEG was taken") }
+        guard case .none = scan(String(repeating: "ab", count: 64)) else { return XCTFail("hex-like text was counted") }
+        guard case .file(let f) = scan(BlobFixtures.dataURI("image/png", BlobFixtures.png())) else { return XCTFail("a data URI was missed") }
+        XCTAssertEqual(f.contentType, "image/png")
+        guard case .skipped(.invalidBase64) = scan("data:image/png;base64," + String(repeating: "A", count: 63) + "!") else {
+            return XCTFail("a broken data URI is still reported")
+        }
+    }
+
     func testWrongDeclaredTypeIsReportedAndTheBytesWin() throws {
         let f = try XCTUnwrap(file(BlobFixtures.dataURI("image/png", BlobFixtures.jpeg())))
         XCTAssertEqual(f.contentType, "image/jpeg")
