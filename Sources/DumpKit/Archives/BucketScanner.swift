@@ -1,4 +1,5 @@
 import ArchiveKit
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -31,28 +32,46 @@ struct ArchiveItem: Sendable {
     /// Archive order: by the bytes of the entry path. Distinct prefixes never start one another, so
     /// they decide on their own.
     static func precedes(_ a: ArchiveItem, _ b: ArchiveItem) -> Bool {
-        a.prefix == b.prefix ? a.name.utf8.lexicographicallyPrecedes(b.name.utf8) : a.prefix.utf8.lexicographicallyPrecedes(b.prefix.utf8)
+        a.prefix == b.prefix ? bytesPrecede(a.name, b.name) : bytesPrecede(a.prefix, b.prefix)
+    }
+
+    /// Whether the UTF-8 bytes of `a` sort before those of `b` (`memcmp` where both are contiguous).
+    private static func bytesPrecede(_ a: String, _ b: String) -> Bool {
+        let compared = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                let common = min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return order != 0 ? order < 0 : x.count < y.count
+            }
+        }
+        if let compared, let compared { return compared }
+        return a.utf8.lexicographicallyPrecedes(b.utf8)
     }
 }
 
-/// Lists the objects of a bucket directory: every regular file below it, by name.
+/// Lists the objects of a bucket directory: every regular file below it, in no particular order.
 ///
 /// A DumpKit blob store keeps its metadata under `.dumpkit/` (sidecars in `.dumpkit/meta/<name>.json`);
 /// that folder is not an object, and neither is a manifest left at the top by an extraction. Symbolic
 /// links and special files are skipped and reported: they are not objects and are never followed.
+/// Buckets are mostly folders of one or two files (`v1/todolist/<id>/image.jpg`), so listing them is
+/// mostly system calls; `threads` threads read folders side by side, which keeps the archive's
+/// single-threaded start short.
 struct BucketScanner {
     /// The bucket directory.
     let root: String
     /// Prepended to every object name to make its entry path (`""` or `"bucket/"`).
     let prefix: String
     let filter: PathFilter
+    /// How many threads read folders.
+    var threads = 4
 
     /// What a scan found.
     struct Result {
         var items: [ArchiveItem]
         /// Whether the bucket is a DumpKit blob store (it has `.dumpkit/meta`).
         var blobStore: Bool
-        /// Paths that are not objects (links, devices), for a note.
+        /// Paths that are not objects (links, devices), sorted, for a note.
         var skipped: [String]
     }
 
@@ -67,61 +86,116 @@ struct BucketScanner {
             throw InputError(file: root, message: "not a directory (a bucket must be a directory)")
         }
         let blobStore = stat(join(root, Self.metadataFolder), &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
-        var result = Result(items: [], blobStore: blobStore, skipped: [])
-        // Directories still to read, relative to the root ("" for the root). Each is opened only when
-        // its turn comes, so wide trees do not hold a descriptor per directory.
-        var pending = [""]
-        while let relative = pending.popLast() {
-            let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (relative.isEmpty ? 0 : O_NOFOLLOW)
-            let descriptor = open(join(root, relative), flags)
-            guard descriptor >= 0, let stream = fdopendir(descriptor) else {
-                let code = errno
-                if descriptor >= 0 { close(descriptor) }
-                throw InputError(file: join(root, relative), message: "cannot read the directory: \(String(cString: strerror(code)))")
-            }
-            defer { closedir(stream) }
-            while true {
-                errno = 0
-                guard let entry = readdir(stream) else {
-                    if errno != 0 {
-                        throw InputError(
-                            file: join(root, relative), message: "cannot read the directory: \(String(cString: strerror(errno)))")
-                    }
-                    break
-                }
-                let rawName = withUnsafeBytes(of: entry.pointee.d_name) { bytes in Array(bytes.prefix(while: { $0 != 0 })) }
-                if rawName == [0x2E] || rawName == [0x2E, 0x2E] { continue }
-                guard let name = String(validating: rawName, as: UTF8.self) else {
-                    throw InputError(
-                        file: join(root, relative),
-                        message:
-                            "an object name is not valid UTF-8: \(rawName.map { $0 < 0x80 ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16) }.joined())"
-                    )
-                }
-                let objectName = relative.isEmpty ? name : relative + "/" + name
-                if relative.isEmpty && (name == ".dumpkit" || name == ArchiveManifest.entryName) { continue }
-                guard fstatat(dirfd(stream), name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
-                    throw InputError(file: join(root, objectName), message: "cannot inspect: \(String(cString: strerror(errno)))")
-                }
-                switch status.st_mode & S_IFMT {
-                case S_IFDIR:
-                    pending.append(objectName)
-                case S_IFREG:
-                    guard filter.matches(objectName) else { continue }
-                    result.items.append(
-                        ArchiveItem(
-                            folder: root, prefix: prefix, name: objectName, size: Int64(status.st_size),
-                            modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)),
-                            inBlobStore: blobStore))
-                default:
-                    result.skipped.append(join(root, objectName))
+        let walk = Walk()
+        let found = (0..<max(1, threads)).map { _ in Found() }
+        DispatchQueue.concurrentPerform(iterations: found.count) { index in
+            let mine = found[index]
+            // Each folder is opened only when its turn comes, so wide trees do not hold a descriptor per folder.
+            while let relative = walk.next() {
+                do {
+                    walk.done(adding: try read(relative, into: mine, blobStore: blobStore))
+                } catch {
+                    walk.fail(error)
                 }
             }
         }
-        return result
+        if let failure = walk.failure { throw failure }
+        return Result(items: found.flatMap(\.items), blobStore: blobStore, skipped: found.flatMap(\.skipped).sorted())
+    }
+
+    /// Reads one folder (relative to the root, "" for the root): its files go into `found`; returns its subfolders.
+    private func read(_ relative: String, into found: Found, blobStore: Bool) throws -> [String] {
+        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | (relative.isEmpty ? 0 : O_NOFOLLOW)
+        let descriptor = open(join(root, relative), flags)
+        guard descriptor >= 0, let stream = fdopendir(descriptor) else {
+            let code = errno
+            if descriptor >= 0 { close(descriptor) }
+            throw InputError(file: join(root, relative), message: "cannot read the directory: \(String(cString: strerror(code)))")
+        }
+        defer { closedir(stream) }
+        var folders: [String] = []
+        var status = stat()
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 {
+                    throw InputError(file: join(root, relative), message: "cannot read the directory: \(String(cString: strerror(errno)))")
+                }
+                return folders
+            }
+            let rawName = withUnsafeBytes(of: entry.pointee.d_name) { bytes in Array(bytes.prefix(while: { $0 != 0 })) }
+            if rawName == [0x2E] || rawName == [0x2E, 0x2E] { continue }
+            guard let name = String(validating: rawName, as: UTF8.self) else {
+                throw InputError(
+                    file: join(root, relative),
+                    message:
+                        "an object name is not valid UTF-8: \(rawName.map { $0 < 0x80 ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16) }.joined())"
+                )
+            }
+            let objectName = relative.isEmpty ? name : relative + "/" + name
+            if relative.isEmpty && (name == ".dumpkit" || name == ArchiveManifest.entryName) { continue }
+            guard fstatat(dirfd(stream), name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
+                throw InputError(file: join(root, objectName), message: "cannot inspect: \(String(cString: strerror(errno)))")
+            }
+            switch status.st_mode & S_IFMT {
+            case S_IFDIR:
+                folders.append(objectName)
+            case S_IFREG:
+                guard filter.matches(objectName) else { continue }
+                found.items.append(
+                    ArchiveItem(
+                        folder: root, prefix: prefix, name: objectName, size: Int64(status.st_size),
+                        modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)),
+                        inBlobStore: blobStore))
+            default:
+                found.skipped.append(join(root, objectName))
+            }
+        }
     }
 
     private func join(_ directory: String, _ name: String) -> String {
         name.isEmpty ? directory : directory.hasSuffix("/") ? directory + name : directory + "/" + name
+    }
+}
+
+/// What one thread of a scan found.
+private final class Found: @unchecked Sendable {
+    var items: [ArchiveItem] = []
+    var skipped: [String] = []
+}
+
+/// The folders a scan's threads share: those still to read, how many are being read, the first error.
+private final class Walk: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var pending = [""]
+    private var reading = 0
+    private(set) var failure: Error?
+
+    /// The next folder to read; `nil` once every folder is read (or one failed).
+    func next() -> String? {
+        condition.withLock {
+            while pending.isEmpty && reading > 0 && failure == nil { condition.wait() }
+            guard failure == nil, let folder = pending.popLast() else { return nil }
+            reading += 1
+            return folder
+        }
+    }
+
+    /// A folder is read; `folders` are its subfolders.
+    func done(adding folders: [String]) {
+        condition.withLock {
+            pending += folders
+            reading -= 1
+            condition.broadcast()
+        }
+    }
+
+    /// A folder could not be read: the scan stops with the first such error.
+    func fail(_ error: Error) {
+        condition.withLock {
+            if failure == nil { failure = error }
+            reading -= 1
+            condition.broadcast()
+        }
     }
 }
