@@ -78,6 +78,9 @@ struct MigrateCommand: ParsableCommand {
             } else {
                 common.note(MigrationSummaryText.done(s, output: output))
                 if let blobs = s.blobs { common.note("extract-blobs steps: " + blobs.text) }
+                if s.staleBlobFilesRemoved > 0 {
+                    common.note("removed \(s.staleBlobFilesRemoved) temporary files left in the blob store by an interrupted run")
+                }
             }
         }
     }

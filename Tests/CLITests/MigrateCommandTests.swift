@@ -172,6 +172,42 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertEqual(try contents(dir.path("again.json")), try contents(out))
     }
 
+    func testExtractBlobsStepsTheRunCouldNotApplyAreRefusedBeforeAnythingIsWritten() throws {
+        let dir = try TemporaryDirectory()
+        func write(_ name: String, _ text: String) throws -> String {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: dir.path(name)))
+            return dir.path(name)
+        }
+        let step = "  - match: /v2/todolist/{id}\n    ops:\n      - extract-blobs: { fields: [images], name: \"t/{key}/{sha256}.{ext}\"REF }\n"
+        let images = try write("images.yaml", "name: images\nfrom: v2\nto: v2\nsteps:\n" + step.replacingOccurrences(of: "REF", with: ""))
+        let third = try write("v3.yaml", "name: v3\nfrom: v2\nto: v3\nsteps:\n  - match: /v2/todolist/{id}\n    ops:\n      - move: /v3/todos/{id}\n")
+        let salada = try write("salada.yaml", "name: salada\nfrom: v2\nto: v2\nsteps:\n" + step.replacingOccurrences(of: "REF", with: ", ref-style: salada-file"))
+        let nested = try write("nested.yaml", "name: nested\nfrom: v2\nto: v2\nsteps:\n  - match: /v2/todolist\n    ops:\n      - extract-blobs: { name: \"t/{sha256}.{ext}\" }\n")
+        let cases: [([String], String)] = [
+            ([images, third], "put them in the last plan (here 'v3')"),
+            ([salada], "needs --bucket"),
+            ([nested], "extract-blobs at /v2/todolist nests with /v2/todolist/{id}"),
+        ]
+        for (plans, message) in cases {
+            let out = dir.path("out.json")
+            let r = try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", out, "--blobs", dir.path("store"), "--on-error", "keep", "--plan", plan("todolist")] + plans.flatMap { ["--plan", $0] })
+            XCTAssertEqual(r.status, 2, message)
+            XCTAssertTrue(r.stderr.contains(message), r.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: out), message)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("store")), "no store is made for a refused run: \(message)")
+        }
+        // With a bucket, Salada references; the report counts the blobs.
+        let r = try CLI.run([
+            "migrate", sample("todolist", "v1.json"), "-o", dir.path("salada.json"), "--blobs", dir.path("store"), "--bucket", "app.appspot.com",
+            "--on-error", "keep", "--report", dir.path("report.json"), "--plan", plan("todolist"), "--plan", salada,
+        ])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let report = try json(dir.path("report.json")) as! [String: Any]
+        let extracted = ((report["blobs"] as? [String: Any])?["extracted"] as? [String: Any])?["count"] as? Int
+        XCTAssertEqual(extracted, 3, "\(report["blobs"] ?? "no blobs in the report")")
+        XCTAssertTrue(String(decoding: try Data(contentsOf: URL(fileURLWithPath: dir.path("salada.json"))), as: UTF8.self).contains("https://firebasestorage.googleapis.com/v0/b/app.appspot.com/o/"))
+    }
+
     func testChainedPlansRunInOnePass() throws {
         let dir = try TemporaryDirectory()
         let second = dir.path("v3.yaml")

@@ -83,7 +83,11 @@ final class PlanLoadingTests: XCTestCase {
         XCTAssertEqual(runner.stats.steps.count, 2)
         XCTAssertEqual(
             error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: { name: \"b/{uid}.{ext}\" }\n")?.description,
-            "todolist.yaml:7:32: step 1: 'name' uses {uid}, which is neither a capture of the step's pattern nor one of {sha256}, {ext}, {field}, {key}")
+            "todolist.yaml:7:32: step 1: 'name' uses {uid}, which is neither a capture of the step's pattern nor one of {sha256}, {ext}, {field}, {key}, {path}, {record}")
+        XCTAssertNil(error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: { name: \"{path}.{ext}\" }\n"))
+        XCTAssertEqual(
+            error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: { name: \"{record}.{ext}\" }\n")?.message,
+            "'name' must contain {sha256}, {key}, {field} or {path}, or every blob would get the same name")
         XCTAssertEqual(
             error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: {}\n      - drop: a\n")?.message,
             "'extract-blobs' must be the only operation of its step (the blob extractor runs it after the migration)")

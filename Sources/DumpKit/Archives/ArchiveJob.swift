@@ -81,7 +81,7 @@ public struct ArchiveJob {
         let threads = self.threads ?? ProcessInfo.processInfo.activeProcessorCount
         guard threads >= 1 else { throw UsageError("--threads must be at least 1, not \(threads)") }
         var notes: [String] = []
-        let (items, parts) = try gather(notes: &notes)
+        let (items, parts) = try gather(threads: threads, notes: &notes)
         let singlePass = format == .tar && compression == .zstd && output != "-"
         let totalBytes = items.reduce(0) { $0 + $1.size }
 
@@ -126,12 +126,15 @@ public struct ArchiveJob {
     }
 
     /// The files to archive, sorted by entry path, and the parts they belong to.
-    private func gather(notes: inout [String]) throws -> ([ArchiveItem], [ArchiveManifest.Part]) {
+    /// Lists the objects (folders read on `threads` threads, at most 4) in archive order, with the manifest's parts.
+    private func gather(threads: Int, notes: inout [String]) throws -> ([ArchiveItem], [ArchiveManifest.Part]) {
         var items: [ArchiveItem] = []
         var parts: [ArchiveManifest.Part] = []
         func addBucket(_ directory: String, prefix: String) throws {
             try checkOutputOutside(directory)
-            let scan = try BucketScanner(root: directory, prefix: prefix, filter: filter).scan()
+            var scanner = BucketScanner(root: directory, prefix: prefix, filter: filter)
+            scanner.threads = min(threads, 4)
+            let scan = try scanner.scan()
             items += scan.items
             parts.append(ArchiveManifest.Part(role: .bucket, path: prefix, blobStore: scan.blobStore))
             notes += scan.skipped.map { "\($0): skipped (not a regular file; links are never followed)" }

@@ -55,8 +55,8 @@ struct ArchiveItem: Sendable {
 /// that folder is not an object, and neither is a manifest left at the top by an extraction. Symbolic
 /// links and special files are skipped and reported: they are not objects and are never followed.
 /// Buckets are mostly folders of one or two files (`v1/todolist/<id>/image.jpg`), so listing them is
-/// mostly system calls; `threads` threads read folders side by side, which keeps the archive's
-/// single-threaded start short.
+/// mostly system calls; `threads` threads read folders side by side (`archive` uses its `--threads`,
+/// at most 4), which keeps the archive's single-threaded start short.
 struct BucketScanner {
     /// The bucket directory.
     let root: String

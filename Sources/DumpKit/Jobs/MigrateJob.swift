@@ -41,6 +41,8 @@ public struct MigrateJob {
         public var rejectsPath: String?
         /// What the `extract-blobs` steps found and wrote; `nil` when the plans have none.
         public var blobs: BlobExtractionReport?
+        /// Temporary files of an interrupted earlier run removed from the blob store.
+        public var staleBlobFilesRemoved = 0
         public var seconds: Double
 
         /// Whether the run changed nothing because the dump is already in the target shape.
@@ -59,9 +61,11 @@ public struct MigrateJob {
         let started = Date()
         let plans = try loadPlans()
         let runner = PlanRunner(plans: plans, onError: onError)
+        try Self.checkBlobExtractions(plans)
         if !runner.blobExtractions.isEmpty && blobStore == nil && !dryRun {
             throw UsageError("the plans have extract-blobs steps: give --blobs DIR, the blob store their images go to")
         }
+        let extractionOptions = try runner.blobExtractions.map { try ExtractStepBlobs.options($0, bucket: bucket) }
         var rejectsPath = self.rejectsPath
         if rejectsPath == nil && onError != .fail && !dryRun {
             guard output != "-" else { throw UsageError("--on-error \(onError.rawValue) writes rejected values to a file: give --rejects FILE") }
@@ -93,7 +97,9 @@ public struct MigrateJob {
             let writer = DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), relocationTargets: targets)
             let rejects = rejectsFile.map { RejectsWriter(file: $0) }
             let migrate = Migrate(runner: runner, probes: probes, rejects: rejects)
-            let extractions = try runner.blobExtractions.map { try ExtractStepBlobs($0, store: store, bucket: bucket, report: blobs!) }
+            let extractions = try zip(runner.blobExtractions, extractionOptions).map {
+                try ExtractStepBlobs($0, options: $1, store: store, report: blobs!)
+            }
             let pipeline = Pipeline(transformers: [migrate] + extractions)
             pipeline.onRecord = { progress?.recordDone() }
             try pipeline.run(reader: reader, writer: writer)
@@ -109,6 +115,7 @@ public struct MigrateJob {
             var summary = Summary(plans: plans, stats: stats, warnings: runner.warnings, alreadyMigrated: migrate.probed,
                                   inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
                                   rejectsPath: stats.rejects > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
+            summary.staleBlobFilesRemoved = store?.staleTemporaryFilesRemoved ?? 0
             if let reportPath {
                 try writeReport(summary, to: reportPath)
             }
@@ -119,6 +126,27 @@ public struct MigrateJob {
             rejectsFile?.abort()
             progress?.finish()
             throw error
+        }
+    }
+
+    /// Refuses extract-blobs steps the run would silently not apply: in a plan before the last one of a
+    /// chain (they run after the whole chain, on its output), or at a pattern inside or around one whose
+    /// records a step reads or moves (the reader hands over whole records at the shallower one).
+    static func checkBlobExtractions(_ plans: [MigrationPlan]) throws {
+        for (index, plan) in plans.enumerated() {
+            for step in plan.steps where step.extractBlobs != nil {
+                if index < plans.count - 1 {
+                    throw UsageError(
+                        "\(plan.sourceFile): \(step.label): extract-blobs steps run after the whole chain of plans; put them in the last plan (here '\(plans.last!.name)')")
+                }
+                let others = plans.flatMap { $0.steps.filter { $0.extractBlobs == nil }.flatMap { $0.patterns + $0.outputPatterns } }
+                for pattern in step.patterns {
+                    if let other = others.first(where: { PlanLinter.isInside(pattern, $0) || PlanLinter.isInside($0, pattern) }) {
+                        throw UsageError(
+                            "\(plan.sourceFile): \(step.label): extract-blobs at \(pattern) nests with \(other), where another step reads or moves whole records; match the same records (\(other)) and name the field with 'fields'")
+                    }
+                }
+            }
         }
     }
 
@@ -138,6 +166,7 @@ public struct MigrateJob {
         o["alreadyMigrated"] = .number(JSONNumber(s.alreadyMigrated))
         o["stats"] = s.stats.jsonValue
         if let r = s.rejectsPath { o["rejects"] = .string(r) }
+        if let blobs = s.blobs { o["blobs"] = blobs.jsonValue }
         o["warnings"] = .array(s.warnings.map { .string($0) })
         o["seconds"] = .number(JSONNumber(text: String(format: "%.3f", s.seconds)))
         let file = try OutputFile(path: path)

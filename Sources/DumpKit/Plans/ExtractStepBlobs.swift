@@ -7,10 +7,10 @@ struct ExtractStepBlobs: RecordTransformer {
 
     var name: String { "\(extraction.plan): \(extraction.step.label)" }
 
-    /// The extractor for `extraction`, writing to `store` (`nil`: a dry run) with download URLs for `bucket`.
-    init(_ extraction: BlobExtraction, store: BlobStore?, bucket: String?, report: BlobExtractionReport) throws {
+    /// The extractor for `extraction` with `options` (from `options(_:bucket:)`), writing to `store` (`nil`: a dry run).
+    init(_ extraction: BlobExtraction, options: ExtractBlobs.Options, store: BlobStore?, report: BlobExtractionReport) throws {
         self.extraction = extraction
-        extractor = try ExtractBlobs(store: store, options: Self.options(extraction, bucket: bucket), report: report)
+        extractor = try ExtractBlobs(store: store, options: options, report: report)
     }
 
     func transform(_ record: Record) throws -> [Record] {
@@ -20,8 +20,8 @@ struct ExtractStepBlobs: RecordTransformer {
         return try extractor.transform(named)
     }
 
-    /// The step's options as `ExtractBlobs` takes them: its fields below its patterns, one record at a
-    /// time (the plan runner before it is not built for concurrent records).
+    /// The step's options as `ExtractBlobs` takes them, checked: its fields below its patterns, one
+    /// record at a time (the plan runner before it is not built for concurrent records).
     static func options(_ extraction: BlobExtraction, bucket: String?) throws -> ExtractBlobs.Options {
         let step = extraction.options
         var options = ExtractBlobs.Options()
@@ -38,6 +38,11 @@ struct ExtractStepBlobs: RecordTransformer {
         }
         options.bucket = bucket
         options.concurrency = 1
+        do {
+            try ExtractBlobs.check(options)
+        } catch {
+            throw UsageError("\(extraction.plan) \(extraction.step.label): \(error.description)")
+        }
         return options
     }
 }

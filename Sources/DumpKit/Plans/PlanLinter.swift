@@ -82,7 +82,7 @@ enum PlanLinter {
     }
 
     /// Whether some path `inner` matches lies strictly below a path `outer` matches.
-    private static func isInside(_ inner: PathPattern, _ outer: PathPattern) -> Bool {
+    static func isInside(_ inner: PathPattern, _ outer: PathPattern) -> Bool {
         inner.depth > outer.depth && zip(outer.segments, inner.segments).allSatisfy { compatible($0, $1) }
     }
 }

@@ -28,7 +28,7 @@ public struct ExtractBlobsOptions: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Placeholders `name` may use besides the step pattern's captures.
-    public static let placeholders = ["sha256", "ext", "field", "key"]
+    public static let placeholders = ["sha256", "ext", "field", "key", "path", "record"]
 
     /// Which strings are blobs.
     public var match: Match
@@ -60,8 +60,8 @@ public struct ExtractBlobsOptions: Hashable, Sendable, CustomStringConvertible {
         for placeholder in try Self.placeholders(in: nameTemplate, d, nameNode?.location ?? o.location) where !known.contains(placeholder) {
             throw d.error(nameNode?.location ?? o.location, "'name' uses {\(placeholder)}, which is neither a capture of the step's pattern nor one of {\(Self.placeholders.joined(separator: "}, {"))}")
         }
-        if !nameTemplate.contains("{sha256}") && !nameTemplate.contains("{key}") && !nameTemplate.contains("{field}") {
-            throw d.error(nameNode?.location ?? o.location, "'name' must contain {sha256}, {key} or {field}, or every blob would get the same name")
+        if !["{sha256}", "{key}", "{field}", "{path}"].contains(where: { nameTemplate.contains($0) }) {
+            throw d.error(nameNode?.location ?? o.location, "'name' must contain {sha256}, {key}, {field} or {path}, or every blob would get the same name")
         }
     }
 
