@@ -190,7 +190,7 @@ static void start(struct lane *lane, uint32_t state[4][16], int l, const uint8_t
 int dk_md5_many(const void *const *messages, const size_t *lengths, size_t count, uint8_t *digests) {
     if (!has_avx512) return 0;
     if (count == 0) return 1;
-    struct pending *order = malloc(count * sizeof *order);
+    struct pending *order = calloc(count, sizeof *order);
     struct lane *lanes = calloc(16, sizeof *lanes);
     if (!order || !lanes) {
         free(order);

@@ -85,10 +85,10 @@ public struct MigrateJob {
         // Hashing is only for the report.
         let hashing = reportPath != nil
         let hashedInput = hashing ? HashingByteSource(inFile) : nil
-        let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
-        let rejectsFile = try rejectsPath.map { try OutputFile(path: $0) }
         let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try DirectoryBlobStore(directory: $0, writable: true) }
         defer { store?.close() }
+        let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
+        let rejectsFile = try rejectsPath.map { try OutputFile(path: $0) }
         let blobs = runner.blobExtractions.isEmpty ? nil : BlobExtractionReport()
         do {
             let sink: JSONByteSink = outFile.map { hashing ? HashingByteSink($0) : $0 as JSONByteSink } ?? DiscardingByteSink()
@@ -133,13 +133,13 @@ public struct MigrateJob {
     /// chain (they run after the whole chain, on its output), or at a pattern inside or around one whose
     /// records a step reads or moves (the reader hands over whole records at the shallower one).
     static func checkBlobExtractions(_ plans: [MigrationPlan]) throws {
+        let others = plans.flatMap { $0.steps.filter { $0.extractBlobs == nil }.flatMap { $0.patterns + $0.outputPatterns } }
         for (index, plan) in plans.enumerated() {
             for step in plan.steps where step.extractBlobs != nil {
                 if index < plans.count - 1 {
                     throw UsageError(
                         "\(plan.sourceFile): \(step.label): extract-blobs steps run after the whole chain of plans; put them in the last plan (here '\(plans.last!.name)')")
                 }
-                let others = plans.flatMap { $0.steps.filter { $0.extractBlobs == nil }.flatMap { $0.patterns + $0.outputPatterns } }
                 for pattern in step.patterns {
                     if let other = others.first(where: { PlanLinter.isInside(pattern, $0) || PlanLinter.isInside($0, pattern) }) {
                         throw UsageError(
