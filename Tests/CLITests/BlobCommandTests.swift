@@ -44,9 +44,16 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(objects.count, 40)
         let types = try Shell.run("file", ["-b", "--mime-type"] + objects.map { dir.path("blobs/" + $0) }).split(separator: "\n").map(String.init)
         XCTAssertEqual(types.count, objects.count)
+        // Metadata files are named by the SHA-256 of the object name; each says which object it describes.
+        var metadata: [String: [String: Any]] = [:]
+        for (path, bytes) in try tree(dir.path("blobs")) where path.hasPrefix(".dumpkit/meta/") {
+            let meta = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+            metadata[try XCTUnwrap(meta["name"] as? String)] = meta
+        }
+        XCTAssertEqual(metadata.keys.sorted(), objects)
         var seen = Set<String>()
         for (name, type) in zip(objects, types) {
-            let meta = try JSONSerialization.jsonObject(with: try read(dir.path("blobs/.dumpkit/meta/\(name).json"))) as? [String: Any]
+            let meta = metadata[name]
             XCTAssertEqual(meta?["contentType"] as? String, type, name)
             let ext = ["image/jpeg": "jpg", "image/png": "png", "application/pdf": "pdf"][type]
             XCTAssertEqual(ext.map { name.hasSuffix("." + $0) }, true, "\(name): \(type)")

@@ -52,7 +52,7 @@ struct ArchiveTestBucket {
     func writeSidecar(_ name: String, contentType: String, custom: [String: String], cacheControl: String?, size: Int64? = nil) throws {
         var metadata = metadata(name, contentType: contentType, custom: custom, cacheControl: cacheControl)
         if let size { metadata.size = size }
-        let path = root + "/.dumpkit/meta/" + name + ".json"
+        let path = root + "/" + DirectoryBlobStore.metadataPath(of: name)
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let sink = MemoryByteSink()
         let writer = JSONWriter(sink: sink)

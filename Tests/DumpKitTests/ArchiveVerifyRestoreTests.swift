@@ -135,15 +135,15 @@ final class ArchiveVerifyRestoreTests: XCTestCase {
         XCTAssertEqual(
             filesBelow(destination),
             [
-                ".dumpkit/meta/notes/買い物.txt.json", ".dumpkit/meta/v1/todolist/-Ka/image1/1479566994988.json",
-                ".dumpkit/meta/v1/todolist/-Ka/revisions/1.json.json", note, image, record,
-            ])
+                DirectoryBlobStore.metadataPath(of: note), DirectoryBlobStore.metadataPath(of: image),
+                DirectoryBlobStore.metadataPath(of: record), note, image, record,
+            ].sorted())
         for (name, bytes) in ArchiveTestBucket.contents {
             XCTAssertEqual(try contents(destination + "/" + name), bytes, name)
             let modified = try FileManager.default.attributesOfItem(atPath: destination + "/" + name)[.modificationDate] as? Date
             XCTAssertEqual(modified?.timeIntervalSince1970, Double(ArchiveTestBucket.times[name]!), name)
         }
-        let sidecar = try BlobMetadata(json: JSONReader(bytes: try contents(destination + "/.dumpkit/meta/" + image + ".json")).readValue())
+        let sidecar = try BlobMetadata(json: JSONReader(bytes: try contents(destination + "/" + DirectoryBlobStore.metadataPath(of: image))).readValue())
         XCTAssertEqual(sidecar.customMetadata["firebaseStorageDownloadTokens"], "5f1c2d3e-token")
         // A restored blob store archives to the same bytes.
         let again = directory.path("again.tar")
@@ -167,7 +167,7 @@ final class ArchiveVerifyRestoreTests: XCTestCase {
         XCTAssertEqual(report.problems.map(\.path), [record])
         XCTAssertTrue(report.problems[0].message.hasPrefix("not restored: SHA-256 "), report.problems[0].message)
         XCTAssertEqual(try contents(destination + "/" + record), Array("the good one".utf8))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: destination + "/.dumpkit/meta/" + record + ".json"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination + "/" + DirectoryBlobStore.metadataPath(of: record)))
         XCTAssertEqual(filesBelow(destination).filter { $0.contains("dumpkit-partial") }, [])
     }
 
@@ -176,7 +176,7 @@ final class ArchiveVerifyRestoreTests: XCTestCase {
         var only = RestoreJob(archive: good, destination: destination)
         only.only = ["v1/*/revisions/*"]
         XCTAssertEqual(try only.run().written, 1)
-        XCTAssertEqual(filesBelow(destination), [".dumpkit/meta/" + record + ".json", record])
+        XCTAssertEqual(filesBelow(destination), [DirectoryBlobStore.metadataPath(of: record), record])
         // As if the first run had been killed while writing the image.
         try FileManager.default.createDirectory(atPath: destination + "/v1/todolist/-Ka/image1", withIntermediateDirectories: true)
         try Data([0xFF, 0xD8]).write(to: URL(fileURLWithPath: destination + "/v1/todolist/-Ka/image1/.1479566994988.dumpkit-partial"))
@@ -199,10 +199,10 @@ final class ArchiveVerifyRestoreTests: XCTestCase {
         XCTAssertEqual(
             filesBelow(destination),
             [
-                "bucket/.dumpkit/meta/notes/買い物.txt.json", "bucket/.dumpkit/meta/v1/todolist/-Ka/image1/1479566994988.json",
-                "bucket/.dumpkit/meta/v1/todolist/-Ka/revisions/1.json.json", "bucket/" + note, "bucket/" + image, "bucket/" + record,
+                "bucket/" + DirectoryBlobStore.metadataPath(of: note), "bucket/" + DirectoryBlobStore.metadataPath(of: image),
+                "bucket/" + DirectoryBlobStore.metadataPath(of: record), "bucket/" + note, "bucket/" + image, "bucket/" + record,
                 "dump/backup.json",
-            ])
+            ].sorted())
         XCTAssertEqual(try contents(destination + "/dump/backup.json"), Array(#"{"v1":{}}"#.utf8))
     }
 

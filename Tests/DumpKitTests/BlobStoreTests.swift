@@ -1,4 +1,4 @@
-import DumpKit
+@testable import DumpKit
 import Foundation
 import TestSupport
 import XCTest
@@ -29,18 +29,30 @@ final class BlobStoreTests: XCTestCase {
         var names: [String] = []
         try store.list { names.append($0) }
         XCTAssertEqual(names.sorted(), ["top.png", "v1/todolist/-Ka/image1.png"])
-        // The documented layout: the object at its name, metadata as a sidecar, temporary files gone.
+        // The documented layout: the object at its name, metadata in a file named by the SHA-256 of
+        // the name, temporary files gone.
         store.close()
-        XCTAssertEqual(filesBelow(root), [".dumpkit/lock", ".dumpkit/meta/top.png.json", ".dumpkit/meta/v1/todolist/-Ka/image1.png.json",
-                                          "top.png", "v1/todolist/-Ka/image1.png"])
-        let sidecar = try String(contentsOfFile: root + "/.dumpkit/meta/top.png.json", encoding: .utf8)
+        XCTAssertEqual(DirectoryBlobStore.metadataPath(of: "top.png"),
+                       ".dumpkit/meta/9d/9da2d28251f8f94ebfbc6fb34537c24deebd75db74d5f2d294707eeaf1177601.json")
+        XCTAssertEqual(filesBelow(root), [".dumpkit/lock", DirectoryBlobStore.metadataPath(of: "top.png"),
+                                          DirectoryBlobStore.metadataPath(of: "v1/todolist/-Ka/image1.png"), "top.png", "v1/todolist/-Ka/image1.png"].sorted())
+        let sidecar = try String(contentsOfFile: root + "/" + DirectoryBlobStore.metadataPath(of: "top.png"), encoding: .utf8)
         XCTAssertTrue(sidecar.hasPrefix(#"{"name":"top.png","size":3,"contentType":"image/png","sha256":"039058c6f2c0cb492c533b0a4d14ef77cc0f78abccced5287d84a1a2011cfb81""#), sidecar)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/.dumpkit/tmp"), [])
     }
 
     func testPutIsIdempotentAndReplacesOtherContent() throws {
+        try checkPutIsIdempotentAndReplacesOtherContent(namedTemporaryFiles: false)
+    }
+
+    func testPutWithNamedTemporaryFilesWhereUnnamedOnesAreMissing() throws {
+        try checkPutIsIdempotentAndReplacesOtherContent(namedTemporaryFiles: true)
+    }
+
+    private func checkPutIsIdempotentAndReplacesOtherContent(namedTemporaryFiles: Bool) throws {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        if namedTemporaryFiles { store.useNamedTemporaryFiles() }
         XCTAssertEqual(try put(store, "a/b.png", [1, 2, 3]), .stored)
         let before = try FileManager.default.attributesOfItem(atPath: dir.path("s/a/b.png"))[.modificationDate] as? Date
         XCTAssertEqual(try put(store, "a/b.png", [1, 2, 3]), .unchanged)
@@ -49,8 +61,24 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(try store.get("a/b.png"), [4, 5])
         XCTAssertEqual(try store.metadata("a/b.png")?.size, 2)
         // A missing sidecar (a run killed between the two renames) means: write again.
-        try FileManager.default.removeItem(atPath: dir.path("s/.dumpkit/meta/a/b.png.json"))
+        try FileManager.default.removeItem(atPath: dir.path("s/" + DirectoryBlobStore.metadataPath(of: "a/b.png")))
         XCTAssertEqual(try put(store, "a/b.png", [4, 5]), .stored)
+        XCTAssertEqual(try put(store, "c.png", [6]), .stored)
+        store.close()
+        XCTAssertEqual(filesBelow(dir.path("s")), [".dumpkit/lock", DirectoryBlobStore.metadataPath(of: "a/b.png"),
+                                                   DirectoryBlobStore.metadataPath(of: "c.png"), "a/b.png", "c.png"].sorted())
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("s/.dumpkit/tmp")), [])
+    }
+
+    func testMetadataOfAnotherNameIsAnError() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        XCTAssertEqual(try put(store, "a.png", [1]), .stored)
+        XCTAssertEqual(try put(store, "b.png", [2]), .stored)
+        let a = dir.path("s/" + DirectoryBlobStore.metadataPath(of: "a.png"))
+        try FileManager.default.removeItem(atPath: a)
+        try FileManager.default.copyItem(atPath: dir.path("s/" + DirectoryBlobStore.metadataPath(of: "b.png")), toPath: a)
+        XCTAssertThrowsError(try store.metadata("a.png")) { XCTAssertTrue("\($0)".contains(#"describes "b.png""#), "\($0)") }
     }
 
     func testNamesThatCouldLeaveTheStoreAreRefused() throws {

@@ -37,7 +37,7 @@ final class BucketScannerTests: XCTestCase {
         try write(3, at: root + "/top.json")
         expected["top.json"] = 3
         try write(5, at: root + "/" + ArchiveManifest.entryName)
-        try write(5, at: root + "/.dumpkit/meta/top.json.json")
+        try write(5, at: root + "/" + DirectoryBlobStore.metadataPath(of: "top.json"))
         try FileManager.default.createSymbolicLink(atPath: root + "/v1/link", withDestinationPath: "/etc/passwd")
         XCTAssertEqual(mkfifo(root + "/v1/todolist/fifo", 0o600), 0)
 

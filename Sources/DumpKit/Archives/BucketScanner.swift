@@ -27,7 +27,7 @@ struct ArchiveItem: Sendable {
     /// The file on disk.
     var file: String { folder.hasSuffix("/") ? folder + name : folder + "/" + name }
     /// The blob store's metadata sidecar for the object, when it is in one.
-    var sidecar: String? { inBlobStore ? "\(folder)/\(BucketScanner.metadataFolder)/\(name).json" : nil }
+    var sidecar: String? { inBlobStore ? "\(folder)/\(DirectoryBlobStore.metadataPath(of: name))" : nil }
 
     /// Archive order: by the bytes of the entry path. Distinct prefixes never start one another, so
     /// they decide on their own.
@@ -51,7 +51,7 @@ struct ArchiveItem: Sendable {
 
 /// Lists the objects of a bucket directory: every regular file below it, in no particular order.
 ///
-/// A DumpKit blob store keeps its metadata under `.dumpkit/` (sidecars in `.dumpkit/meta/<name>.json`);
+/// A DumpKit blob store keeps its metadata under `.dumpkit/` (sidecars, `DirectoryBlobStore.metadataPath(of:)`);
 /// that folder is not an object, and neither is a manifest left at the top by an extraction. Symbolic
 /// links and special files are skipped and reported: they are not objects and are never followed.
 /// Buckets are mostly folders of one or two files (`v1/todolist/<id>/image.jpg`), so listing them is

@@ -119,15 +119,13 @@ public struct RestoreJob {
         return nil
     }
 
-    /// Writes the metadata sidecar of an object of a blob store: `<part>.dumpkit/meta/<name>.json`.
+    /// Writes the metadata sidecar of an object of a blob store: `<part>` + `DirectoryBlobStore.metadataPath(of:)`.
     private func restoreSidecar(_ object: ArchiveManifest.Object, manifest: ArchiveManifest, extractor: SafeExtractor, report: inout Report)
         throws
     {
         guard let part = manifest.bucketPart(containing: object.path), part.blobStore else { return }
-        var components =
-            part.path.split(separator: "/").map(String.init) + BucketScanner.metadataFolder.split(separator: "/").map(String.init)
-        components += object.metadata.name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        components[components.count - 1] += ".json"
+        let components =
+            part.path.split(separator: "/").map(String.init) + DirectoryBlobStore.metadataPath(of: object.metadata.name).split(separator: "/").map(String.init)
         let path: EntryPath
         do {
             path = try EntryPath(components: components)

@@ -1,5 +1,8 @@
+import CPlatform
+import Crypto
 import Foundation
 import JSONStream
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -8,14 +11,15 @@ import Musl
 #endif
 
 /// A blob store in a directory that mirrors a bucket: object `v1/todolist/-Kabc/image1.jpg` is the
-/// file of that relative path, and its metadata is the JSON file
-/// `.dumpkit/meta/v1/todolist/-Kabc/image1.jpg.json` (`BlobMetadata.jsonValue`).
+/// file of that relative path, and its metadata is the JSON file `metadataPath(of:)`
+/// (`.dumpkit/meta/<2 hex>/<SHA-256 of the name>.json`, `BlobMetadata.jsonValue`).
 ///
-/// Every file is written under a temporary name in `.dumpkit/tmp/run-XXXXXX/` (one folder per open
-/// store, locked with `flock` while it is open) and renamed into place, the object before its
-/// metadata, so a reader never sees part of a file. Opening a store for writing removes the folders
-/// of runs that were killed (their lock is free). Paths are opened one directory at a time without
-/// following symbolic links, so no name can lead outside the directory.
+/// Every file is written without a name (`O_TMPFILE`) in its folder and named when complete, or,
+/// where the file system has no such files, under a temporary name in `.dumpkit/tmp/run-XXXXXX/`
+/// (one folder per open store, locked with `flock` while it is open) and renamed into place; the
+/// object comes before its metadata, so a reader never sees part of a file. Opening a store for
+/// writing removes the folders of runs that were killed (their lock is free). Paths are opened
+/// without following symbolic links, so no name can lead outside the directory.
 public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     /// The store's directory as given.
     public let directory: String
@@ -28,6 +32,10 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     private let runName: String?
     private let lock = NSLock()
     private var counter = 0
+    /// The open metadata folders (`meta/00` to `meta/ff`), -1 until first used.
+    private var metaFolders = [Int32](repeating: -1, count: 256)
+    /// Cleared when the file system turns out to have no unnamed files.
+    private let unnamedFiles = Atomic<Bool>(true)
     private var closed = false
 
     /// The folder, inside the store, that holds metadata and temporary files.
@@ -108,6 +116,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             Glibc.close(runFD)
             Glibc.close(tmpFD)
         }
+        for fd in metaFolders where fd >= 0 { Glibc.close(fd) }
         if let metaFD { Glibc.close(metaFD) }
         Glibc.close(rootFD)
     }
@@ -129,9 +138,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         }
         try writeAndRename(content, into: objectParent, as: leaf, runFD: runFD, name: name)
         let json = Self.encode(metadata)
-        let metaParent = try openFolders(metaFD, folders, create: true, name: name)!
-        defer { Glibc.close(metaParent) }
-        try json.withUnsafeBytes { try writeAndRename($0, into: metaParent, as: leaf + ".json", runFD: runFD, name: name) }
+        let (folder, file) = Self.metadataLocation(name)
+        let metaParent = try metadataFolder(folder, in: metaFD, name: name)
+        try json.withUnsafeBytes { try writeAndRename($0, into: metaParent, as: file, runFD: runFD, name: name) }
         return .stored
     }
 
@@ -210,6 +219,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             guard fd >= 0 else { throw ioError(name, "cannot open the store") }
             return fd
         }
+        // Fast path: the whole path at once, refusing links; any failure takes the careful way below.
+        let direct = dk_open_beneath(base, folders.joined(separator: "/"), O_RDONLY | O_DIRECTORY)
+        if direct >= 0 { return direct }
         var fd = base
         var made = false  // below a folder just made, nothing exists yet
         defer { if fd != base { Glibc.close(fd) } }
@@ -255,15 +267,47 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     /// The sidecar metadata of `name`, or `nil` when it has none.
     private func sidecar(_ name: String) throws -> BlobMetadata? {
         guard let metaFD else { return nil }
-        let (folders, leaf) = Self.split(name)
-        guard let parent = try openFolders(metaFD, folders, create: false, name: name) else { return nil }
+        let (folder, file) = Self.metadataLocation(name)
+        let parent = openat(metaFD, folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard parent >= 0 else { return nil }
         defer { Glibc.close(parent) }
-        guard let bytes = try readFile(parent, leaf + ".json", name: name) else { return nil }
+        guard let bytes = try readFile(parent, file, name: name) else { return nil }
+        let metadata: BlobMetadata
         do {
             let reader = JSONReader(bytes: bytes, options: .init(bufferSize: 4096))
-            return try BlobMetadata(json: reader.readValue())
+            metadata = try BlobMetadata(json: reader.readValue())
         } catch {
-            throw BlobStoreError(store: directory, name: name, message: "unreadable metadata file \(Self.controlDirectory)/meta/\(name).json: \(error)")
+            throw BlobStoreError(store: directory, name: name, message: "unreadable metadata file \(Self.metadataPath(of: name)): \(error)")
+        }
+        guard metadata.name == name else {
+            throw BlobStoreError(store: directory, name: name, message: "metadata file \(Self.metadataPath(of: name)) describes \(String(reflecting: metadata.name))")
+        }
+        return metadata
+    }
+
+    /// The metadata file of an object, relative to the store: `.dumpkit/meta/<2 hex>/<hex>.json`
+    /// with the SHA-256 of its name, so that any name fits and no folder is made per object.
+    public static func metadataPath(of name: String) -> String {
+        let (folder, file) = metadataLocation(name)
+        return "\(controlDirectory)/meta/\(folder)/\(file)"
+    }
+
+    /// The folder below `.dumpkit/meta` and the file name of an object's metadata.
+    private static func metadataLocation(_ name: String) -> (folder: String, file: String) {
+        let hex = Hex.lowercase(SHA256.hash(data: Array(name.utf8)))
+        return (String(hex.prefix(2)), hex + ".json")
+    }
+
+    /// The open metadata folder `folder` (two hex digits), made if needed; kept open until `close`.
+    private func metadataFolder(_ folder: String, in metaFD: Int32, name: String) throws -> Int32 {
+        let index = Int(folder, radix: 16)!
+        return try lock.withLock {
+            if metaFolders[index] >= 0 { return metaFolders[index] }
+            if mkdirat(metaFD, folder, 0o777) != 0 && errno != EEXIST { throw ioError(name, "cannot create folder \(Self.controlDirectory)/meta/\(folder)") }
+            let fd = openat(metaFD, folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { throw ioError(name, "cannot open folder \(Self.controlDirectory)/meta/\(folder)") }
+            metaFolders[index] = fd
+            return fd
         }
     }
 
@@ -291,37 +335,71 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return bytes
     }
 
-    /// Writes `content` to a new temporary file in this run's folder and renames it over `leaf` in
-    /// `parent`; on any failure the temporary file is removed.
+    /// Writes `content` as `leaf` in `parent` so that the name only ever holds a complete file: into
+    /// a file without a name (`O_TMPFILE`) that is named when complete, or, where the file system has
+    /// none, a temporary file in this run's folder. An existing file is replaced by a rename.
     private func writeAndRename(_ content: UnsafeRawBufferPointer, into parent: Int32, as leaf: String, runFD: Int32, name: String) throws {
-        let temp: String = lock.withLock {
-            counter += 1
-            return "put-\(counter)"
+        if unnamedFiles.load(ordering: .relaxed) {
+            let fd = dk_open_unnamed(parent, 0o666)
+            if fd >= 0 {
+                defer { Glibc.close(fd) }
+                guard Self.writeAll(fd, content) else { throw ioError(name, "cannot write") }
+                if dk_link_unnamed(fd, parent, leaf) == 0 { return }
+                guard errno == EEXIST else { throw ioError(name, "cannot move into place") }
+                let temp = nextTemporaryName()
+                guard dk_link_unnamed(fd, runFD, temp) == 0 else { throw ioError(name, "cannot move into place") }
+                try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
+                return
+            }
+            guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else { throw ioError(name, "cannot create a temporary file") }
+            unnamedFiles.store(false, ordering: .relaxed)
         }
+        let temp = nextTemporaryName()
         let fd = openat(runFD, temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw ioError(name, "cannot create a temporary file") }
-        var done = 0
-        while done < content.count {
-            let n = Glibc.write(fd, content.baseAddress! + done, content.count - done)
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 {
-                let e = ioError(name, "cannot write")
-                Glibc.close(fd)
-                unlinkat(runFD, temp, 0)
-                throw e
-            }
-            done += n
-        }
-        if Glibc.close(fd) != 0 {
-            let e = ioError(name, "cannot write")
+        let written = Self.writeAll(fd, content)
+        let error = written ? nil : ioError(name, "cannot write")
+        if Glibc.close(fd) != 0 || error != nil {
+            let e = error ?? ioError(name, "cannot write")
             unlinkat(runFD, temp, 0)
             throw e
         }
+        try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
+    }
+
+    /// Writes every file under a temporary name in the run's folder from now on, as on a file system
+    /// without unnamed files (for tests of that path).
+    func useNamedTemporaryFiles() {
+        unnamedFiles.store(false, ordering: .relaxed)
+    }
+
+    /// A name for a temporary file in this run's folder, unique within the run.
+    private func nextTemporaryName() -> String {
+        lock.withLock {
+            counter += 1
+            return "put-\(counter)"
+        }
+    }
+
+    /// Renames a complete temporary file of this run's folder to `leaf` in `parent`, or removes it.
+    private func rename(_ temp: String, runFD: Int32, over leaf: String, in parent: Int32, name: String) throws {
         guard renameat(runFD, temp, parent, leaf) == 0 else {
             let e = ioError(name, "cannot move into place")
             unlinkat(runFD, temp, 0)
             throw e
         }
+    }
+
+    /// Writes all of `content` to `fd`; `false` with `errno` set on failure.
+    private static func writeAll(_ fd: Int32, _ content: UnsafeRawBufferPointer) -> Bool {
+        var done = 0
+        while done < content.count {
+            let n = Glibc.write(fd, content.baseAddress! + done, content.count - done)
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return false }
+            done += n
+        }
+        return true
     }
 
     /// Metadata as one line of compact JSON.
