@@ -136,6 +136,52 @@ final class DumpReaderWriterTests: XCTestCase {
         }
     }
 
+    func testWindowedBatchesHoldConsecutiveRecordsWithinTheLimits() throws {
+        // 100 small records, then 6 of 600 KB: small ones go 32 to a batch, big ones at most two
+        // (the batch stops once 1 MiB of input is in it).
+        var members: [String] = (0..<100).map { "\"k\($0)\":{\"v\":\($0)}" }
+        let big = String(repeating: "x", count: 600_000)
+        members += (100..<106).map { "\"k\($0)\":{\"v\":\"\(big)\"}" }
+        let text = "{\"a\":{" + members.joined(separator: ",") + "},\"z\":1}"
+        let batches = BatchLog()
+        let sink = MemoryByteSink()
+        let reader = DumpReader(source: MemoryByteSource(text), patterns: [try PathPattern("/a/{k}")])
+        // Each record becomes two, except k7 which is dropped; the second step sees them flattened.
+        let split = BatchTransformer(concurrency: 2, log: nil) { r in
+            r.captures["k"] == "k7" ? [] : [r, Record(path: ["b", r.captures["k"]!], value: .bool(true))]
+        }
+        let mark = BatchTransformer(concurrency: 2, log: batches) { r in
+            guard case .object(var v) = r.value ?? .null else { return [r] }
+            v["seen"] = .bool(true)
+            return [Record(path: r.path, value: .object(v))]
+        }
+        try Pipeline(transformers: [split, mark]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+        let sizes = batches.sizes
+        XCTAssertEqual(sizes.reduce(0, +), 2 * 105)  // 105 records kept, each twice
+        XCTAssertTrue(sizes.allSatisfy { $0 <= 2 * Pipeline.batchRecords }, "\(sizes)")
+        XCTAssertTrue(sizes.contains(2 * Pipeline.batchRecords), "\(sizes)")
+        // The six big records: at most two to a batch.
+        XCTAssertEqual(batches.bigCounts.reduce(0, +), 6)
+        XCTAssertLessThanOrEqual(batches.bigCounts.max() ?? 0, 2, "\(batches.bigCounts)")
+        let out = sink.string
+        let kept = (0..<106).filter { $0 != 7 }
+        let expectedA = kept.map { i in "\"k\(i)\":{\"v\":" + (i < 100 ? "\(i)" : "\"\(big)\"") + ",\"seen\":true}" }.joined(separator: ",")
+        let expectedB = kept.map { "\"k\($0)\":true" }.joined(separator: ",")
+        XCTAssertEqual(out, "{\"a\":{" + expectedA + "},\"z\":1,\"b\":{" + expectedB + "}}\n")
+    }
+
+    func testAFailureInsideABatchNamesItsRecord() {
+        let text = "{\"a\":{" + (0..<100).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}}"
+        let failing = BatchTransformer(concurrency: 2, log: nil) { r in
+            if r.captures["k"] == "k40" { throw UsageError("bad k40") }
+            return [r]
+        }
+        let reader = DumpReader(source: MemoryByteSource(text), patterns: [try! PathPattern("/a/{k}")])
+        XCTAssertThrowsError(try Pipeline(transformers: [failing]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: MemoryByteSink())))) { e in
+            XCTAssertEqual("\(e)", "test-batch at /a/k40: bad k40")
+        }
+    }
+
     func testNDJSONRoundTrip() throws {
         let reader = DumpReader(source: MemoryByteSource(dump), patterns: [try PathPattern("/v1/todolist/{id}")])
         let nd = MemoryByteSink()
@@ -178,4 +224,44 @@ struct ClosureTransformer: RecordTransformer {
     var name: String { "test-step" }
     var maxConcurrency: Int { concurrency }
     func transform(_ record: Record) throws -> [Record] { try body(record) }
+}
+
+/// A step that transforms a batch record by record and logs what each batch held.
+struct BatchTransformer: RecordTransformer {
+    let concurrency: Int
+    let log: BatchLog?
+    let body: @Sendable (Record) throws -> [Record]
+    var name: String { "test-batch" }
+    var maxConcurrency: Int { concurrency }
+    func transform(_ record: Record) throws -> [Record] { try body(record) }
+    func transform(batch records: [Record]) throws -> [[Record]] {
+        log?.add(records)
+        var results: [[Record]] = []
+        for (index, record) in records.enumerated() {
+            do {
+                results.append(try body(record))
+            } catch {
+                throw BatchRecordError(index: index, underlying: error)
+            }
+        }
+        return results
+    }
+}
+
+/// The batches a `BatchTransformer` saw: their sizes, and how many large records each held.
+final class BatchLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var log: [(size: Int, big: Int)] = []
+
+    func add(_ records: [Record]) {
+        let big = records.filter { r in
+            if case .object(let o) = r.value ?? .null, case .string(let s)? = o["v"] { return s.utf8.count > 100_000 }
+            return false
+        }.count
+        lock.withLock { log.append((records.count, big)) }
+    }
+
+    var sizes: [Int] { lock.withLock { log.map(\.size) } }
+    /// How many large records each batch held.
+    var bigCounts: [Int] { lock.withLock { log.map(\.big) } }
 }

@@ -60,6 +60,7 @@ public final class CandidateReader: RecordReader {
     public static let flatObjectLimit = 8
 
     public let reader: JSONReader
+    public var bytesConsumed: Int64 { reader.bytesConsumed }
     public let patterns: [PathPattern]
     /// Containers up to this many bytes of input are read whole.
     public let bufferLimit: Int

@@ -5,8 +5,8 @@ import JSONStream
 /// store and replaces each string by a reference (`extract-blobs`).
 ///
 /// Every string of a record is looked at (`Options.match` narrows that to paths). Decoding, hashing
-/// and writing happen in `transform`, which the pipeline runs for up to `maxConcurrency` records at
-/// once; the references are the same whatever the order the work finishes in.
+/// and writing happen in `transform(batch:)`, which the pipeline runs for up to `maxConcurrency`
+/// batches of records at once; the references are the same whatever the order the work finishes in.
 public struct ExtractBlobs: RecordTransformer {
     /// How to find, name and refer to the files.
     public struct Options: Sendable {
@@ -57,28 +57,97 @@ public struct ExtractBlobs: RecordTransformer {
     }
 
     public func transform(_ record: Record) throws -> [Record] {
-        guard let value = record.value else { return [record] }
-        var path = record.path
-        let within = options.match.isEmpty ? [:] as [String: String]? : Self.captures(options.match, path)
-        guard let replaced = try rewrite(value, path: &path, record: record, captures: within) else { return [record] }
-        var out = record
-        out.value = replaced
-        return [out]
+        do {
+            return try transform(batch: [record])[0]
+        } catch let e as BatchRecordError {
+            throw e.underlying
+        }
     }
 
-    /// The value with its embedded files replaced, or `nil` when nothing changed. `captures` is
-    /// non-nil once the path is inside a `match` pattern.
-    private func rewrite(_ value: JSONValue, path: inout [String], record: Record, captures: [String: String]?) throws -> JSONValue? {
+    /// Decodes the files embedded in every record first, hashes them all together (their MD5s side
+    /// by side, `ContentDigest.digests(of:)`), then stores them and rewrites the records in order.
+    public func transform(batch records: [Record]) throws -> [[Record]] {
+        // What each string the extraction looks at holds, in visiting order, record by record.
+        var scans: [[EmbeddedFile.Scan]] = []
+        scans.reserveCapacity(records.count)
+        for record in records {
+            var found: [EmbeddedFile.Scan] = []
+            if let value = record.value {
+                var path = record.path
+                _ = try rewrite(value, path: &path, captures: initialCaptures(record)) { string, _, _ in
+                    var s = string
+                    found.append(s.withUTF8 {
+                        EmbeddedFile.scan(UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly)
+                    })
+                    return nil
+                }
+            }
+            scans.append(found)
+        }
+        let files = scans.joined().compactMap { scan -> EmbeddedFile? in
+            if case .file(let f) = scan { return f }
+            return nil
+        }
+        let digests = ContentDigest.digests(of: files.map(\.bytes))
+        var nextDigest = 0
+        var results: [[Record]] = []
+        results.reserveCapacity(records.count)
+        for (index, record) in records.enumerated() {
+            guard let value = record.value else {
+                results.append([record])
+                continue
+            }
+            var scan = scans[index].makeIterator()
+            var path = record.path
+            do {
+                let replaced = try rewrite(value, path: &path, captures: initialCaptures(record)) { string, path, captures in
+                    switch scan.next()! {
+                    case .none: return nil
+                    case .skipped(let reason):
+                        report.skipped(reason, pointer: JSONPointer.string(path))
+                        return nil
+                    case .file(let file):
+                        defer { nextDigest += 1 }
+                        return try extract(file, digest: digests[nextDigest], encodedBytes: string.utf8.count, path: path, record: record, captures: captures)
+                    }
+                }
+                guard let replaced else {
+                    results.append([record])
+                    continue
+                }
+                var out = record
+                out.value = replaced
+                results.append([out])
+            } catch {
+                throw BatchRecordError(index: index, underlying: error)
+            }
+        }
+        return results
+    }
+
+    /// The captures a record starts with: none needed without `match`, else those of the pattern
+    /// its path lies in (`nil` when above every pattern).
+    private func initialCaptures(_ record: Record) -> [String: String]? {
+        options.match.isEmpty ? [:] : Self.captures(options.match, record.path)
+    }
+
+    /// The value with the strings `visit` replaces, or `nil` when nothing changed. `visit` sees the
+    /// strings inside the `match` patterns, in document order, with their path and captures;
+    /// `captures` is non-nil once the path is inside a pattern.
+    private func rewrite(
+        _ value: JSONValue, path: inout [String], captures: [String: String]?,
+        visit: (String, [String], [String: String]) throws -> JSONValue?
+    ) throws -> JSONValue? {
         func child(_ key: String, _ v: JSONValue) throws -> JSONValue? {
             path.append(key)
             defer { path.removeLast() }
             let inner = captures ?? Self.captures(options.match, path)
             if inner == nil && !options.match.contains(where: { $0.isPrefix(path) }) { return nil }
-            return try rewrite(v, path: &path, record: record, captures: inner)
+            return try rewrite(v, path: &path, captures: inner, visit: visit)
         }
         if case .string(let s) = value {
             guard let captures else { return nil }
-            return try extract(s, path: path, record: record, captures: captures)
+            return try visit(s, path, captures)
         }
         return try value.rewritingChildren(child)
     }
@@ -91,19 +160,10 @@ public struct ExtractBlobs: RecordTransformer {
         return nil
     }
 
-    /// The reference replacing one string, or `nil` to leave it.
-    private func extract(_ string: String, path: [String], record: Record, captures: [String: String]) throws -> JSONValue? {
-        var s = string
-        let scan = s.withUTF8 { EmbeddedFile.scan(UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly) }
-        let file: EmbeddedFile
-        switch scan {
-        case .none: return nil
-        case .skipped(let reason):
-            report.skipped(reason, pointer: JSONPointer.string(path))
-            return nil
-        case .file(let f): file = f
-        }
-        let digest = file.bytes.withUnsafeBytes { ContentDigest($0) }
+    /// Stores one decoded file and returns the reference that replaces its string.
+    private func extract(
+        _ file: EmbeddedFile, digest: ContentDigest, encodedBytes: Int, path: [String], record: Record, captures: [String: String]
+    ) throws -> JSONValue {
         let name = try options.naming.render(path: path, recordPath: record.path, captures: record.captures.merging(captures) { _, new in new },
                                              fileExtension: file.fileExtension, sha256: digest.sha256)
         try BlobObjectName.validate(name)
@@ -114,7 +174,7 @@ public struct ExtractBlobs: RecordTransformer {
         if first, let store {
             outcome = try file.bytes.withUnsafeBytes { try store.put($0, metadata: metadata) }
         }
-        report.extracted(file, digest: digest, encodedBytes: string.utf8.count, newObject: first, outcome: outcome)
+        report.extracted(file, digest: digest, encodedBytes: encodedBytes, newObject: first, outcome: outcome)
         if let declared = file.mismatchedDeclaredType {
             report.mismatch(pointer: JSONPointer.string(path), declared: declared, detected: file.contentType)
         }

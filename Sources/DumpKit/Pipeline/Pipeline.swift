@@ -4,9 +4,11 @@ import JSONStream
 /// Runs reader -> transformers -> writer, records in input order, memory bounded.
 ///
 /// Cheap transformers run inline on the reading thread. When a transformer declares
-/// `maxConcurrency > 1`, records go through an ordered window of that size on worker threads: at
-/// most that many are in flight, results leave in input order, and the first error stops reading,
-/// waits for the records in flight and is rethrown (the caller then discards its output).
+/// `maxConcurrency > 1`, records go through an ordered window on worker threads in batches of
+/// consecutive records (at most `batchRecords`, and no more once `batchBytes` of input are in
+/// one): at most `maxConcurrency` batches are in flight, results leave in input order, and the
+/// first error stops reading, waits for the batches in flight and is rethrown (the caller then
+/// discards its output). Memory in flight is about the window times (`batchBytes` + the largest record).
 public final class Pipeline {
     public let transformers: [RecordTransformer]
     /// Called on the reading thread after each record is read.
@@ -17,6 +19,11 @@ public final class Pipeline {
     public init(transformers: [RecordTransformer] = []) {
         self.transformers = transformers
     }
+
+    /// At most this many records go to a worker thread at once.
+    public static let batchRecords = 32
+    /// A batch takes no more records once it holds this many bytes of input.
+    public static let batchBytes: Int64 = 1 << 20
 
     /// The window size: the smallest `maxConcurrency` above 1, or 1 when every step is cheap.
     public var window: Int {
@@ -35,6 +42,35 @@ public final class Pipeline {
             }
         }
         try writer.finish()
+    }
+
+    /// Applies every transformer in order to each of consecutive records.
+    func apply(batch records: [Record]) throws -> [[Record]] {
+        if records.count == 1 { return [try apply(records[0])] }
+        var current = records.map { [$0] }
+        for t in transformers {
+            // Each record's outputs so far, flattened for the step, then grouped back by record.
+            let flat = current.flatMap { $0 }
+            let results: [[Record]]
+            do {
+                results = try t.transform(batch: flat)
+            } catch let e as PipelineError {
+                throw e
+            } catch let e as BatchRecordError {
+                if let inner = e.underlying as? PipelineError { throw inner }
+                throw PipelineError(step: t.name, pointer: flat[e.index].pointer, underlying: e.underlying)
+            } catch {
+                throw PipelineError(step: t.name, pointer: flat.first?.pointer ?? "", underlying: error)
+            }
+            var next: [[Record]] = []
+            var index = 0
+            for group in current {
+                next.append(results[index..<index + group.count].flatMap { $0 })
+                index += group.count
+            }
+            current = next
+        }
+        return current
     }
 
     /// Applies every transformer in order.
@@ -75,6 +111,10 @@ public final class Pipeline {
         let group = DispatchGroup()
         let cancelled = CancelFlag()
         let transformers = self  // captured for apply; the pipeline itself is not shared otherwise
+        var batch: [Record] = []
+        var preceding: [[PassThroughRecorder.Event]?] = []  // content read before each record of the batch
+        var batchStart: Int64 = 0  // where the batch's first record began
+        var consumed = reader.bytesConsumed
 
         func drain(all: Bool) throws {
             while head < queue.count {
@@ -82,8 +122,11 @@ public final class Pipeline {
                 if !all && !slot.isDone && queue.count - head <= window * 2 { return }
                 switch try slot.wait() {
                 case .passThrough(let events): try recorder?.replay(events)
-                case .records(let original, let records):
-                    for r in records { try writer.write(r, from: original) }
+                case .records(let job, let results):
+                    for (index, records) in results.enumerated() {
+                        if let events = job.preceding[index] { try recorder?.replay(events) }
+                        for r in records { try writer.write(r, from: job.originals[index]) }
+                    }
                 }
                 queue[head] = .finished
                 head += 1
@@ -94,34 +137,47 @@ public final class Pipeline {
             }
         }
 
+        /// Hands the records gathered so far to a worker thread.
+        func dispatch() throws {
+            guard !batch.isEmpty else { return }
+            let records = batch
+            let job = Job(originals: records.map(\.path), preceding: preceding)
+            batch = []
+            preceding = []
+            queue.append(.job(job))
+            inFlight.wait()
+            group.enter()
+            let box = UncheckedBox(transformers)
+            DispatchQueue.global().async {
+                defer {
+                    inFlight.signal()
+                    group.leave()
+                }
+                if cancelled.isSet {
+                    job.fail(CancellationError())
+                    return
+                }
+                do {
+                    job.succeed(try box.value.apply(batch: records))
+                } catch {
+                    cancelled.set()
+                    job.fail(error)
+                }
+            }
+            try drain(all: false)
+        }
+
         do {
             while let record = try reader.next(passThrough: recorder) {
                 recordsRead += 1
                 onRecord?()
-                if let events = recorder?.take() { queue.append(.ready(.passThrough(events))) }
-                let job = Job(original: record.path)
-                queue.append(.job(job))
-                inFlight.wait()
-                group.enter()
-                let box = UncheckedBox(transformers)
-                DispatchQueue.global().async {
-                    defer {
-                        inFlight.signal()
-                        group.leave()
-                    }
-                    if cancelled.isSet {
-                        job.fail(CancellationError())
-                        return
-                    }
-                    do {
-                        job.succeed(try box.value.apply(record))
-                    } catch {
-                        cancelled.set()
-                        job.fail(error)
-                    }
-                }
-                try drain(all: false)
+                if batch.isEmpty { batchStart = consumed }
+                consumed = reader.bytesConsumed
+                batch.append(record)
+                preceding.append(recorder?.take())  // written just before the record
+                if batch.count >= Self.batchRecords || consumed - batchStart >= Self.batchBytes { try dispatch() }
             }
+            try dispatch()
             if let events = recorder?.take() { queue.append(.ready(.passThrough(events))) }
             try drain(all: true)
         } catch {
@@ -140,7 +196,8 @@ public final class Pipeline {
 private enum Slot {
     enum Output {
         case passThrough([PassThroughRecorder.Event])
-        case records(original: [String], [Record])
+        /// A batch and what each of its records became, in input order.
+        case records(Job, [[Record]])
     }
 
     case ready(Output)
@@ -157,20 +214,26 @@ private enum Slot {
     func wait() throws -> Output {
         switch self {
         case .ready(let o): return o
-        case .job(let j): return .records(original: j.original, try j.wait())
-        case .finished: return .records(original: [], [])
+        case .job(let j): return .records(j, try j.wait())
+        case .finished: return .passThrough([])
         }
     }
 }
 
-/// A record being transformed on a worker thread.
+/// A batch of records being transformed on a worker thread.
 private final class Job: @unchecked Sendable {
-    let original: [String]
+    /// The path of each record as read.
+    let originals: [[String]]
+    /// Content outside records read before each record, written just before its results.
+    let preceding: [[PassThroughRecorder.Event]?]
     private let condition = NSCondition()
-    private var result: [Record]?
+    private var result: [[Record]]?
     private(set) var error: Error?
 
-    init(original: [String]) { self.original = original }
+    init(originals: [[String]], preceding: [[PassThroughRecorder.Event]?]) {
+        self.originals = originals
+        self.preceding = preceding
+    }
 
     var isDone: Bool {
         condition.lock()
@@ -178,7 +241,7 @@ private final class Job: @unchecked Sendable {
         return result != nil || error != nil
     }
 
-    func succeed(_ records: [Record]) {
+    func succeed(_ records: [[Record]]) {
         condition.lock()
         result = records
         condition.broadcast()
@@ -192,7 +255,7 @@ private final class Job: @unchecked Sendable {
         condition.unlock()
     }
 
-    func wait() throws -> [Record] {
+    func wait() throws -> [[Record]] {
         condition.lock()
         defer { condition.unlock() }
         while result == nil && error == nil { condition.wait() }

@@ -7,10 +7,37 @@ public protocol RecordTransformer: Sendable {
     var maxConcurrency: Int { get }
     /// Turns one record into zero (dropped), one or several records.
     func transform(_ record: Record) throws -> [Record]
+    /// Transforms consecutive records in one call, the results in their order; the pipeline's
+    /// worker threads hand over small batches. By default one record at a time.
+    func transform(batch records: [Record]) throws -> [[Record]]
 }
 
 extension RecordTransformer {
     public var maxConcurrency: Int { 1 }
+
+    public func transform(batch records: [Record]) throws -> [[Record]] {
+        var results: [[Record]] = []
+        results.reserveCapacity(records.count)
+        for (index, record) in records.enumerated() {
+            do {
+                results.append(try transform(record))
+            } catch {
+                throw BatchRecordError(index: index, underlying: error)
+            }
+        }
+        return results
+    }
+}
+
+/// A failure of `transform(batch:)`, with the position in the batch of the record it failed on.
+public struct BatchRecordError: Error {
+    public let index: Int
+    public let underlying: Error
+
+    public init(index: Int, underlying: Error) {
+        self.index = index
+        self.underlying = underlying
+    }
 }
 
 /// A transformer's failure, with the step and the record it failed on.

@@ -10,6 +10,7 @@ public final class DumpReader: RecordReader {
     }
 
     public let reader: JSONReader
+    public var bytesConsumed: Int64 { reader.bytesConsumed }
     public let patterns: [PathPattern]
     private var levels: [Level] = []
     private var path: [String] = []

@@ -3,6 +3,7 @@ import JSONStream
 /// Reads records from NDJSON lines of the form `{"path": "/json/pointer", "value": ...}`.
 public final class NDJSONReader: RecordReader {
     public let reader: JSONReader
+    public var bytesConsumed: Int64 { reader.bytesConsumed }
     private var line = 0
 
     public init(source: JSONByteSource, options: JSONReader.Options = .init(), sourceName: String? = nil) {
