@@ -7,7 +7,8 @@ HEIC/AVIF/MP4 or PDF) of at least --min-bytes decoded, and decodes, hashes
 and writes them with a concurrent.futures.ThreadPoolExecutor (hashlib and
 file writes release the GIL). Each object goes to STORE/<json path>.<ext>,
 its metadata (size, type, SHA-256, MD5, CRC-32C, a download token derived
-from the hash and the name) to STORE/.dumpkit/meta/<name>.json, both through
+from the hash and the name) to STORE/.dumpkit/meta/<xx>/<SHA-256 of the
+name>.json, both through
 a temporary file and os.replace. Each string is replaced by
 {"path", "contentType", "size", "sha256", "md5"} (plus "encoding": "base64"
 for bare base64 and "header" for a data URI header other than
@@ -163,7 +164,8 @@ def store_object(store: str, name: str, found, tmp_dir: str) -> dict:
     meta = {"name": name, "size": len(data), "contentType": mime, "sha256": sha, "md5": md5, "crc32c": crc,
             "metadata": {"firebaseStorageDownloadTokens": token(sha, name)}}
     meta_bytes = (json.dumps(meta, separators=(",", ":"), ensure_ascii=False) + "\n").encode()
-    meta_path = os.path.join(store, ".dumpkit", "meta", name + ".json")
+    key = hashlib.sha256(name.encode()).hexdigest()
+    meta_path = os.path.join(store, ".dumpkit", "meta", key[:2], key + ".json")
     obj_path = os.path.join(store, name)
     try:
         with open(meta_path, "rb") as f:
