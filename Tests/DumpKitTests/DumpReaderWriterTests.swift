@@ -226,7 +226,7 @@ struct ClosureTransformer: RecordTransformer {
     func transform(_ record: Record) throws -> [Record] { try body(record) }
 }
 
-/// A step that transforms a batch record by record and logs what each batch held.
+/// A step that logs what each batch held and transforms it record by record.
 struct BatchTransformer: RecordTransformer {
     let concurrency: Int
     let log: BatchLog?
@@ -236,15 +236,8 @@ struct BatchTransformer: RecordTransformer {
     func transform(_ record: Record) throws -> [Record] { try body(record) }
     func transform(batch records: [Record]) throws -> [[Record]] {
         log?.add(records)
-        var results: [[Record]] = []
-        for (index, record) in records.enumerated() {
-            do {
-                results.append(try body(record))
-            } catch {
-                throw BatchRecordError(index: index, underlying: error)
-            }
-        }
-        return results
+        // The protocol's own batch loop, which names the failing record's place.
+        return try ClosureTransformer(concurrency: concurrency, body: body).transform(batch: records)
     }
 }
 
