@@ -7,8 +7,11 @@
 #include <unistd.h>
 
 #if defined(__linux__)
-#include <linux/openat2.h>
 #include <sys/syscall.h>
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#define DK_HAS_OPENAT2 1
+#endif
 #endif
 
 int dk_open_unnamed(int dirfd, mode_t mode) {
@@ -40,7 +43,7 @@ int dk_link_unnamed(int fd, int dirfd, const char *name) {
 }
 
 int dk_open_beneath(int dirfd, const char *path, int flags) {
-#if defined(__linux__) && defined(SYS_openat2)
+#if defined(DK_HAS_OPENAT2) && defined(SYS_openat2)
     struct open_how how = {0};
     how.flags = (unsigned long long)(flags | O_CLOEXEC);
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;

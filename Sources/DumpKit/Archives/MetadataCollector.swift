@@ -57,17 +57,20 @@ struct MetadataCollector {
     ) {
         var stored: BlobMetadata?
         var note: String?
-        if let sidecar = item.sidecar, let bytes = try readSidecar(sidecar) {
+        if let (sidecar, bytes) = try sidecar(of: item) {
             do {
                 var metadata = try BlobMetadata(json: try JSONReader(bytes: bytes).readValue())
-                metadata.name = item.name
-                if metadata.updated == nil { metadata.updated = item.modificationTime.milliseconds }
-                if metadata.size == item.size {
-                    progress?.add(bytes: Int(item.size))
-                    return (Collected(metadata: metadata, fromSidecar: true), nil)
+                if metadata.name != item.name {
+                    note = "\(sidecar): describes \(String(reflecting: metadata.name)), not \(String(reflecting: item.name)); hashes and content type recomputed"
+                } else {
+                    if metadata.updated == nil { metadata.updated = item.modificationTime.milliseconds }
+                    if metadata.size == item.size {
+                        progress?.add(bytes: Int(item.size))
+                        return (Collected(metadata: metadata, fromSidecar: true), nil)
+                    }
+                    note = "\(item.file): the metadata sidecar says \(metadata.size) bytes, the file has \(item.size); hashes recomputed"
+                    stored = metadata
                 }
-                note = "\(item.file): the metadata sidecar says \(metadata.size) bytes, the file has \(item.size); hashes recomputed"
-                stored = metadata
             } catch {
                 note = "\(sidecar): not valid metadata (\(error)); hashes and content type recomputed"
             }
@@ -118,6 +121,15 @@ struct MetadataCollector {
     }
 
     /// The bytes of a sidecar, or `nil` when the object has none.
+    /// The path and bytes of the item's sidecar: at its place, or at the place of stores written
+    /// before metadata files were named by hash.
+    private static func sidecar(of item: ArchiveItem) throws -> (String, [UInt8])? {
+        for path in [item.sidecar, item.legacySidecar].compactMap({ $0 }) {
+            if let bytes = try readSidecar(path) { return (path, bytes) }
+        }
+        return nil
+    }
+
     private static func readSidecar(_ path: String) throws -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: path) else {
             if access(path, F_OK) != 0 && errno == ENOENT { return nil }

@@ -32,10 +32,14 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     private let runName: String?
     private let lock = NSLock()
     private var counter = 0
+    /// Whether the store has sidecars of the old layout (`.dumpkit/meta/<name>.json`), found on opening.
+    private let hasLegacyMetadata: Bool
     /// The open metadata folders (`meta/00` to `meta/ff`), -1 until first used.
     private var metaFolders = [Int32](repeating: -1, count: 256)
     /// Cleared when the file system turns out to have no unnamed files.
     private let unnamedFiles = Atomic<Bool>(true)
+    /// Cleared when the system has no `openat2` (or a sandbox refuses it).
+    private let openBeneath = Atomic<Bool>(true)
     private var closed = false
 
     /// The folder, inside the store, that holds metadata and temporary files.
@@ -60,6 +64,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         guard writable else {
             let meta = openat(root, Self.controlDirectory + "/meta", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             metaFD = meta >= 0 ? meta : nil
+            hasLegacyMetadata = meta >= 0 && Self.holdsLegacyMetadata(meta)
             runFD = nil
             tmpFD = nil
             runName = nil
@@ -88,6 +93,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             opened.append(run)
             guard flock(run, LOCK_EX | LOCK_NB) == 0 else { throw fail("cannot lock a temporary folder") }
             staleTemporaryFilesRemoved = removed
+            hasLegacyMetadata = Self.holdsLegacyMetadata(meta)
             metaFD = meta
             tmpFD = tmp
             runFD = run
@@ -141,6 +147,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         let (folder, file) = Self.metadataLocation(name)
         let metaParent = try metadataFolder(folder, in: metaFD, name: name)
         try json.withUnsafeBytes { try writeAndRename($0, into: metaParent, as: file, runFD: runFD, name: name) }
+        if hasLegacyMetadata { removeLegacySidecar(name, metaFD: metaFD) }
         return .stored
     }
 
@@ -220,8 +227,11 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             return fd
         }
         // Fast path: the whole path at once, refusing links; any failure takes the careful way below.
-        let direct = dk_open_beneath(base, folders.joined(separator: "/"), O_RDONLY | O_DIRECTORY)
-        if direct >= 0 { return direct }
+        if openBeneath.load(ordering: .relaxed) {
+            let direct = dk_open_beneath(base, folders.joined(separator: "/"), O_RDONLY | O_DIRECTORY)
+            if direct >= 0 { return direct }
+            if errno == ENOSYS || errno == EPERM { openBeneath.store(false, ordering: .relaxed) }
+        }
         var fd = base
         var made = false  // below a folder just made, nothing exists yet
         defer { if fd != base { Glibc.close(fd) } }
@@ -264,25 +274,58 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return Int64(st.st_size)
     }
 
-    /// The sidecar metadata of `name`, or `nil` when it has none.
+    /// The sidecar metadata of `name`, or `nil` when it has none; in a store written before the
+    /// metadata files were named by hash, the old sidecar (`.dumpkit/meta/<name>.json`) is read too.
     private func sidecar(_ name: String) throws -> BlobMetadata? {
         guard let metaFD else { return nil }
         let (folder, file) = Self.metadataLocation(name)
+        var path = Self.metadataPath(of: name)
+        var bytes: [UInt8]?
         let parent = openat(metaFD, folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard parent >= 0 else { return nil }
-        defer { Glibc.close(parent) }
-        guard let bytes = try readFile(parent, file, name: name) else { return nil }
+        if parent >= 0 {
+            defer { Glibc.close(parent) }
+            bytes = try readFile(parent, file, name: name)
+        } else if errno != ENOENT {
+            throw ioError(name, "cannot open folder \(Self.controlDirectory)/meta/\(folder)")
+        }
+        if bytes == nil, hasLegacyMetadata {
+            let (folders, leaf) = Self.split(name)
+            if let legacy = try openFolders(metaFD, folders, create: false, name: name) {
+                defer { Glibc.close(legacy) }
+                bytes = try readFile(legacy, leaf + ".json", name: name)
+                path = Self.legacyMetadataPath(of: name)
+            }
+        }
+        guard let bytes else { return nil }
         let metadata: BlobMetadata
         do {
             let reader = JSONReader(bytes: bytes, options: .init(bufferSize: 4096))
             metadata = try BlobMetadata(json: reader.readValue())
         } catch {
-            throw BlobStoreError(store: directory, name: name, message: "unreadable metadata file \(Self.metadataPath(of: name)): \(error)")
+            throw BlobStoreError(store: directory, name: name, message: "unreadable metadata file \(path): \(error)")
         }
         guard metadata.name == name else {
-            throw BlobStoreError(store: directory, name: name, message: "metadata file \(Self.metadataPath(of: name)) describes \(String(reflecting: metadata.name))")
+            throw BlobStoreError(store: directory, name: name, message: "metadata file \(path) describes \(String(reflecting: metadata.name))")
         }
         return metadata
+    }
+
+    /// Where builds before 2026-11-24's layout kept an object's metadata, relative to the store.
+    public static func legacyMetadataPath(of name: String) -> String {
+        "\(controlDirectory)/meta/\(name).json"
+    }
+
+    /// Removes the old sidecar of `name` once its metadata has been written at the new place.
+    private func removeLegacySidecar(_ name: String, metaFD: Int32) {
+        let (folders, leaf) = Self.split(name)
+        guard let legacy = try? openFolders(metaFD, folders, create: false, name: name) else { return }
+        unlinkat(legacy, leaf + ".json", 0)
+        Glibc.close(legacy)
+    }
+
+    /// Whether `.dumpkit/meta` holds anything besides the 256 hash folders (an older store).
+    private static func holdsLegacyMetadata(_ metaFD: Int32) -> Bool {
+        entries(metaFD).contains { name in name.utf8.count != 2 || Int(name, radix: 16) == nil || name.lowercased() != name }
     }
 
     /// The metadata file of an object, relative to the store: `.dumpkit/meta/<2 hex>/<hex>.json`
@@ -345,13 +388,17 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
                 defer { Glibc.close(fd) }
                 guard Self.writeAll(fd, content) else { throw ioError(name, "cannot write") }
                 if dk_link_unnamed(fd, parent, leaf) == 0 { return }
-                guard errno == EEXIST else { throw ioError(name, "cannot move into place") }
-                let temp = nextTemporaryName()
-                guard dk_link_unnamed(fd, runFD, temp) == 0 else { throw ioError(name, "cannot move into place") }
-                try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
-                return
+                if errno == EEXIST {
+                    let temp = nextTemporaryName()
+                    guard dk_link_unnamed(fd, runFD, temp) == 0 else { throw ioError(name, "cannot move into place") }
+                    try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
+                    return
+                }
+                // Unnamed files that cannot be named here (no /proc, an old kernel without the
+                // capability): from now on, named temporary files.
+            } else if errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL {
+                throw ioError(name, "cannot create a temporary file")
             }
-            guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else { throw ioError(name, "cannot create a temporary file") }
             unnamedFiles.store(false, ordering: .relaxed)
         }
         let temp = nextTemporaryName()

@@ -8,7 +8,8 @@ import JSONStream
 /// consecutive records (at most `batchRecords`, and no more once `batchBytes` of input are in
 /// one): at most `maxConcurrency` batches are in flight, results leave in input order, and the
 /// first error stops reading, waits for the batches in flight and is rethrown (the caller then
-/// discards its output). Memory in flight is about the window times (`batchBytes` + the largest record).
+/// discards its output). About twice the window of batches is held at once, so memory is about
+/// 2 x window x (`batchBytes` + the largest record), plus what a step makes of them.
 public final class Pipeline {
     public let transformers: [RecordTransformer]
     /// Called on the reading thread after each record is read.
@@ -62,6 +63,7 @@ public final class Pipeline {
             } catch {
                 throw PipelineError(step: t.name, pointer: flat.first?.pointer ?? "", underlying: error)
             }
+            precondition(results.count == flat.count, "\(t.name): transform(batch:) gave \(results.count) results for \(flat.count) records")
             var next: [[Record]] = []
             var index = 0
             for group in current {

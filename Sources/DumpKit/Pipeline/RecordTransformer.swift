@@ -7,8 +7,9 @@ public protocol RecordTransformer: Sendable {
     var maxConcurrency: Int { get }
     /// Turns one record into zero (dropped), one or several records.
     func transform(_ record: Record) throws -> [Record]
-    /// Transforms consecutive records in one call, the results in their order; the pipeline's
-    /// worker threads hand over small batches. By default one record at a time.
+    /// Transforms consecutive records in one call: one result per record, in their order; a failure
+    /// names its record with `BatchRecordError`. The pipeline's worker threads hand over small
+    /// batches. By default one record at a time.
     func transform(batch records: [Record]) throws -> [[Record]]
 }
 
