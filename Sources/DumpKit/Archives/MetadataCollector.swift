@@ -120,7 +120,6 @@ struct MetadataCollector {
         return digest
     }
 
-    /// The bytes of a sidecar, or `nil` when the object has none.
     /// The path and bytes of the item's sidecar: at its place, or at the place of stores written
     /// before metadata files were named by hash.
     private static func sidecar(of item: ArchiveItem) throws -> (String, [UInt8])? {
@@ -130,6 +129,7 @@ struct MetadataCollector {
         return nil
     }
 
+    /// The bytes of a sidecar, or `nil` when there is none at `path`.
     private static func readSidecar(_ path: String) throws -> [UInt8]? {
         guard let data = FileManager.default.contents(atPath: path) else {
             if access(path, F_OK) != 0 && errno == ENOENT { return nil }
