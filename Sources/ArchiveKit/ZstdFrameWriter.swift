@@ -10,8 +10,10 @@ import Foundation
 /// A raw stretch becomes frames of at most `rawFrameSize` bytes made of raw blocks, without any work by
 /// libzstd. Frame boundaries depend only on the bytes and the raw stretches, never on the number of
 /// threads, so the output is the same for any pool. A decoder sees the concatenated frames as one stream.
-/// At most two segments per worker (2 to 8 segments, 8 to 32 MiB) wait for compression or writing; the
-/// caller waits beyond that.
+/// With worker threads, a thread of the writer's own writes the frames to the sink in order, so the
+/// caller's thread only cuts and queues. At most two segments per worker (2 to 8 segments, 8 to 32 MiB)
+/// wait for compression or writing; the caller waits beyond that. Call `finish()` or `cancel()` before the
+/// sink goes.
 public final class ZstdFrameWriter: ArchiveSink {
     /// The most compressible bytes one frame holds.
     public static let segmentSize = 4 << 20
@@ -27,15 +29,15 @@ public final class ZstdFrameWriter: ArchiveSink {
     private var segment: [UInt8] = []
     /// Bytes of the current raw stretch still to come.
     private var rawRemaining: Int64 = 0
+    /// Whether the current raw stretch was given to `storeRaw(_:)`, so its bytes written are only counted.
+    private var rawSupplied = false
     /// The raw frame being filled, its content bytes still to come, and those of its current block.
     private var rawFrame: [UInt8] = []
     private var rawFrameRemaining = 0
     private var rawBlockRemaining = 0
-    /// Frames not yet written, oldest first, from `head` on (those before it are written and let go).
-    private var queue: [Frame?] = []
-    private var head = 0
-    private var queuedBytes = 0
-
+    /// Writes the frames on a thread of its own; `nil` with a pool of no threads, where every frame is
+    /// complete when made and written at once.
+    private let writerThread: FrameWriterThread?
     /// Writes to `sink`, compressing with libzstd at `level` (negative fast levels to 22) on `pool`.
     /// `name` is used in errors.
     public init(sink: ArchiveSink, level: Int, pool: WorkerPool, name: String) throws(ArchiveError) {
@@ -49,7 +51,10 @@ public final class ZstdFrameWriter: ArchiveSink {
         self.name = name
         contexts = ContextStore(level: Int32(level))
         queueLimit = min(max(2, 2 * pool.threads), 8) * Self.segmentSize
+        writerThread = pool.threads > 0 ? FrameWriterThread(sink: sink, pool: pool, name: name) : nil
     }
+
+    deinit { writerThread?.cancel() }
 
     /// One frame of `bytes` compressed at `level` with a content checksum, as the writer makes them.
     public static func frame(compressing bytes: [UInt8], level: Int, name: String) throws -> [UInt8] {
@@ -69,12 +74,45 @@ public final class ZstdFrameWriter: ArchiveSink {
         rawRemaining = count
     }
 
+    /// Stores `data` as the next raw stretch without copying it: its raw frames refer to the array. The
+    /// next `data.count` bytes written must be these same bytes (as an archive writer passes an entry's
+    /// data on to its sink); they are only counted.
+    public func storeRaw(_ data: [UInt8]) throws {
+        precondition(rawRemaining == 0, "storeRaw while a raw stretch is still open")
+        guard !data.isEmpty else { return }
+        try sealSegment()
+        rawRemaining = Int64(data.count)
+        rawSupplied = true
+        var start = 0
+        while start < data.count {
+            let end = start + min(Self.rawFrameSize, data.count - start)
+            let frame = Frame(size: ZstdFrame.rawFrameSize(holding: end - start))
+            var header: [UInt8] = []
+            ZstdFrame.appendRawFrameHeader(contentSize: end - start, to: &header)
+            var block = start
+            while block < end {
+                let blockEnd = block + min(ZstdFrame.maximumBlockSize, end - block)
+                ZstdFrame.appendRawBlockHeader(size: blockEnd - block, last: blockEnd == end, to: &header)
+                frame.pieces += [header[...], data[block..<blockEnd]]
+                header = []
+                block = blockEnd
+            }
+            try enqueue(frame, ticket: nil)
+            start = end
+        }
+    }
+
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         var rest = bytes[...]
         while !rest.isEmpty {
             if rawRemaining > 0 {
                 let count = Int(min(Int64(rest.count), rawRemaining))
-                try appendRaw(UnsafeRawBufferPointer(rebasing: rest.prefix(count)))
+                if rawSupplied {
+                    rawRemaining -= Int64(count)
+                    rawSupplied = rawRemaining > 0
+                } else {
+                    try appendRaw(UnsafeRawBufferPointer(rebasing: rest.prefix(count)))
+                }
                 rest = rest.dropFirst(count)
             } else {
                 let count = min(rest.count, Self.segmentSize - segment.count)
@@ -93,10 +131,13 @@ public final class ZstdFrameWriter: ArchiveSink {
                 message: "a raw stretch ended \(rawRemaining) bytes early")
         }
         try sealSegment()
-        while head < queue.count {
-            pool.wait(for: queue[head]!.ticket)
-            try drain()
-        }
+        try writerThread?.finish()
+    }
+
+    /// Stops writing after the frame being written (if any) and drops the others; for a caller that gives
+    /// up on the output, before it closes or removes the sink. Idempotent.
+    public func cancel() {
+        writerThread?.cancel()
     }
 
     /// Adds bytes of the raw stretch to raw frames, queueing each frame once complete.
@@ -139,58 +180,135 @@ public final class ZstdFrameWriter: ArchiveSink {
         try enqueue(frame, ticket: ticket)
     }
 
-    /// Queues a frame, writes those that are ready, and waits while too much is queued.
+    /// Writes a frame, or hands it to the writer thread (waiting while too much is queued).
     private func enqueue(_ frame: Frame, ticket: WorkerPool.Ticket?) throws {
         frame.ticket = ticket
-        queue.append(frame)
-        queuedBytes += frame.size
-        try drain()
-        while queuedBytes > queueLimit, head < queue.count {
-            pool.wait(for: queue[head]!.ticket)
-            try drain()
-        }
-    }
-
-    /// Writes the ready frames at the head of the queue, in order.
-    private func drain() throws {
-        while head < queue.count, let frame = queue[head], pool.isDone(frame.ticket) {
-            if let error = frame.error {
-                throw ArchiveError(name: name, call: "ZSTD_compress2", status: ARCHIVE_FATAL, errno: 0, message: error)
-            }
-            try frame.bytes.withUnsafeBytes { try sink.write($0) }
-            queuedBytes -= frame.size
-            queue[head] = nil
-            head += 1
-        }
-        if head > 1024 && head * 2 > queue.count {
-            queue.removeFirst(head)
-            head = 0
+        if let writerThread {
+            try writerThread.enqueue(frame, limit: queueLimit)
+        } else {
+            try frame.write(to: sink, name: name)
         }
     }
 }
 
-extension WorkerPool {
-    /// Whether the job is done; `nil` stands for work done on the spot.
-    fileprivate func isDone(_ ticket: Ticket?) -> Bool {
-        guard let ticket else { return true }
-        return isDone(ticket)
+/// Writes frames to the sink in order on a thread of its own, each once its compression is done, so that
+/// the thread feeding the frame writer does not spend its time copying output into the kernel.
+///
+/// The first error (of compression or of the sink) stops the writing; it is thrown by the next `enqueue`
+/// or by `finish`.
+private final class FrameWriterThread: @unchecked Sendable {
+    private let condition = NSCondition()
+    private let sink: ArchiveSink
+    private let pool: WorkerPool
+    private let name: String
+    /// Frames not yet written, oldest first, from `head` on (those before it are written and let go).
+    private var queue: [Frame?] = []
+    private var head = 0
+    private var queuedBytes = 0
+    private var failure: Error?
+    private var closing = false
+    private var cancelled = false
+    private var running = true
+
+    init(sink: ArchiveSink, pool: WorkerPool, name: String) {
+        self.sink = sink
+        self.pool = pool
+        self.name = name
+        let thread = Thread { [self] in run() }
+        thread.name = "dumpkit-frame-writer"
+        thread.start()
     }
 
+    /// Queues `frame`, then waits while more than `limit` input bytes are queued.
+    func enqueue(_ frame: Frame, limit: Int) throws {
+        try condition.withLock {
+            if let failure { throw failure }
+            queue.append(frame)
+            queuedBytes += frame.size
+            condition.broadcast()
+            while queuedBytes > limit, failure == nil { condition.wait() }
+            if let failure { throw failure }
+        }
+    }
+
+    /// Waits until every queued frame is written and ends the thread.
+    func finish() throws {
+        try condition.withLock {
+            closing = true
+            condition.broadcast()
+            while running { condition.wait() }
+            if let failure { throw failure }
+        }
+    }
+
+    /// Ends the thread after the frame in hand, leaving the others unwritten.
+    func cancel() {
+        condition.withLock {
+            cancelled = true
+            condition.broadcast()
+            while running { condition.wait() }
+        }
+    }
+
+    /// The thread's loop: the oldest frame first, once done, until closed, cancelled or failed.
+    private func run() {
+        condition.lock()
+        while !cancelled, failure == nil {
+            guard head < queue.count, let frame = queue[head] else {
+                if closing { break }
+                condition.wait()
+                continue
+            }
+            condition.unlock()
+            pool.wait(for: frame.ticket)
+            var error: Error?
+            do { try frame.write(to: sink, name: name) } catch let caught { error = caught }
+            condition.lock()
+            if let error { failure = error }
+            queue[head] = nil
+            head += 1
+            queuedBytes -= frame.size
+            if head > 1024 && head * 2 > queue.count {
+                queue.removeFirst(head)
+                head = 0
+            }
+            condition.broadcast()
+        }
+        running = false
+        condition.broadcast()
+        condition.unlock()
+    }
+}
+
+extension WorkerPool {
+    /// Waits for the job of `ticket`; `nil` stands for work done on the spot.
     fileprivate func wait(for ticket: Ticket?) {
         if let ticket { wait(for: ticket) }
     }
 }
 
-/// One frame on its way to the sink: its bytes once made, or the error that stopped them.
+/// One frame on its way to the sink: its bytes once made (or the pieces of a raw frame made of bytes
+/// given by the caller), or the error that stopped them.
 private final class Frame: @unchecked Sendable {
     /// Input bytes, for the queue's limit.
     let size: Int
     var ticket: WorkerPool.Ticket?
     var bytes: [UInt8] = []
+    /// Written after `bytes`: headers and the caller's data, in order.
+    var pieces: [ArraySlice<UInt8>] = []
     var error: String?
 
     init(size: Int) {
         self.size = size
+    }
+
+    /// Writes the frame's bytes to `sink`, or throws the error that stopped them.
+    func write(to sink: ArchiveSink, name: String) throws {
+        if let error {
+            throw ArchiveError(name: name, call: "ZSTD_compress2", status: ARCHIVE_FATAL, errno: 0, message: error)
+        }
+        if !bytes.isEmpty { try bytes.withUnsafeBytes { try sink.write($0) } }
+        for piece in pieces { try piece.withUnsafeBytes { try sink.write($0) } }
     }
 
     /// Compresses `input` into one frame with a context from `contexts`.

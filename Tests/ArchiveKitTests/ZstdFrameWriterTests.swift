@@ -11,6 +11,39 @@ final class ZstdFrameWriterTests: XCTestCase {
         func write(_ bytes: UnsafeRawBufferPointer) throws { self.bytes += bytes }
     }
 
+    /// A sink that fails from its `failAt`-th write on (as a full disk does), counting the writes tried.
+    private final class FailingSink: ArchiveSink, @unchecked Sendable {
+        struct Full: Error {}
+        let failAt: Int
+        private let lock = NSLock()
+        private var tried = 0
+        var writes: Int { lock.withLock { tried } }
+        init(failAt: Int) { self.failAt = failAt }
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            let count = lock.withLock {
+                tried += 1
+                return tried
+            }
+            if count >= failAt { throw Full() }
+        }
+    }
+
+    /// A sink whose first write waits for `gate`, counting the writes.
+    private final class GateSink: ArchiveSink, @unchecked Sendable {
+        let gate = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        private var count = 0
+        var writes: Int { lock.withLock { count } }
+        func write(_ bytes: UnsafeRawBufferPointer) throws {
+            if lock.withLock({ () -> Int in
+                count += 1
+                return count
+            }) == 1 {
+                gate.wait()
+            }
+        }
+    }
+
     /// Deterministic bytes that do not compress.
     private func noise(_ count: Int, seed: UInt64) -> [UInt8] {
         var state = seed
@@ -117,5 +150,77 @@ final class ZstdFrameWriterTests: XCTestCase {
         XCTAssertThrowsError(try ZstdFrameWriter(sink: MemorySink(), level: 99, pool: pool, name: "x")) { error in
             XCTAssertTrue("\(error)".contains("zstd does not support compression level 99"), "\(error)")
         }
+    }
+
+    /// Raw data given as an array (no copy) makes the same stream as the same bytes copied in, on any pool.
+    func testRawDataGivenAsAnArrayMakesTheSameFramesAsCopiedBytes() throws {
+        let text = Array(String(repeating: "{\"name\": \"a.jpg\"}\n", count: 50_000).utf8)
+        let raws = [noise(1, seed: 1), noise(ZstdFrame.maximumBlockSize, seed: 2), noise(ZstdFrameWriter.rawFrameSize * 2 + 5, seed: 3)]
+        var outputs: [[UInt8]] = []
+        for (threads, given) in [(0, false), (0, true), (1, true), (3, true), (3, false)] {
+            let pool = WorkerPool(threads: threads)
+            defer { pool.stop() }
+            let sink = MemorySink()
+            let writer = try ZstdFrameWriter(sink: sink, level: 3, pool: pool, name: "given")
+            for raw in raws {
+                try text.prefix(70_001).withUnsafeBytes { try writer.write($0) }
+                if given { try writer.storeRaw(raw) } else { try writer.storeRaw(count: Int64(raw.count)) }
+                // The bytes pass through as an archive writer hands them on, in pieces.
+                for piece in stride(from: 0, to: raw.count, by: 50_000) {
+                    try raw[piece..<min(piece + 50_000, raw.count)].withUnsafeBytes { try writer.write($0) }
+                }
+            }
+            try writer.finish()
+            outputs.append(sink.bytes)
+        }
+        for output in outputs.dropFirst() { XCTAssertEqual(output, outputs[0]) }
+        let expected = raws.flatMap { Array(text.prefix(70_001)) + $0 }
+        XCTAssertEqual(try decompress(outputs[0], expecting: expected.count), expected)
+        XCTAssertEqual(try zstdTool(outputs[0]), expected)
+    }
+
+    /// A sink that fails stops the writer thread; the error comes out of a later call, and nothing hangs.
+    func testASinkErrorOnTheWriterThreadIsThrownToTheCaller() throws {
+        let pool = WorkerPool(threads: 2)
+        defer { pool.stop() }
+        let sink = FailingSink(failAt: 3)
+        let writer = try ZstdFrameWriter(sink: sink, level: 3, pool: pool, name: "full.zst")
+        let raw = noise(64 << 10, seed: 9)
+        var thrown: Error?
+        do {
+            for _ in 0..<2_000 {
+                try writer.storeRaw(raw)
+                try raw.withUnsafeBytes { try writer.write($0) }
+            }
+            try writer.finish()
+        } catch {
+            thrown = error
+        }
+        XCTAssertTrue(thrown is FailingSink.Full, "\(String(describing: thrown))")
+        // The thread stopped at the failing write: no write was tried after it.
+        XCTAssertEqual(sink.writes, 3)
+    }
+
+    /// `cancel` ends the writer thread after the frame in hand; the frames still queued are never written.
+    func testCancelStopsWritingQueuedFrames() throws {
+        let pool = WorkerPool(threads: 2)
+        defer { pool.stop() }
+        let sink = GateSink()
+        let writer = try ZstdFrameWriter(sink: sink, level: 1, pool: pool, name: "cancelled.zst")
+        let text = Array(String(repeating: "{\"title\": \"buy milk\", \"done\": false}\n", count: 400_000).utf8)
+        // Three whole segments: three frames queued, the first held up in the sink.
+        try text.prefix(3 * ZstdFrameWriter.segmentSize).withUnsafeBytes { try writer.write($0) }
+        let cancelled = DispatchSemaphore(value: 0)
+        // Only `cancel` is called on the other thread, which is what it is for.
+        nonisolated(unsafe) let cancelling = writer
+        Thread {
+            cancelling.cancel()
+            cancelled.signal()
+        }.start()
+        Thread.sleep(forTimeInterval: 0.2)
+        sink.gate.signal()
+        XCTAssertEqual(cancelled.wait(timeout: .now() + 30), .success)
+        pool.stop()
+        XCTAssertEqual(sink.writes, 1)
     }
 }

@@ -127,7 +127,14 @@ public struct ArchiveManifest: Sendable, Equatable {
         try writer.beginArray()
         for object in objects {
             guard case .object(let members) = object.metadata.jsonValue else { continue }
-            try writer.value(.object(JSONObject([.init(key: "path", value: .string(object.path))] + members.members)))
+            try writer.beginObject()
+            try writer.name("path")
+            try writer.string(object.path)
+            for member in members.members {
+                try writer.name(member.key)
+                try writer.value(member.value)
+            }
+            try writer.endObject()
         }
         try writer.endArray()
         try writer.endObject()

@@ -19,6 +19,10 @@ struct SinglePassArchiver {
     static let rawMinimum: Int64 = 4096
     /// Stands in for a content type still to be guessed: as long as the longest guess.
     static let contentTypePlaceholder = String(repeating: "x", count: ContentTypeGuess.longestType)
+    /// Stand-ins for hashes not yet known, as wide as real ones (hex SHA-256, base64 MD5 and CRC-32C).
+    private static let sha256Placeholder = String(repeating: "0", count: 64)
+    private static let md5Placeholder = String(repeating: "A", count: 22) + "=="
+    private static let crc32cPlaceholder = "AAAAAA=="
 
     let output: String
     let level: Int
@@ -46,9 +50,15 @@ struct SinglePassArchiver {
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
         let pool = WorkerPool(threads: threads > 1 ? threads : 0)
         defer { pool.stop() }
+        let frames: ZstdFrameWriter
         do {
             try file.skip(Int64(gap))
-            let frames = try ZstdFrameWriter(sink: file, level: level, pool: pool, name: output)
+            frames = try ZstdFrameWriter(sink: file, level: level, pool: pool, name: output)
+        } catch {
+            file.abort()
+            throw error
+        }
+        do {
             let writer = try ArchiveWriter(sink: frames, format: .tar, compression: .none, unbuffered: true, name: output)
             let objects = try writeEntries(items: items, collected: collected, to: writer, frames: frames, pool: pool, progress: progress)
             try writer.finish()
@@ -67,6 +77,8 @@ struct SinglePassArchiver {
             try head.withUnsafeBytes { try file.write($0, at: 0) }
             try file.commit()
         } catch {
+            // The frame writer's thread may be writing to the file: stopped before the file goes.
+            frames.cancel()
             file.abort()
             throw error
         }
@@ -88,7 +100,10 @@ struct SinglePassArchiver {
                 ArchiveEntry(
                     path: item.path, size: item.size, modificationTime: item.modificationTime,
                     extendedAttributes: ArchiveJob.extendedAttributes(object.metadata)))
-            if object.isCompressed && item.size >= Self.rawMinimum { try frames.storeRaw(count: item.size) }
+            if object.isCompressed && item.size >= Self.rawMinimum {
+                // Bytes in memory go into their raw frames as they are; the writer below only counts them.
+                if let data = object.data { try frames.storeRaw(data) } else { try frames.storeRaw(count: item.size) }
+            }
             if let data = object.data {
                 try data.withUnsafeBytes { try writer.write($0) }
                 progress?.add(bytes: data.count)
@@ -123,9 +138,9 @@ struct SinglePassArchiver {
     private static func placeholder(_ item: ArchiveItem, _ collected: MetadataCollector.Collected) -> ArchiveManifest.Object {
         var object = ArchiveManifest.Object(path: item.path, metadata: collected.metadata)
         guard !collected.fromSidecar else { return object }
-        object.metadata.sha256 = String(repeating: "0", count: 64)
-        object.metadata.md5 = String(repeating: "A", count: 22) + "=="
-        object.metadata.crc32c = "AAAAAA=="
+        object.metadata.sha256 = sha256Placeholder
+        object.metadata.md5 = md5Placeholder
+        object.metadata.crc32c = crc32cPlaceholder
         if collected.needsContentType { object.metadata.contentType = contentTypePlaceholder }
         return object
     }

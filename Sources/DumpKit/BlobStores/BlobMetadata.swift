@@ -41,22 +41,25 @@ public struct BlobMetadata: Hashable, Sendable {
 
     /// The metadata as a JSON object with stable member order (for sidecars and manifests).
     public var jsonValue: JSONValue {
-        var o = JSONObject()
-        o["name"] = .string(name)
-        o["size"] = .number(JSONNumber(size))
-        if let contentType { o["contentType"] = .string(contentType) }
-        o["sha256"] = .string(sha256)
-        o["md5"] = .string(md5)
-        o["crc32c"] = .string(crc32c)
-        if !customMetadata.isEmpty {
-            o["metadata"] = .object(JSONObject(customMetadata.keys.sorted().map { .init(key: $0, value: .string(customMetadata[$0]!)) }))
+        var members: [JSONObject.Member] = [.init(key: "name", value: .string(name)), .init(key: "size", value: .number(JSONNumber(size)))]
+        members.reserveCapacity(13)
+        func add(_ key: String, _ value: String?) {
+            if let value { members.append(.init(key: key, value: .string(value))) }
         }
-        if let cacheControl { o["cacheControl"] = .string(cacheControl) }
-        if let contentDisposition { o["contentDisposition"] = .string(contentDisposition) }
-        if let contentEncoding { o["contentEncoding"] = .string(contentEncoding) }
-        if let contentLanguage { o["contentLanguage"] = .string(contentLanguage) }
-        if let updated { o["updated"] = .number(JSONNumber(updated)) }
-        return .object(o)
+        add("contentType", contentType)
+        add("sha256", sha256)
+        add("md5", md5)
+        add("crc32c", crc32c)
+        if !customMetadata.isEmpty {
+            let custom = customMetadata.keys.sorted().map { JSONObject.Member(key: $0, value: .string(customMetadata[$0]!)) }
+            members.append(.init(key: "metadata", value: .object(JSONObject(custom))))
+        }
+        add("cacheControl", cacheControl)
+        add("contentDisposition", contentDisposition)
+        add("contentEncoding", contentEncoding)
+        add("contentLanguage", contentLanguage)
+        if let updated { members.append(.init(key: "updated", value: .number(JSONNumber(updated)))) }
+        return .object(JSONObject(members))
     }
 
     /// Reads metadata written by `jsonValue`; fails with a message naming the bad member.
