@@ -3,11 +3,12 @@ import CZstd
 import Foundation
 
 /// Compresses a byte stream into a sequence of independent zstd frames, on a `WorkerPool`, and writes
-/// them in order to a sink; stretches announced with `storeRaw(count:)` become raw frames instead.
+/// them in order to a sink; stretches announced with `storeRaw(count:)` or given with `storeRaw(_:)`
+/// become raw frames instead.
 ///
 /// Compressible bytes are cut into segments of `segmentSize` (and wherever a raw stretch begins); each
-/// segment becomes one frame (with a content checksum), compressed by a worker while the caller goes on.
-/// A raw stretch becomes frames of at most `rawFrameSize` bytes made of raw blocks, without any work by
+/// segment becomes one frame (with a content checksum), compressed by a worker while the caller goes on
+/// (small frames several to a job, about `handOverSize` input bytes each). A raw stretch becomes frames of at most `rawFrameSize` bytes made of raw blocks, without any work by
 /// libzstd. Frame boundaries depend only on the bytes and the raw stretches, never on the number of
 /// threads, so the output is the same for any pool. A decoder sees the concatenated frames as one stream.
 /// With worker threads, a thread of the writer's own writes the frames to the sink in order, so the
@@ -19,6 +20,9 @@ public final class ZstdFrameWriter: ArchiveSink {
     public static let segmentSize = 4 << 20
     /// The most bytes one raw frame holds.
     public static let rawFrameSize = 1 << 20
+    /// Frames are handed on (and their compression to a worker) once they hold this many input bytes,
+    /// so small frames between raw stretches are compressed many to a job.
+    static let handOverSize = 1 << 20
 
     private let sink: ArchiveSink
     private let pool: WorkerPool
@@ -35,6 +39,11 @@ public final class ZstdFrameWriter: ArchiveSink {
     private var rawFrame: [UInt8] = []
     private var rawFrameRemaining = 0
     private var rawBlockRemaining = 0
+    /// Frames made but not yet handed on, in order, their input bytes, and the inputs of those among
+    /// them still to compress (all compressed by one job when handed on).
+    private var pending: [Frame] = []
+    private var pendingBytes = 0
+    private var pendingInputs: [(frame: Frame, input: [UInt8])] = []
     /// Writes the frames on a thread of its own; `nil` with a pool of no threads, where every frame is
     /// complete when made and written at once.
     private let writerThread: FrameWriterThread?
@@ -97,7 +106,7 @@ public final class ZstdFrameWriter: ArchiveSink {
                 header = []
                 block = blockEnd
             }
-            try enqueue(frame, ticket: nil)
+            try add(frame)
             start = end
         }
     }
@@ -131,6 +140,7 @@ public final class ZstdFrameWriter: ArchiveSink {
                 message: "a raw stretch ended \(rawRemaining) bytes early")
         }
         try sealSegment()
+        try handOver()
         try writerThread?.finish()
     }
 
@@ -164,29 +174,43 @@ public final class ZstdFrameWriter: ArchiveSink {
                 let frame = Frame(size: rawFrame.count)
                 frame.bytes = rawFrame
                 rawFrame = []
-                try enqueue(frame, ticket: nil)
+                try add(frame)
             }
         }
     }
 
-    /// Hands the compressible bytes gathered so far to a worker as one frame.
+    /// Makes the compressible bytes gathered so far one frame, to be compressed.
     private func sealSegment() throws {
         guard !segment.isEmpty else { return }
-        let input = segment
+        let frame = Frame(size: segment.count)
+        pendingInputs.append((frame, segment))
         segment = []
-        let frame = Frame(size: input.count)
-        let contexts = self.contexts
-        let ticket = pool.submit { frame.compress(input, with: contexts) }
-        try enqueue(frame, ticket: ticket)
+        try add(frame)
     }
 
-    /// Writes a frame, or hands it to the writer thread (waiting while too much is queued).
-    private func enqueue(_ frame: Frame, ticket: WorkerPool.Ticket?) throws {
-        frame.ticket = ticket
+    /// Adds a frame to those pending, handing them on once they hold `handOverSize` input bytes.
+    private func add(_ frame: Frame) throws {
+        pending.append(frame)
+        pendingBytes += frame.size
+        if pendingBytes >= Self.handOverSize { try handOver() }
+    }
+
+    /// Submits the pending frames' compression as one job, then writes them or queues them for the
+    /// writer thread (waiting while too much is queued).
+    private func handOver() throws {
+        guard !pending.isEmpty else { return }
+        if !pendingInputs.isEmpty {
+            let inputs = pendingInputs
+            let contexts = self.contexts
+            let ticket = pool.submit { for (frame, input) in inputs { frame.compress(input, with: contexts) } }
+            for (frame, _) in inputs { frame.ticket = ticket }
+        }
+        let frames = pending
+        (pending, pendingBytes, pendingInputs) = ([], 0, [])
         if let writerThread {
-            try writerThread.enqueue(frame, limit: queueLimit)
+            try writerThread.enqueue(frames, limit: queueLimit)
         } else {
-            try frame.write(to: sink, name: name)
+            for frame in frames { try frame.write(to: sink, name: name) }
         }
     }
 }
@@ -219,12 +243,12 @@ private final class FrameWriterThread: @unchecked Sendable {
         thread.start()
     }
 
-    /// Queues `frame`, then waits while more than `limit` input bytes are queued.
-    func enqueue(_ frame: Frame, limit: Int) throws {
+    /// Queues `frames`, then waits while more than `limit` input bytes are queued.
+    func enqueue(_ frames: [Frame], limit: Int) throws {
         try condition.withLock {
             if let failure { throw failure }
-            queue.append(frame)
-            queuedBytes += frame.size
+            queue.append(contentsOf: frames as [Frame?])
+            queuedBytes += frames.reduce(0) { $0 + $1.size }
             condition.broadcast()
             while queuedBytes > limit, failure == nil { condition.wait() }
             if let failure { throw failure }
