@@ -214,7 +214,7 @@ final class SinglePassArchiverTests: XCTestCase {
         bytes[1_000_000] ^= 1
         try Data(bytes).write(to: URL(fileURLWithPath: bucket + "/" + large))
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_479_566_994)], ofItemAtPath: bucket + "/" + large)
-        let writer = try ArchiveWriter(sink: MemoryByteSink(), format: .tar, compression: .none, name: "test")
+        let writer = try ArchiveWriter(sink: DiscardingSink(), format: .tar, compression: .none, name: "test")
         try writer.begin(ArchiveEntry(path: large, size: object.item.size))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
@@ -230,4 +230,9 @@ final class SinglePassArchiverTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("small.json: changed while being archived"), "\(error)")
         }
     }
+}
+
+/// An archive sink that drops what it is given.
+private final class DiscardingSink: ArchiveSink {
+    func write(_ bytes: UnsafeRawBufferPointer) throws {}
 }

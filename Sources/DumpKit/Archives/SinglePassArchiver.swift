@@ -36,15 +36,9 @@ struct SinglePassArchiver {
         parts: [ArchiveManifest.Part], progress: ArchiveProgress?
     ) throws {
         // The placeholder is only measured, and let go before the files are read.
-        let manifestSize: Int
-        let entrySize: Int
-        do {
-            let placeholder = try Self.json(
-                of: ArchiveManifest(
-                    created: created, kind: kind, parts: parts, objects: zip(items, collected).map { Self.placeholder($0, $1) }))
-            manifestSize = placeholder.count
-            entrySize = try manifestEntry(placeholder, created: created).count
-        }
+        let manifestSize = try Self.jsonSize(
+            of: ArchiveManifest(created: created, kind: kind, parts: parts, objects: zip(items, collected).map { Self.placeholder($0, $1) }))
+        let entrySize = try manifestEntryHeader(jsonSize: manifestSize, created: created).bytes.count + Self.blockPadded(manifestSize)
         let gap = ZstdFrame.compressBound(entrySize) + ZstdFrame.skippableHeaderSize
 
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
@@ -65,12 +59,7 @@ struct SinglePassArchiver {
             try frames.finish()
 
             let written = ArchiveManifest(created: created, kind: kind, parts: parts, objects: objects)
-            var json = try Self.json(of: written)
-            precondition(json.count <= manifestSize, "the manifest outgrew its placeholder")
-            // Pad to the announced size with spaces before the final line break.
-            json.insert(contentsOf: repeatElement(UInt8(ascii: " "), count: manifestSize - json.count), at: json.count - 1)
-            let entry = try manifestEntry(json, created: created)
-            precondition(entry.count == entrySize, "the manifest entry changed size")
+            let entry = try manifestEntry(written, jsonSize: manifestSize, entrySize: entrySize, created: created)
             var head = try ZstdFrameWriter.frame(compressing: entry, level: level, name: output)
             precondition(head.count + ZstdFrame.skippableHeaderSize <= gap, "the manifest frame outgrew its bound")
             head += ZstdFrame.skippableHeader(payloadSize: gap - head.count - ZstdFrame.skippableHeaderSize)
@@ -116,22 +105,38 @@ struct SinglePassArchiver {
         return objects
     }
 
-    /// The manifest's tar entry (header, JSON, padding to 512 bytes), as the archive's first entry.
-    private func manifestEntry(_ json: [UInt8], created: Timestamp) throws -> [UInt8] {
-        let sink = MemoryByteSink()
-        let writer = try ArchiveWriter(sink: sink, format: .tar, compression: .none, unbuffered: true, name: output)
-        try writer.begin(ArchiveEntry(path: ArchiveManifest.entryName, size: Int64(json.count), modificationTime: created))
-        try json.withUnsafeBytes { try writer.write($0) }
-        try writer.finish()
-        // Without blocking, the end of the archive is exactly two 512-byte blocks of zeros.
-        return Array(sink.bytes.dropLast(1024))
+    /// The manifest's tar entry, as the archive's first entry: its header, the manifest as pretty JSON
+    /// padded with spaces to `jsonSize` before the final line break, zeros to the next 512-byte block.
+    /// Built in one buffer of `entrySize` bytes.
+    private func manifestEntry(_ manifest: ArchiveManifest, jsonSize: Int, entrySize: Int, created: Timestamp) throws -> [UInt8] {
+        let buffer = try manifestEntryHeader(jsonSize: jsonSize, created: created, capacity: entrySize)
+        let start = buffer.bytes.count
+        try manifest.write(to: JSONWriter(sink: buffer, options: .init(pretty: true)))
+        let written = buffer.bytes.count - start
+        precondition(written <= jsonSize, "the manifest outgrew its placeholder")
+        buffer.bytes.insert(contentsOf: repeatElement(UInt8(ascii: " "), count: jsonSize - written), at: buffer.bytes.count - 1)
+        buffer.bytes.append(contentsOf: repeatElement(0, count: Self.blockPadded(jsonSize) - jsonSize))
+        precondition(buffer.bytes.count == entrySize, "the manifest entry changed size")
+        return buffer.bytes
     }
 
-    /// The manifest as pretty JSON.
-    private static func json(of manifest: ArchiveManifest) throws -> [UInt8] {
-        let sink = MemoryByteSink()
-        try manifest.write(to: JSONWriter(sink: sink, options: .init(pretty: true)))
-        return sink.bytes
+    /// The tar header (pax and ustar) of a manifest entry of `jsonSize` bytes, as libarchive writes it.
+    private func manifestEntryHeader(jsonSize: Int, created: Timestamp, capacity: Int = 0) throws -> EntryBuffer {
+        let buffer = EntryBuffer(capacity: capacity)
+        // Unbuffered, the header reaches the buffer when the entry begins; the unfinished writer is dropped.
+        let writer = try ArchiveWriter(sink: buffer, format: .tar, compression: .none, unbuffered: true, name: output)
+        try writer.begin(ArchiveEntry(path: ArchiveManifest.entryName, size: Int64(jsonSize), modificationTime: created))
+        return buffer
+    }
+
+    /// `count` rounded up to whole 512-byte tar blocks.
+    private static func blockPadded(_ count: Int) -> Int { (count + 511) / 512 * 512 }
+
+    /// The size of the manifest as pretty JSON, counted without keeping the bytes.
+    private static func jsonSize(of manifest: ArchiveManifest) throws -> Int {
+        let counter = ByteCounter()
+        try manifest.write(to: JSONWriter(sink: counter, options: .init(pretty: true)))
+        return counter.count
     }
 
     /// An object as the placeholder manifest holds it: hashes not yet known are as wide as real ones.
@@ -146,4 +151,15 @@ struct SinglePassArchiver {
     }
 }
 
-extension MemoryByteSink: ArchiveSink {}
+/// Bytes of the manifest entry, in a buffer sized for it up front.
+private final class EntryBuffer: ArchiveSink, JSONByteSink {
+    var bytes: [UInt8] = []
+    init(capacity: Int) { bytes.reserveCapacity(capacity) }
+    func write(_ bytes: UnsafeRawBufferPointer) throws { self.bytes.append(contentsOf: bytes) }
+}
+
+/// Counts the bytes written to it.
+private final class ByteCounter: JSONByteSink {
+    var count = 0
+    func write(_ bytes: UnsafeRawBufferPointer) throws { count += bytes.count }
+}
