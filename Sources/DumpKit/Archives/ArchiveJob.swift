@@ -161,8 +161,9 @@ public struct ArchiveJob {
             if let rules { try addFile(rules, role: .rules) }
             if let bucket { try addBucket(bucket, prefix: "bucket/") }
         }
-        items.sort(by: ArchiveItem.precedes)
-        return (items, parts)
+        // Sorting positions moves 8 bytes a step instead of an item and its three strings.
+        let order = items.indices.sorted { ArchiveItem.precedes(items[$0], items[$1]) }
+        return (order.map { items[$0] }, parts)
     }
 
     /// Refuses an output inside the bucket (the archive would contain itself).
