@@ -46,11 +46,6 @@ public final class WorkerPool: @unchecked Sendable {
         return ticket
     }
 
-    /// Whether the job of `ticket` is done (what it wrote is then visible to the caller).
-    public func isDone(_ ticket: Ticket) -> Bool {
-        condition.withLock { ticket.done }
-    }
-
     /// Waits until the job of `ticket` is done.
     public func wait(for ticket: Ticket) {
         condition.withLock {

@@ -7,14 +7,17 @@ import Foundation
 /// become raw frames instead.
 ///
 /// Compressible bytes are cut into segments of `segmentSize` (and wherever a raw stretch begins); each
-/// segment becomes one frame (with a content checksum), compressed by a worker while the caller goes on
-/// (small frames several to a job, about `handOverSize` input bytes each). A raw stretch becomes frames of at most `rawFrameSize` bytes made of raw blocks, without any work by
-/// libzstd. Frame boundaries depend only on the bytes and the raw stretches, never on the number of
-/// threads, so the output is the same for any pool. A decoder sees the concatenated frames as one stream.
-/// With worker threads, a thread of the writer's own writes the frames to the sink in order, so the
-/// caller's thread only cuts and queues. At most two segments per worker (2 to 8 segments, 8 to 32 MiB)
-/// wait for compression or writing; the caller waits beyond that. Call `finish()` or `cancel()` before the
-/// sink goes.
+/// segment becomes one frame (with a content checksum). Frames are handed on about `handOverSize` input
+/// bytes at a time: their compression is one job for a worker (several small frames to a job) while the
+/// caller goes on. A raw stretch becomes frames of at most `rawFrameSize` bytes made of raw blocks,
+/// without any work by libzstd. Frame boundaries depend only on the bytes and the raw stretches, never
+/// on the number of threads, so the output is the same for any pool. A decoder sees the concatenated
+/// frames as one stream. With worker threads, a thread of the writer's own writes the frames to the
+/// sink in order, so the caller's thread only cuts and hands on; with none, everything happens on the
+/// caller's thread. At most two segments per worker (2 to 8 segments, 8 to 32 MiB) wait for compression
+/// or writing, beside up to `handOverSize` not yet handed on (and the rest of an array given to
+/// `storeRaw(_:)`, held until its last frame is written); the caller waits beyond that. Call `finish()`
+/// or `cancel()` before the sink goes.
 public final class ZstdFrameWriter: ArchiveSink {
     /// The most compressible bytes one frame holds.
     public static let segmentSize = 4 << 20
@@ -33,8 +36,8 @@ public final class ZstdFrameWriter: ArchiveSink {
     private var segment: [UInt8] = []
     /// Bytes of the current raw stretch still to come.
     private var rawRemaining: Int64 = 0
-    /// Whether the current raw stretch was given to `storeRaw(_:)`, so its bytes written are only counted.
-    private var rawSupplied = false
+    /// The array given to `storeRaw(_:)` for the current raw stretch: its bytes written are only counted.
+    private var rawSupplied: [UInt8]?
     /// The raw frame being filled, its content bytes still to come, and those of its current block.
     private var rawFrame: [UInt8] = []
     private var rawFrameRemaining = 0
@@ -44,9 +47,10 @@ public final class ZstdFrameWriter: ArchiveSink {
     private var pending: [Frame] = []
     private var pendingBytes = 0
     private var pendingInputs: [(frame: Frame, input: [UInt8])] = []
-    /// Writes the frames on a thread of its own; `nil` with a pool of no threads, where every frame is
-    /// complete when made and written at once.
+    /// Writes the frames on a thread of its own; `nil` with a pool of no threads, where frames are
+    /// compressed and written by the caller when handed on.
     private let writerThread: FrameWriterThread?
+    private var cancelled = false
     /// Writes to `sink`, compressing with libzstd at `level` (negative fast levels to 22) on `pool`.
     /// `name` is used in errors.
     public init(sink: ArchiveSink, level: Int, pool: WorkerPool, name: String) throws(ArchiveError) {
@@ -77,6 +81,7 @@ public final class ZstdFrameWriter: ArchiveSink {
 
     /// Stores the next `count` bytes written as raw frames, then goes back to compressing.
     public func storeRaw(count: Int64) throws {
+        try checkNotCancelled()
         precondition(rawRemaining == 0, "storeRaw while a raw stretch is still open")
         guard count > 0 else { return }
         try sealSegment()
@@ -87,11 +92,12 @@ public final class ZstdFrameWriter: ArchiveSink {
     /// next `data.count` bytes written must be these same bytes (as an archive writer passes an entry's
     /// data on to its sink); they are only counted.
     public func storeRaw(_ data: [UInt8]) throws {
+        try checkNotCancelled()
         precondition(rawRemaining == 0, "storeRaw while a raw stretch is still open")
         guard !data.isEmpty else { return }
         try sealSegment()
         rawRemaining = Int64(data.count)
-        rawSupplied = true
+        rawSupplied = data
         var start = 0
         while start < data.count {
             let end = start + min(Self.rawFrameSize, data.count - start)
@@ -112,13 +118,17 @@ public final class ZstdFrameWriter: ArchiveSink {
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try checkNotCancelled()
         var rest = bytes[...]
         while !rest.isEmpty {
             if rawRemaining > 0 {
                 let count = Int(min(Int64(rest.count), rawRemaining))
-                if rawSupplied {
+                if let supplied = rawSupplied {
+                    assert(
+                        supplied[(supplied.count - Int(rawRemaining))...].prefix(count).elementsEqual(rest.prefix(count)),
+                        "the bytes written differ from those given to storeRaw(_:)")
                     rawRemaining -= Int64(count)
-                    rawSupplied = rawRemaining > 0
+                    if rawRemaining == 0 { rawSupplied = nil }
                 } else {
                     try appendRaw(UnsafeRawBufferPointer(rebasing: rest.prefix(count)))
                 }
@@ -134,6 +144,7 @@ public final class ZstdFrameWriter: ArchiveSink {
 
     /// Compresses what is left and writes every frame to the sink (which stays open).
     public func finish() throws {
+        try checkNotCancelled()
         guard rawRemaining == 0 else {
             throw ArchiveError(
                 name: name, call: "ZstdFrameWriter.finish", status: ARCHIVE_FATAL, errno: 0,
@@ -145,12 +156,23 @@ public final class ZstdFrameWriter: ArchiveSink {
     }
 
     /// Stops writing after the frame being written (if any) and drops the others; for a caller that gives
-    /// up on the output, before it closes or removes the sink. Idempotent.
+    /// up on the output, before it closes or removes the sink. Idempotent; afterwards every call throws.
     public func cancel() {
+        (pending, pendingBytes, pendingInputs) = ([], 0, [])
+        cancelled = true
         writerThread?.cancel()
     }
 
-    /// Adds bytes of the raw stretch to raw frames, queueing each frame once complete.
+    /// Whether `cancel()` has reached the writer thread (for tests: its frame in hand is the last one).
+    var cancelRequested: Bool { writerThread?.cancelRequested ?? cancelled }
+
+    private func checkNotCancelled() throws {
+        if cancelled {
+            throw ArchiveError(name: name, call: "ZstdFrameWriter", status: ARCHIVE_FATAL, errno: 0, message: "the writer was cancelled")
+        }
+    }
+
+    /// Adds bytes of the raw stretch to raw frames, adding each frame to those pending once complete.
     private func appendRaw(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
@@ -250,8 +272,11 @@ private final class FrameWriterThread: @unchecked Sendable {
             queue.append(contentsOf: frames as [Frame?])
             queuedBytes += frames.reduce(0) { $0 + $1.size }
             condition.broadcast()
-            while queuedBytes > limit, failure == nil { condition.wait() }
+            while queuedBytes > limit, failure == nil, !cancelled { condition.wait() }
             if let failure { throw failure }
+            if cancelled {
+                throw ArchiveError(name: name, call: "ZstdFrameWriter", status: ARCHIVE_FATAL, errno: 0, message: "the writer was cancelled")
+            }
         }
     }
 
@@ -264,6 +289,8 @@ private final class FrameWriterThread: @unchecked Sendable {
             if let failure { throw failure }
         }
     }
+
+    var cancelRequested: Bool { condition.withLock { cancelled } }
 
     /// Ends the thread after the frame in hand, leaving the others unwritten.
     func cancel() {

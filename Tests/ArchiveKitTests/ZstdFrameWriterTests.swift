@@ -1,4 +1,4 @@
-import ArchiveKit
+@testable import ArchiveKit
 import CZstd
 import Foundation
 import TestSupport
@@ -31,6 +31,8 @@ final class ZstdFrameWriterTests: XCTestCase {
     /// A sink whose first write waits for `gate`, counting the writes.
     private final class GateSink: ArchiveSink, @unchecked Sendable {
         let gate = DispatchSemaphore(value: 0)
+        /// Signalled when the first write has begun.
+        let entered = DispatchSemaphore(value: 0)
         private let lock = NSLock()
         private var count = 0
         var writes: Int { lock.withLock { count } }
@@ -39,6 +41,7 @@ final class ZstdFrameWriterTests: XCTestCase {
                 count += 1
                 return count
             }) == 1 {
+                entered.signal()
                 gate.wait()
             }
         }
@@ -210,17 +213,23 @@ final class ZstdFrameWriterTests: XCTestCase {
         let text = Array(String(repeating: "{\"title\": \"buy milk\", \"done\": false}\n", count: 400_000).utf8)
         // Three whole segments: three frames queued, the first held up in the sink.
         try text.prefix(3 * ZstdFrameWriter.segmentSize).withUnsafeBytes { try writer.write($0) }
+        XCTAssertEqual(sink.entered.wait(timeout: .now() + 30), .success)
         let cancelled = DispatchSemaphore(value: 0)
-        // Only `cancel` is called on the other thread, which is what it is for.
+        // Only `cancel` is called on the other thread (the caller waits), which is what it is for.
         nonisolated(unsafe) let cancelling = writer
         Thread {
             cancelling.cancel()
             cancelled.signal()
         }.start()
-        Thread.sleep(forTimeInterval: 0.2)
+        // The first frame is let through only once the cancel has reached the writer thread.
+        let deadline = Date().addingTimeInterval(30)
+        while !writer.cancelRequested && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
         sink.gate.signal()
         XCTAssertEqual(cancelled.wait(timeout: .now() + 30), .success)
         pool.stop()
         XCTAssertEqual(sink.writes, 1)
+        XCTAssertThrowsError(try writer.finish()) { error in
+            XCTAssertTrue("\(error)".contains("cancelled"), "\(error)")
+        }
     }
 }

@@ -26,8 +26,9 @@ struct SinglePassArchiver {
 
     let output: String
     let level: Int
-    /// Worker threads that read, hash and compress while the calling thread writes the tar; with 1, the
-    /// calling thread does everything (the output is the same).
+    /// Worker threads that read, hash and compress while the calling thread writes the tar (and a thread
+    /// of the frame writer writes the output); with 1, the calling thread does everything (the output is
+    /// the same).
     let threads: Int
 
     /// Archives `items` (sorted) with the metadata collected without hashing.
@@ -126,6 +127,7 @@ struct SinglePassArchiver {
         // Unbuffered, the header reaches the buffer when the entry begins; the unfinished writer is dropped.
         let writer = try ArchiveWriter(sink: buffer, format: .tar, compression: .none, unbuffered: true, name: output)
         try writer.begin(ArchiveEntry(path: ArchiveManifest.entryName, size: Int64(jsonSize), modificationTime: created))
+        precondition(!buffer.bytes.isEmpty && buffer.bytes.count % 512 == 0, "libarchive held back the manifest's header")
         return buffer
     }
 
