@@ -38,10 +38,8 @@ public final class ZstdFrameWriter: ArchiveSink {
     private var rawRemaining: Int64 = 0
     /// The array given to `storeRaw(_:)` for the current raw stretch: its bytes written are only counted.
     private var rawSupplied: [UInt8]?
-    /// The raw frame being filled, its content bytes still to come, and those of its current block.
-    private var rawFrame: [UInt8] = []
-    private var rawFrameRemaining = 0
-    private var rawBlockRemaining = 0
+    /// The content of the raw frame being filled from bytes written (`storeRaw(count:)`).
+    private var rawContent: [UInt8] = []
     /// Frames made but not yet handed on, in order, their input bytes, and the inputs of those among
     /// them still to compress (all compressed by one job when handed on).
     private var pending: [Frame] = []
@@ -101,20 +99,26 @@ public final class ZstdFrameWriter: ArchiveSink {
         var start = 0
         while start < data.count {
             let end = start + min(Self.rawFrameSize, data.count - start)
-            let frame = Frame(size: ZstdFrame.rawFrameSize(holding: end - start))
-            var header: [UInt8] = []
-            ZstdFrame.appendRawFrameHeader(contentSize: end - start, to: &header)
-            var block = start
-            while block < end {
-                let blockEnd = block + min(ZstdFrame.maximumBlockSize, end - block)
-                ZstdFrame.appendRawBlockHeader(size: blockEnd - block, last: blockEnd == end, to: &header)
-                frame.pieces += [header[...], data[block..<blockEnd]]
-                header = []
-                block = blockEnd
-            }
-            try add(frame)
+            try add(Self.rawFrame(data[start..<end]))
             start = end
         }
+    }
+
+    /// A raw frame of `content` (at most `rawFrameSize` bytes): its headers and slices of the content,
+    /// which is not copied.
+    private static func rawFrame(_ content: ArraySlice<UInt8>) -> Frame {
+        let frame = Frame(size: ZstdFrame.rawFrameSize(holding: content.count))
+        var header: [UInt8] = []
+        ZstdFrame.appendRawFrameHeader(contentSize: content.count, to: &header)
+        var block = content.startIndex
+        while block < content.endIndex {
+            let end = block + min(ZstdFrame.maximumBlockSize, content.endIndex - block)
+            ZstdFrame.appendRawBlockHeader(size: end - block, last: end == content.endIndex, to: &header)
+            frame.pieces += [header[...], content[block..<end]]
+            header = []
+            block = end
+        }
+        return frame
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
@@ -167,36 +171,21 @@ public final class ZstdFrameWriter: ArchiveSink {
     var cancelRequested: Bool { writerThread?.cancelRequested ?? cancelled }
 
     private func checkNotCancelled() throws {
-        if cancelled {
-            throw ArchiveError(name: name, call: "ZstdFrameWriter", status: ARCHIVE_FATAL, errno: 0, message: "the writer was cancelled")
-        }
+        if cancelled { throw ArchiveError.cancelledFrameWriter(name) }
     }
 
-    /// Adds bytes of the raw stretch to raw frames, adding each frame to those pending once complete.
+    /// Adds bytes of the raw stretch to raw frames of `rawFrameSize` (the last one shorter), adding each
+    /// frame to those pending once complete.
     private func appendRaw(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
-            if rawFrameRemaining == 0 {
-                rawFrameRemaining = Int(min(Int64(Self.rawFrameSize), rawRemaining))
-                rawFrame = []
-                rawFrame.reserveCapacity(ZstdFrame.rawFrameSize(holding: rawFrameRemaining))
-                ZstdFrame.appendRawFrameHeader(contentSize: rawFrameRemaining, to: &rawFrame)
-            }
-            if rawBlockRemaining == 0 {
-                rawBlockRemaining = min(ZstdFrame.maximumBlockSize, rawFrameRemaining)
-                ZstdFrame.appendRawBlockHeader(size: rawBlockRemaining, last: rawBlockRemaining == rawFrameRemaining, to: &rawFrame)
-            }
-            let count = min(rawBlockRemaining, bytes.count - offset)
-            rawFrame.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]))
+            let count = min(bytes.count - offset, Self.rawFrameSize - rawContent.count)
+            rawContent.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]))
             offset += count
-            rawBlockRemaining -= count
-            rawFrameRemaining -= count
             rawRemaining -= Int64(count)
-            if rawFrameRemaining == 0 {
-                let frame = Frame(size: rawFrame.count)
-                frame.bytes = rawFrame
-                rawFrame = []
-                try add(frame)
+            if rawContent.count == Self.rawFrameSize || rawRemaining == 0 {
+                try add(Self.rawFrame(rawContent[...]))
+                rawContent = []
             }
         }
     }
@@ -274,9 +263,7 @@ private final class FrameWriterThread: @unchecked Sendable {
             condition.broadcast()
             while queuedBytes > limit, failure == nil, !cancelled { condition.wait() }
             if let failure { throw failure }
-            if cancelled {
-                throw ArchiveError(name: name, call: "ZstdFrameWriter", status: ARCHIVE_FATAL, errno: 0, message: "the writer was cancelled")
-            }
+            if cancelled { throw ArchiveError.cancelledFrameWriter(name) }
         }
     }
 
@@ -331,6 +318,13 @@ private final class FrameWriterThread: @unchecked Sendable {
     }
 }
 
+extension ArchiveError {
+    /// What a call to a cancelled `ZstdFrameWriter` throws.
+    fileprivate static func cancelledFrameWriter(_ name: String) -> ArchiveError {
+        ArchiveError(name: name, call: "ZstdFrameWriter", status: ARCHIVE_FATAL, errno: 0, message: "the writer was cancelled")
+    }
+}
+
 extension WorkerPool {
     /// Waits for the job of `ticket`; `nil` stands for work done on the spot.
     fileprivate func wait(for ticket: Ticket?) {
@@ -338,14 +332,14 @@ extension WorkerPool {
     }
 }
 
-/// One frame on its way to the sink: its bytes once made (or the pieces of a raw frame made of bytes
-/// given by the caller), or the error that stopped them.
+/// One frame on its way to the sink: its bytes once compressed (or the pieces of a raw frame), or the
+/// error that stopped them.
 private final class Frame: @unchecked Sendable {
     /// Input bytes, for the queue's limit.
     let size: Int
     var ticket: WorkerPool.Ticket?
     var bytes: [UInt8] = []
-    /// Written after `bytes`: headers and the caller's data, in order.
+    /// Written after `bytes`: a raw frame's headers and slices of its content, in order.
     var pieces: [ArraySlice<UInt8>] = []
     var error: String?
 
