@@ -43,6 +43,34 @@ final class DumpReaderWriterTests: XCTestCase {
         XCTAssertEqual(out, #"{"meta":{"version":1},"v1":{"empty":{}},"list":[{"x":1},{"x":2}],"v2":{"todolist":{"-Ka":{"title":"a","n":1},"-Kc":{"title":"c"}}}}"# + "\n")
     }
 
+    func testWindowedRecordsGiveTheSameOutputAsInline() throws {
+        // Worker threads write the values of compact writers as JSON text; the writing thread
+        // copies it into place, into the spool (moves) or, for NDJSON, into lines. Pretty and
+        // canonical writers take the records themselves. Every form must match the inline run.
+        let moves: @Sendable (Record) throws -> [Record] = { r in
+            switch r.captures["id"] {
+            case "-Kb": return []
+            case "-Kc": return [r, Record(path: ["v2", "todolist", "-Kc"], value: .object(["t": .string("é\n\"")]))]
+            default: return [Record(path: r.path, value: .object(["kept": r.value!, "n": .number("1.50")]))]
+            }
+        }
+        for options in [JSONWriter.Options.compact, .canonical, JSONWriter.Options(pretty: true)] {
+            XCTAssertEqual(try rewrite(dump, ["/v1/todolist/{id}"], options: options, transform: moves, concurrency: 3),
+                           try rewrite(dump, ["/v1/todolist/{id}"], options: options, transform: moves))
+        }
+        for options in [JSONWriter.Options.compact, .canonical] {
+            func ndjson(_ concurrency: Int) throws -> String {
+                let sink = MemoryByteSink()
+                let reader = DumpReader(source: MemoryByteSource(dump), patterns: [try PathPattern("/v1/todolist/{id}")])
+                try Pipeline(transformers: [ClosureTransformer(concurrency: concurrency, body: moves)])
+                    .run(reader: reader, writer: NDJSONWriter(writer: JSONWriter(sink: sink, options: options)))
+                return sink.string
+            }
+            XCTAssertEqual(try ndjson(3), try ndjson(1))
+            XCTAssertTrue(try ndjson(3).contains(#"{"path":"/v2/todolist/-Kc","value":{"t":"é\n\""}}"#))
+        }
+    }
+
     func testMovingIntoAnExistingTopLevelKeyIsRefused() {
         XCTAssertThrowsError(try rewrite(dump, ["/v1/todolist/{id}"]) { r in [Record(path: ["meta", r.captures["id"]!], value: r.value)] }) { e in
             XCTAssertTrue("\(e)".contains("/meta"), "\(e)")

@@ -110,7 +110,9 @@ public struct ExtractBlobsJob {
 /// Takes records and drops them (a dry run has no output).
 private final class DiscardingWriter: RecordWriter {
     var passThrough: PassThroughSink? { nil }
+    var takesCompactJSON: Bool { false }
     func write(_ record: Record, from original: [String]?) throws {}
+    func write(path: [String], compactJSON json: UnsafeRawBufferPointer, from original: [String]?) throws {}
     func finish() throws {}
 }
 

@@ -1,15 +1,16 @@
+import ArchiveKit
 import Foundation
 import JSONStream
 
 /// Runs reader -> transformers -> writer, records in input order, memory bounded.
 ///
 /// Cheap transformers run inline on the reading thread. When a transformer declares
-/// `maxConcurrency > 1`, records go through an ordered window on worker threads in batches of
-/// consecutive records (at most `batchRecords`, and no more once `batchBytes` of input are in
-/// one): at most `maxConcurrency` batches are in flight, results leave in input order, and the
-/// first error stops reading, waits for the batches in flight and is rethrown (the caller then
-/// discards its output). About twice the window of batches is held at once, so memory is about
-/// 2 x window x (`batchBytes` + the largest record), plus what a step makes of them.
+/// `maxConcurrency > 1`, records go through an ordered window in batches of consecutive records
+/// (at most `batchRecords`, and no more once `batchBytes` of input are in one): `maxConcurrency`
+/// worker threads transform them, up to `batchesPerWorker` batches per worker are read ahead,
+/// results leave in input order, and the first error stops reading, waits for the batches in
+/// flight and is rethrown (the caller then discards its output). Memory is about
+/// `batchesPerWorker` x workers x (`batchBytes` + the largest record), plus what a step makes of them.
 public final class Pipeline {
     public let transformers: [RecordTransformer]
     /// Called on the reading thread after each record is read.
@@ -25,6 +26,9 @@ public final class Pipeline {
     public static let batchRecords = 32
     /// A batch takes no more records once it holds this many bytes of input.
     public static let batchBytes: Int64 = 1 << 20
+    /// Batches read ahead per worker thread: the reader goes on while workers are busy, and workers
+    /// find work while the reader is slow, so neither waits for the other as long as it can.
+    public static let batchesPerWorker = 4
 
     /// The window size: the smallest `maxConcurrency` above 1, or 1 when every step is cheap.
     public var window: Int {
@@ -109,10 +113,14 @@ public final class Pipeline {
         let recorder = writer.passThrough.map { PassThroughRecorder(target: $0) }
         var queue: [Slot] = []
         var head = 0
-        let inFlight = DispatchSemaphore(value: window)
+        let depth = window * Self.batchesPerWorker
+        let inFlight = DispatchSemaphore(value: depth)
+        let pool = WorkerPool(threads: window)
+        defer { pool.stop() }
         let group = DispatchGroup()
         let cancelled = CancelFlag()
         let transformers = self  // captured for apply; the pipeline itself is not shared otherwise
+        let renders = writer.takesCompactJSON
         var batch: [Record] = []
         var preceding: [[PassThroughRecorder.Event]?] = []  // content read before each record of the batch
         var batchStart: Int64 = 0  // where the batch's first record began
@@ -121,13 +129,21 @@ public final class Pipeline {
         func drain(all: Bool) throws {
             while head < queue.count {
                 let slot = queue[head]
-                if !all && !slot.isDone && queue.count - head <= window * 2 { return }
+                if !all && !slot.isDone && queue.count - head <= depth * 2 { return }
                 switch try slot.wait() {
                 case .passThrough(let events): try recorder?.replay(events)
-                case .records(let job, let results):
-                    for (index, records) in results.enumerated() {
+                case .records(let job, let batch):
+                    for (index, outputs) in batch.outputs.enumerated() {
                         if let events = job.preceding[index] { try recorder?.replay(events) }
-                        for r in records { try writer.write(r, from: job.originals[index]) }
+                        for output in outputs {
+                            switch output {
+                            case .record(let r): try writer.write(r, from: job.originals[index])
+                            case .json(let path, let range):
+                                try batch.json.withUnsafeBytes {
+                                    try writer.write(path: path, compactJSON: UnsafeRawBufferPointer(rebasing: $0[range]), from: job.originals[index])
+                                }
+                            }
+                        }
                     }
                 }
                 queue[head] = .finished
@@ -150,7 +166,7 @@ public final class Pipeline {
             inFlight.wait()
             group.enter()
             let box = UncheckedBox(transformers)
-            DispatchQueue.global().async {
+            pool.submit {
                 defer {
                     inFlight.signal()
                     group.leave()
@@ -160,7 +176,7 @@ public final class Pipeline {
                     return
                 }
                 do {
-                    job.succeed(try box.value.apply(batch: records))
+                    job.succeed(try BatchOutput(box.value.apply(batch: records), rendering: renders))
                 } catch {
                     cancelled.set()
                     job.fail(error)
@@ -198,8 +214,8 @@ public final class Pipeline {
 private enum Slot {
     enum Output {
         case passThrough([PassThroughRecorder.Event])
-        /// A batch and what each of its records became, in input order.
-        case records(Job, [[Record]])
+        /// A batch and what its records became.
+        case records(Job, BatchOutput)
     }
 
     case ready(Output)
@@ -222,6 +238,42 @@ private enum Slot {
     }
 }
 
+/// What the records of a batch became, in input order; values the writer takes as compact JSON
+/// are written on the worker thread, so the writing thread only copies their bytes.
+private struct BatchOutput {
+    enum Output {
+        case record(Record)
+        /// A record at `path` whose value is `json[range]`.
+        case json(path: [String], Range<Int>)
+    }
+
+    /// Each input record's outputs.
+    var outputs: [[Output]]
+    var json: [UInt8] = []
+
+    /// The records as they are, or (`rendering`) with their values written as compact JSON into
+    /// one buffer; deleted records stay records.
+    init(_ records: [[Record]], rendering: Bool) throws {
+        guard rendering else {
+            outputs = records.map { $0.map(Output.record) }
+            return
+        }
+        let sink = MemoryByteSink()
+        let writer = JSONWriter(sink: sink)
+        var start = 0
+        outputs = try records.map { group in
+            try group.map { record in
+                guard let value = record.value else { return .record(record) }
+                try writer.value(value)
+                try writer.flush()
+                defer { start = sink.bytes.count }
+                return .json(path: record.path, start..<sink.bytes.count)
+            }
+        }
+        json = sink.bytes
+    }
+}
+
 /// A batch of records being transformed on a worker thread.
 private final class Job: @unchecked Sendable {
     /// The path of each record as read.
@@ -229,7 +281,7 @@ private final class Job: @unchecked Sendable {
     /// Content outside records read before each record, written just before its results.
     let preceding: [[PassThroughRecorder.Event]?]
     private let condition = NSCondition()
-    private var result: [[Record]]?
+    private var result: BatchOutput?
     private(set) var error: Error?
 
     init(originals: [[String]], preceding: [[PassThroughRecorder.Event]?]) {
@@ -243,9 +295,9 @@ private final class Job: @unchecked Sendable {
         return result != nil || error != nil
     }
 
-    func succeed(_ records: [[Record]]) {
+    func succeed(_ output: BatchOutput) {
         condition.lock()
-        result = records
+        result = output
         condition.broadcast()
         condition.unlock()
     }
@@ -257,7 +309,7 @@ private final class Job: @unchecked Sendable {
         condition.unlock()
     }
 
-    func wait() throws -> [[Record]] {
+    func wait() throws -> BatchOutput {
         condition.lock()
         defer { condition.unlock() }
         while result == nil && error == nil { condition.wait() }

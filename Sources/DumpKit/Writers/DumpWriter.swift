@@ -72,7 +72,10 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         if !levels.isEmpty { path.removeLast() }
         if level.spooling {
             // An object that was empty in the input is kept as an empty value at its path.
-            if !level.hadChildren { try spoolRecord(path + [level.name ?? ""], level.isObject ? .object([:]) : .array([])) }
+            if !level.hadChildren {
+                let empty: JSONValue = level.isObject ? .object([:]) : .array([])
+                try spoolRecord(path + [level.name ?? ""]) { try $0.value(empty) }
+            }
             return
         }
         if level.opened {
@@ -125,37 +128,48 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
 
     // MARK: - Records
 
+    public var takesCompactJSON: Bool { !writer.options.pretty && !writer.options.sortKeys }
+
     public func write(_ record: Record, from original: [String]?) throws {
-        if let original, original == record.path, original.count == levels.count, !levels.isEmpty {
+        try write(path: record.path, from: original, value: record.value.map { value in { try $0.value(value) } })
+    }
+
+    public func write(path: [String], compactJSON json: UnsafeRawBufferPointer, from original: [String]?) throws {
+        try write(path: path, from: original) { try $0.value(compactJSON: { try $0(json) }) }
+    }
+
+    /// Writes the record at `path` whose value `writeValue` writes (`nil`: the record was deleted).
+    private func write(path: [String], from original: [String]?, value writeValue: ((JSONWriter) throws -> Void)?) throws {
+        if let original, original == path, original.count == levels.count, !levels.isEmpty {
             markChild()
-            guard let value = record.value else { return }
-            if levels[levels.count - 1].spooling { return try spoolRecord(record.path, value) }
+            guard let writeValue else { return }
+            if levels[levels.count - 1].spooling { return try spoolRecord(path, writeValue) }
             try openLevels()
             if levels[levels.count - 1].isObject {
                 let key = original[original.count - 1]
                 if levels.count == 1 { rootKeys.insert(key) }
                 try writer.name(key)
             }
-            try writer.value(value)
+            try writeValue(writer)
             return
         }
         if original != nil { markChild() }
-        guard let value = record.value else { return }
+        guard let writeValue else { return }
         if !sawStructure {
             // Record-only input: place records directly, in order.
-            if record.path.isEmpty {
+            if path.isEmpty {
                 guard placer == nil else { throw PlacementError.notBelowBase("") }
-                try writer.value(value)
+                try writeValue(writer)
                 return
             }
             if placer == nil {
                 try writer.beginObject()
                 placer = PathPlacer(writer: writer, baseDepth: 0)
             }
-            try placer!.place(record.path, value)
+            try placer!.place(path, writeValue: writeValue)
             return
         }
-        try spoolRecord(record.path, value)
+        try spoolRecord(path, writeValue)
     }
 
     public func finish() throws {
@@ -195,8 +209,8 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         return spool!.writer
     }
 
-    private func spoolRecord(_ path: [String], _ value: JSONValue) throws {
-        try beginSpoolFrame(path).value(value)
+    private func spoolRecord(_ path: [String], _ writeValue: (JSONWriter) throws -> Void) throws {
+        try writeValue(try beginSpoolFrame(path))
         try spool!.endFrame()
     }
 

@@ -18,11 +18,6 @@ final class PathPlacer {
     /// The top-level keys (first key below the base) that the placer has written.
     private(set) var topKeys: Set<String> = []
 
-    /// Places `value` at `path` (the full path from the root).
-    func place(_ path: [String], _ value: JSONValue) throws {
-        try place(path) { try $0.value(value) }
-    }
-
     /// Places at `path` (the full path from the root) the value `writeValue` writes.
     func place(_ path: [String], writeValue: (JSONWriter) throws -> Void) throws {
         guard path.count > baseDepth else { throw PlacementError.notBelowBase(JSONPointer.string(path)) }
