@@ -181,11 +181,16 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertTrue(out.hasPrefix(#"{"a\"b":"é\u0000\n","n":[1.50,-0,1e400,true,false,null,{},[]],"photo":{"path":"photo.png","contentType":"image/png","size":2000,"#), out)
         XCTAssertTrue(out.contains(#""image1":{"path":"v1/todolist/-Ka/image1.jpg""#), out)
         XCTAssertTrue(out.contains(#""e":{}}}}}"#), out)
-        // Read one byte at a time, the same output.
-        let reader = CandidateReader(source: MemoryByteSource(Array(dump().utf8), chunkSize: 1), selection: .strings { $0.count >= 1368 })
-        let sink = MemoryByteSink()
-        try Pipeline(transformers: [try ExtractBlobs(store: nil)]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
-        XCTAssertEqual(sink.string, out)
+        // Read one byte at a time (strings cross every refill of the reader's buffer), the same
+        // output, with the strings as text or decoded by the reader.
+        for decoding in [false, true] {
+            let extract = try ExtractBlobs(store: nil)
+            let reader = CandidateReader(source: MemoryByteSource(Array(dump().utf8), chunkSize: 1),
+                                         selection: decoding ? extract.candidates : .strings { $0.count >= 1368 }, options: .init(bufferSize: 64))
+            let sink = MemoryByteSink()
+            try Pipeline(transformers: [extract]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            XCTAssertEqual(sink.string, out)
+        }
 
         let back = InlineBlobsJob(input: dir.path("out.json"), output: dir.path("back.json"), store: dir.path("s"))
         XCTAssertEqual(try back.run().tally.inlined, 3)
@@ -211,6 +216,24 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(try read(dir.path("back.json")), dump() + "\n")
     }
 
+    func testReaderDecodesFilesAndKeepsOtherStrings() throws {
+        let uri = BlobFixtures.dataURI("image/png", png)
+        let text = String(repeating: "z", count: 2000)
+        let broken = String(BlobFixtures.base64(jpeg).dropLast(3))
+        let json = #"{"a":{"img":"\#(uri)","t":"\#(text)","bad":"\#(broken)","n":1}}"#
+        let reader = CandidateReader(source: MemoryByteSource(json), selection: try ExtractBlobs(store: nil).candidates)
+        // The whole document fits the buffer limit: one record, the root.
+        let record = try XCTUnwrap(try reader.next(passThrough: nil))
+        XCTAssertEqual(record.path, [])
+        XCTAssertEqual(Array(record.files.keys), [["a", "img"]])
+        let file = try XCTUnwrap(record.files[["a", "img"]])
+        XCTAssertEqual(file.bytes, png)
+        XCTAssertEqual(file.encodedBytes, uri.utf8.count)
+        XCTAssertEqual(file.form, .dataURI(header: "data:image/png;base64,"))
+        // The decoded string is empty in the value; text and broken base64 stay as they were.
+        XCTAssertTrue(record.value == .object(["a": .object(["img": .string(""), "t": .string(text), "bad": .string(broken), "n": .number("1")])]))
+    }
+
     func testEveryBufferLimitGivesTheSameOutput() throws {
         let text = #"[{"k":[1,{"x":"\#(BlobFixtures.base64(jpeg))"},[],{}],"n":null},"s",{"deep":{"a":{"b":["\#(BlobFixtures.dataURI("image/png", png))",2]}}},[[3]]]"#
         func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, input: String) throws -> (String, Int) {
@@ -228,10 +251,14 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertTrue(expected.contains(#"{"x":{"path":"0/k/1/x.jpg""#), expected)
         let (restored, _) = try run(BlobReference.candidates(style: .object), limit: 1 << 20, InlineBlobs(store: store), input: expected)
         XCTAssertEqual(restored, text + "\n")
+        // Files decoded by the reader (the job's way) go to the records that hold them, also when
+        // containers outgrow the limit and their children become records.
+        let decoded = try ExtractBlobs(store: store).candidates
         for limit in [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, 1000, 3000, 5000] {
             let (out, records) = try run(strings, limit: limit, try ExtractBlobs(store: store), input: text)
             XCTAssertEqual(out, expected, "limit \(limit)")
             XCTAssertGreaterThanOrEqual(records, 1)
+            XCTAssertEqual(try run(decoded, limit: limit, try ExtractBlobs(store: store), input: text).0, expected, "limit \(limit), decoded by the reader")
             let (back, _) = try run(BlobReference.candidates(style: .object), limit: limit, InlineBlobs(store: store), input: expected)
             XCTAssertEqual(back, text + "\n", "limit \(limit)")
         }

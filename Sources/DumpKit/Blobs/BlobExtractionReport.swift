@@ -57,13 +57,13 @@ public final class BlobExtractionReport: @unchecked Sendable {
 
     /// Counts one extracted string. `newObject` says whether it is the first use of its object name
     /// in this run, `outcome` what the store did (nil in a dry run or for a name already used).
-    func extracted(_ file: EmbeddedFile, digest: ContentDigest, encodedBytes: Int, newObject: Bool, outcome: BlobPutOutcome?) {
+    func extracted(_ file: EmbeddedFile, digest: ContentDigest, newObject: Bool, outcome: BlobPutOutcome?) {
         let size = digest.size
         let key = DigestKey(sha256: digest.sha256)
         lock.withLock {
             totals.extracted.count += 1
             totals.extracted.bytes += size
-            totals.encodedBytes += Int64(encodedBytes)
+            totals.encodedBytes += Int64(file.encodedBytes)
             totals.types[file.contentType, default: Tally()].count += 1
             totals.types[file.contentType, default: Tally()].bytes += size
             if !contents.insert(key).inserted {

@@ -21,10 +21,16 @@ public final class CandidateReader: RecordReader {
         public var string: ((UnsafeRawBufferPointer) -> Bool)?
         /// Objects whose members are all scalars (at most `flatObjectLimit`) that make a record.
         public var object: ((JSONObject) -> Bool)?
+        /// Decodes the file a selected string holds, straight from the reader's buffer: the record
+        /// then carries the file (`Record.files`) and an empty string in its place, so the text never
+        /// becomes a `String`. `nil` (not a file) keeps the string.
+        public var file: ((UnsafeRawBufferPointer) -> EmbeddedFile?)?
 
-        public init(string: ((UnsafeRawBufferPointer) -> Bool)? = nil, object: ((JSONObject) -> Bool)? = nil) {
+        public init(string: ((UnsafeRawBufferPointer) -> Bool)? = nil, object: ((JSONObject) -> Bool)? = nil,
+                    file: ((UnsafeRawBufferPointer) -> EmbeddedFile?)? = nil) {
             self.string = string
             self.object = object
+            self.file = file
         }
     }
 
@@ -194,6 +200,9 @@ public final class CandidateReader: RecordReader {
             if test(bytes) {
                 let recordPath = key.map { path + [$0] } ?? []
                 if locatesCandidates { candidateLocations[recordPath] = reader.location }
+                if let file = selection.file?(bytes) {
+                    return Record(path: recordPath, captures: captures, value: .string(""), files: [recordPath: file])
+                }
                 return Record(path: recordPath, captures: captures, value: .string(reader.stringValue))
             }
             if let sink {
@@ -226,6 +235,7 @@ public final class CandidateReader: RecordReader {
         let basePath = key.map { path + [$0] } ?? []
         var stack: [Partial] = []
         var member: String?
+        var files: [[String]: EmbeddedFile] = [:]  // decoded by `selection.file`, by path
         /// The path of the value the reader is at: inside the innermost container, or that container.
         func currentPath(inside: Bool) -> [String] {
             var p = basePath
@@ -250,7 +260,7 @@ public final class CandidateReader: RecordReader {
                 // A small flat object may still be a candidate: finish it first.
                 let mayBeCandidate = selection.object != nil && top.isObject && top.flat && top.members.count < Self.flatObjectLimit
                 if !mayBeCandidate {
-                    spill(stack, basePath: basePath, member: member, name: name, captures: captures)
+                    spill(stack, basePath: basePath, member: member, name: name, captures: captures, files: files)
                     return nil
                 }
             }
@@ -285,7 +295,7 @@ public final class CandidateReader: RecordReader {
                     add(value, candidate: candidate, container: true, key: done.key)
                     continue
                 }
-                if candidate { return Record(path: basePath, captures: captures, value: value) }
+                if candidate { return Record(path: basePath, captures: captures, value: value, files: files) }
                 if let sink {
                     if let name { try sink.name(name) }
                     try sink.value(value)
@@ -294,7 +304,12 @@ public final class CandidateReader: RecordReader {
             case .string:
                 let candidate = selection.string?(reader.bytes) ?? false
                 if candidate && locatesCandidates { candidateLocations[currentPath(inside: true)] = reader.location }
-                add(.string(reader.stringValue), candidate: candidate, container: false)
+                if candidate, let file = selection.file?(reader.bytes) {
+                    files[currentPath(inside: true)] = file
+                    add(.string(""), candidate: true, container: false)
+                } else {
+                    add(.string(reader.stringValue), candidate: candidate, container: false)
+                }
             case .number: add(.number(JSONNumber(text: reader.stringValue)), candidate: false, container: false)
             case .true: add(.bool(true), candidate: false, container: false)
             case .false: add(.bool(false), candidate: false, container: false)
@@ -306,7 +321,8 @@ public final class CandidateReader: RecordReader {
 
     /// Queues what was read of containers that outgrew the limit: each is opened as structure, its
     /// complete children become records or pass through, and streaming resumes in the innermost.
-    private func spill(_ stack: [Partial], basePath: [String], member: String?, name: String?, captures: [String: String]) {
+    private func spill(_ stack: [Partial], basePath: [String], member: String?, name: String?, captures: [String: String],
+                       files: [[String]: EmbeddedFile]) {
         var levelPath = basePath
         for (depth, partial) in stack.enumerated() {
             if depth > 0 { levelPath.append(partial.key!) }
@@ -320,7 +336,9 @@ public final class CandidateReader: RecordReader {
                 let key = partial.isObject ? partial.members[i].key : String(i)
                 let value = partial.isObject ? partial.members[i].value : partial.elements[i]
                 if partial.flags[i] {
-                    actions.append(.record(Record(path: levelPath + [key], captures: captures, value: value)))
+                    let recordPath = levelPath + [key]
+                    let recordFiles = files.filter { $0.key.starts(with: recordPath) }
+                    actions.append(.record(Record(path: recordPath, captures: captures, value: value, files: recordFiles)))
                 } else {
                     actions.append(.value(name: partial.isObject ? key : nil, value))
                 }
@@ -333,6 +351,10 @@ public final class CandidateReader: RecordReader {
 extension CandidateReader.Selection {
     /// Strings whose unescaped UTF-8 passes `test`.
     public static func strings(_ test: @escaping (UnsafeRawBufferPointer) -> Bool) -> Self { Self(string: test) }
+    /// Strings whose unescaped UTF-8 passes `test`, with the files `decode` finds in them decoded by the reader.
+    public static func files(_ test: @escaping (UnsafeRawBufferPointer) -> Bool, decode: @escaping (UnsafeRawBufferPointer) -> EmbeddedFile?) -> Self {
+        Self(string: test, file: decode)
+    }
     /// Objects of scalars that pass `test`.
     public static func flatObjects(_ test: @escaping (JSONObject) -> Bool) -> Self { Self(object: test) }
 }

@@ -1,6 +1,6 @@
 /// A file embedded in a JSON string (a base64 data URI or bare base64), decoded, with its type and
 /// what is needed to write the string back exactly.
-public struct EmbeddedFile: Sendable {
+public struct EmbeddedFile: Hashable, Sendable {
     /// How the file was written in the string.
     public enum Form: Hashable, Sendable {
         /// `data:<type>[;params];base64,<payload>`; `header` is everything before the payload.
@@ -35,6 +35,8 @@ public struct EmbeddedFile: Sendable {
     public var form: Form
     /// The type a data URI declared when its bytes are of another known type (the bytes win).
     public var mismatchedDeclaredType: String?
+    /// The length of the string that held the file (its UTF-8 bytes).
+    public var encodedBytes: Int
 
     /// Looks at one string's UTF-8 and decodes it if it embeds a file of at least `minimumBytes`.
     ///
@@ -55,11 +57,11 @@ public struct EmbeddedFile: Sendable {
             if let detected = MediaType.detect(bytes) {
                 let mismatch = declared.isEmpty || sameType(declared, detected.mimeType) ? nil : declared
                 return .file(EmbeddedFile(bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
-                                          form: .dataURI(header: header), mismatchedDeclaredType: mismatch))
+                                          form: .dataURI(header: header), mismatchedDeclaredType: mismatch, encodedBytes: s.count))
             }
             if declared.isEmpty || isRecognisable(declared) { return .skipped(.unknownType) }
             return .file(EmbeddedFile(bytes: bytes, contentType: declared, fileExtension: fileExtension(forType: declared),
-                                      form: .dataURI(header: header), mismatchedDeclaredType: nil))
+                                      form: .dataURI(header: header), mismatchedDeclaredType: nil, encodedBytes: s.count))
         }
         guard !dataURIsOnly, let prefix = Base64Sniffer.decodePrefix(s) else { return .none }
         guard let detected = MediaType.detect(prefix) else {
@@ -70,7 +72,7 @@ public struct EmbeddedFile: Sendable {
         guard let bytes = StrictBase64.decode(s) else { return .skipped(.invalidBase64) }
         guard bytes.count >= minimumBytes else { return .none }
         return .file(EmbeddedFile(bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
-                                  form: .bare, mismatchedDeclaredType: nil))
+                                  form: .bare, mismatchedDeclaredType: nil, encodedBytes: s.count))
     }
 
     /// The shortest base64 text that decodes to `bytes` bytes.

@@ -38,6 +38,17 @@ public struct ExtractBlobs: RecordTransformer {
 
     public var maxConcurrency: Int { max(1, options.concurrency) }
 
+    /// What a `CandidateReader` should hand this step: strings long enough to hold a file, with the
+    /// files in them decoded by the reader straight from its buffer (`Record.files`).
+    public var candidates: CandidateReader.Selection {
+        let options = options
+        let minimumLength = EmbeddedFile.minimumEncodedLength(options.minimumBytes)
+        return .files({ $0.count >= minimumLength }) { text in
+            guard case .file(let file) = EmbeddedFile.scan(text, minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly) else { return nil }
+            return file
+        }
+    }
+
     /// Checks the options (see `check`); a `nil` store makes a dry run.
     public init(store: BlobStore?, options: Options = Options(), report: BlobExtractionReport = BlobExtractionReport()) throws(UsageError) {
         try Self.check(options)
@@ -74,7 +85,11 @@ public struct ExtractBlobs: RecordTransformer {
             var found: [EmbeddedFile.Scan] = []
             if let value = record.value {
                 var path = record.path
-                _ = try rewrite(value, path: &path, captures: initialCaptures(record)) { string, _, _ in
+                _ = try rewrite(value, path: &path, captures: initialCaptures(record)) { string, path, _ in
+                    if let file = record.files[path] {
+                        found.append(.file(file))
+                        return nil
+                    }
                     var s = string
                     found.append(s.withUTF8 {
                         EmbeddedFile.scan(UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly)
@@ -108,7 +123,7 @@ public struct ExtractBlobs: RecordTransformer {
                         return nil
                     case .file(let file):
                         defer { nextDigest += 1 }
-                        return try extract(file, digest: digests[nextDigest], encodedBytes: string.utf8.count, path: path, record: record, captures: captures)
+                        return try extract(file, digest: digests[nextDigest], path: path, record: record, captures: captures)
                     }
                 }
                 guard let replaced else {
@@ -162,7 +177,7 @@ public struct ExtractBlobs: RecordTransformer {
 
     /// Stores one decoded file and returns the reference that replaces its string.
     private func extract(
-        _ file: EmbeddedFile, digest: ContentDigest, encodedBytes: Int, path: [String], record: Record, captures: [String: String]
+        _ file: EmbeddedFile, digest: ContentDigest, path: [String], record: Record, captures: [String: String]
     ) throws -> JSONValue {
         let name = try options.naming.render(path: path, recordPath: record.path, captures: record.captures.merging(captures) { _, new in new },
                                              fileExtension: file.fileExtension, sha256: digest.sha256)
@@ -174,7 +189,7 @@ public struct ExtractBlobs: RecordTransformer {
         if first, let store {
             outcome = try file.bytes.withUnsafeBytes { try store.put($0, metadata: metadata) }
         }
-        report.extracted(file, digest: digest, encodedBytes: encodedBytes, newObject: first, outcome: outcome)
+        report.extracted(file, digest: digest, newObject: first, outcome: outcome)
         if let declared = file.mismatchedDeclaredType {
             report.mismatch(pointer: JSONPointer.string(path), declared: declared, detected: file.contentType)
         }

@@ -4,9 +4,11 @@ import JSONStream
 /// `dumpkit extract-blobs`: moves files embedded in a dump's strings into a blob store and writes
 /// the dump with references in their place, in one streaming pass.
 ///
-/// Records are the strings themselves (`CandidateReader`): every string long enough to hold a file
-/// of `minimumBytes`, anywhere in the dump or below the `--match` patterns, so memory is about
-/// `concurrency` x the largest file whatever the dump's shape. Everything else streams through.
+/// Records are the smallest subtrees holding a string long enough for a file of `minimumBytes`
+/// (`CandidateReader`), anywhere in the dump or below the `--match` patterns, so memory stays
+/// bounded whatever the dump's shape; everything else streams through. The reader decodes each file
+/// straight from its buffer (`CandidateReader.Selection.files`), so base64 text never becomes a
+/// `String`; the workers hash, store and reference the files.
 public struct ExtractBlobsJob {
     public var input: String
     public var output: String
@@ -64,8 +66,7 @@ public struct ExtractBlobsJob {
         progress?.attach(inFile)
         let outFile = store == nil ? nil : try OutputFile(path: output)
         do {
-            let minimumLength = EmbeddedFile.minimumEncodedLength(options.minimumBytes)
-            let reader = CandidateReader(source: inFile, patterns: options.match, selection: .strings { $0.count >= minimumLength },
+            let reader = CandidateReader(source: inFile, patterns: options.match, selection: transformer.candidates,
                                          options: .init(bufferSize: 4 << 20), sourceName: inFile.name)
             let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0)) } ?? DiscardingWriter()
             let pipeline = Pipeline(transformers: [transformer])
