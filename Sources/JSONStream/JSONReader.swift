@@ -433,8 +433,34 @@ public final class JSONReader {
         let k = try peek()
         guard k == .string else { throw typeMismatch(expected: "a string", found: k) }
         pending = nil
-        try withoutActuallyEscaping(body) { try scanString(from: pos + 1, chunkHandler: $0) }
+        try withoutActuallyEscaping(body) { _ = try scanString(from: pos + 1, chunkHandler: $0) }
         afterValue()
+    }
+
+    /// Reads the next string value whole when it ends within the buffer, else in pieces.
+    ///
+    /// A string closed within the buffer is read as by `next()`: its content is in `bytes` and the
+    /// result is `true`. One that runs past the end of the buffer goes to `body` instead, in decoded
+    /// pieces of at most about one buffer as they are found (the first holds all of it that was in
+    /// the buffer), so it is never held whole, and the result is `false`. `tokenObserver` is not
+    /// called.
+    public func readString(orChunks body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        let k = try peek()
+        guard k == .string else { throw typeMismatch(expected: "a string", found: k) }
+        pending = nil
+        let p = Self.plainRunEnd(buf, pos + 1, end)
+        if p < end && buf[p] == UInt8(ascii: "\"") {
+            valueInScratch = false
+            valueStart = pos + 1
+            valueEnd = p
+            pos = p + 1
+            hadEscapes = false
+            afterValue()
+            return true
+        }
+        let whole = try withoutActuallyEscaping(body) { try scanString(from: p, chunkHandler: nil, onRefill: $0) }
+        afterValue()
+        return whole
     }
 
     /// An error for a token of the wrong kind, at the current position.
@@ -939,8 +965,12 @@ public final class JSONReader {
 
     /// Scans a string token at `pos` (the opening quote) whose bytes up to `resume` are known to be
     /// plain (see `plainRunEnd`). Without a handler the decoded content ends up in `bytes`; with one,
-    /// decoded pieces are handed to it as they are found.
-    private func scanString(from resume: Int, chunkHandler: ((UnsafeRawBufferPointer) throws -> Void)?) throws {
+    /// decoded pieces are handed to it as they are found. `onRefill` becomes the handler if the
+    /// string runs past the end of the buffer. Returns whether the content is in `bytes`.
+    @discardableResult
+    private func scanString(from resume: Int, chunkHandler handler: ((UnsafeRawBufferPointer) throws -> Void)?,
+                            onRefill: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> Bool {
+        var chunkHandler = handler
         pos += 1
         var runStart = pos  // start of the current raw run not yet copied out
         var p = resume
@@ -972,6 +1002,11 @@ public final class JSONReader {
         // Gets at least `n` bytes at p (or all that remain), after moving pending raw bytes out.
         func need(_ n: Int) throws -> Bool {
             if end - p >= n { return true }
+            if chunkHandler == nil, let onRefill {
+                // Hand out what was gathered so far, and the rest in pieces.
+                chunkHandler = onRefill
+                try flushScratch()
+            }
             try flushRun()
             inScratch = true
             pos = p
@@ -1000,7 +1035,7 @@ public final class JSONReader {
                     valueInScratch = true
                 }
                 pos = p + 1
-                return
+                return chunkHandler == nil
             } else if c == UInt8(ascii: "\\") {
                 hadEscapes = true
                 try flushRun()

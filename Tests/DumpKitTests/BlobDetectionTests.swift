@@ -1,4 +1,4 @@
-import DumpKit
+@testable import DumpKit
 import Foundation
 import XCTest
 
@@ -109,6 +109,47 @@ final class BlobDetectionTests: XCTestCase {
         XCTAssertEqual(f.fileExtension, "jpg")
         XCTAssertEqual(f.mismatchedDeclaredType, "image/png")
         XCTAssertEqual(f.form, .dataURI(header: "data:image/png;base64,"))
+    }
+
+    func testChunkedDecodingTakesExactlyWhatScanTakes() {
+        // Whatever the pieces, the decoder takes a file exactly when `scan` does (the same file) and
+        // gives every other string back as it was.
+        let png = BlobFixtures.png(), jpeg = BlobFixtures.jpeg()
+        let b64 = BlobFixtures.base64(jpeg)
+        let pngText: String = BlobFixtures.base64(png)
+        let cut1: String = String(b64.prefix(1000)) + "=" + String(b64.dropFirst(1001))
+        let broken: String = String(b64.prefix(76)) + "\n" + String(b64.dropFirst(76))
+        let longHeader: String = "data:" + String(repeating: "x", count: 300) + ";base64," + b64
+        var strings: [String] = [BlobFixtures.dataURI("image/png", png), BlobFixtures.dataURI("image/gif", jpeg)]
+        strings += [BlobFixtures.dataURI("image/svg+xml", BlobFixtures.filler(2000)), "data:image/png;name=a.png;base64," + pngText]
+        strings += ["DATA:image/png;base64," + pngText, b64, BlobFixtures.base64(BlobFixtures.jpeg(3001)), BlobFixtures.base64(BlobFixtures.jpeg(3002))]
+        strings += [String(b64.dropLast(1)), String(b64.dropLast(4)), String(b64.dropLast(5)), b64 + "=", b64 + "AAAA", cut1, broken]
+        strings += [b64.replacingOccurrences(of: "/", with: "_"), String(b64.dropLast(2)) + "B="]
+        strings += [BlobFixtures.base64(BlobFixtures.filler(3000)), BlobFixtures.dataURI("image/png", BlobFixtures.filler(3000))]
+        strings += [BlobFixtures.dataURI("image/png", BlobFixtures.png(1023)), "data:image/png;base64,", "data:text/plain," + String(repeating: "a", count: 3000)]
+        strings += [longHeader, String(repeating: "買い物 milk ", count: 300), String(repeating: "A", count: 3000), "", "d", "dat", "data:"]
+        for dataURIsOnly in [false, true] {
+            let decoder = ChunkedFileDecoder(minimumBytes: 1024, dataURIsOnly: dataURIsOnly)
+            for string in strings {
+                let utf8 = Array(string.utf8)
+                let expected = utf8.withUnsafeBytes { EmbeddedFile.scan($0, minimumBytes: 1024, dataURIsOnly: dataURIsOnly) }
+                for size in [1, 2, 3, 5, 7, 64, 1000, max(1, utf8.count)] {
+                    var start = 0
+                    repeat {
+                        let end = min(utf8.count, start + size)
+                        utf8[start..<end].withUnsafeBytes { decoder.append($0) }
+                        start = end
+                    } while start < utf8.count
+                    let label = "\(string.prefix(40))... (\(utf8.count) bytes) in pieces of \(size), dataURIsOnly \(dataURIsOnly)"
+                    switch (decoder.finish(), expected) {
+                    case (.file(let got), .file(let want)): XCTAssertEqual(got, want, label)
+                    case (.text(let text), .file): XCTFail("not taken: \(label), got \(text.count) bytes of text")
+                    case (.file, _): XCTFail("taken, but scan leaves it: \(label)")
+                    case (.text(let text), _): XCTAssertEqual(text, utf8, label)
+                    }
+                }
+            }
+        }
     }
 
     func testStringsThatOnlyLookLikeFilesAreLeftAlone() {

@@ -234,6 +234,22 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertTrue(record.value == .object(["a": .object(["img": .string(""), "t": .string(text), "bad": .string(broken), "n": .number("1")])]))
     }
 
+    func testFilesLongerThanTheReadersBufferAreDecodedInPieces() throws {
+        // A 6 MB image is longer than the job's 4 MiB read buffer: it reaches the decoder in pieces,
+        // never as one text, and comes out the same as a small one.
+        let big = BlobFixtures.png(6_000_000, seed: 9)
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try write(#"{"a":{"big":"\#(BlobFixtures.dataURI("image/png", big))","t":"x"},"b":{"bare":"\#(BlobFixtures.base64(big))"}}"#, input)
+        let summary = try ExtractBlobsJob(input: input, output: dir.path("out.json"), store: dir.path("s")).run()
+        XCTAssertEqual(summary.report.snapshot.extracted.count, 2)
+        XCTAssertEqual(try DirectoryBlobStore(directory: dir.path("s"), writable: false).get("a/big.png"), big)
+        XCTAssertEqual(try DirectoryBlobStore(directory: dir.path("s"), writable: false).get("b/bare.png"), big)
+        let back = InlineBlobsJob(input: dir.path("out.json"), output: dir.path("back.json"), store: dir.path("s"))
+        XCTAssertEqual(try back.run().tally.inlined, 2)
+        XCTAssertEqual(try read(dir.path("back.json")), try read(input) + "\n")
+    }
+
     func testEveryBufferLimitGivesTheSameOutput() throws {
         let text = #"[{"k":[1,{"x":"\#(BlobFixtures.base64(jpeg))"},[],{}],"n":null},"s",{"deep":{"a":{"b":["\#(BlobFixtures.dataURI("image/png", png))",2]}}},[[3]]]"#
         func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, input: String) throws -> (String, Int) {

@@ -153,6 +153,42 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(try r.next(), .end)
     }
 
+    func testStringsAreReadWholeWithinTheBufferAndInPiecesPastIt() throws {
+        // Strings that end within the buffer (with or without escapes) are read whole; one that runs
+        // past its end comes in pieces, escapes and multi-byte characters cut anywhere; the reader
+        // goes on after each. A source that gives a few bytes at a time ends the buffer everywhere.
+        let long = String(repeating: "abcdefgh", count: 3000) + "\\n\\/" + String(repeating: "é", count: 1000) + "x"
+        let expectedLong = String(repeating: "abcdefgh", count: 3000) + "\n/" + String(repeating: "é", count: 1000) + "x"
+        let text = #"["short","esc\"aped",""# + long + #"",{"k":"v"},"tail\u00e9"]"#
+        for chunk in [1, 7, 4099] {
+            let r = JSONReader(source: MemoryByteSource(Array(text.utf8), chunkSize: chunk), options: .init(bufferSize: 4096))
+            var wholes: [Bool] = []
+            var pieces = 0
+            func read() throws -> String {
+                var collected: [UInt8] = []
+                let whole = try r.readString { collected.append(contentsOf: $0); pieces += 1 }
+                wholes.append(whole)
+                return whole ? r.stringValue : String(decoding: collected, as: UTF8.self)
+            }
+            XCTAssertEqual(try r.next(), .beginArray)
+            XCTAssertEqual(try [read(), read(), read()], ["short", "esc\"aped", expectedLong], "chunk \(chunk)")
+            XCTAssertEqual(try r.next(), .beginObject)
+            XCTAssertEqual(try r.next(), .name)
+            XCTAssertEqual(try read(), "v")
+            XCTAssertEqual(try r.next(), .endObject)
+            XCTAssertEqual(try read(), "tailé")
+            XCTAssertEqual(try r.next(), .endArray)
+            XCTAssertEqual(try r.next(), .end)
+            XCTAssertFalse(wholes[2], "the long string is longer than the buffer")
+            XCTAssertGreaterThan(pieces, 3)
+            if chunk == 4099 { XCTAssertEqual(Array(wholes.prefix(3)), [true, true, false]) }
+        }
+        // Not a string: a clear error.
+        let r = JSONReader(source: MemoryByteSource("[1]"))
+        XCTAssertEqual(try r.next(), .beginArray)
+        XCTAssertThrowsError(try r.readString { _ in })
+    }
+
     func testSizeLimitStopsHugeValues() {
         let text = "\"" + String(repeating: "x", count: 10_000) + "\""
         XCTAssertThrowsError(try parse(text, options: .init(maxValueBytes: 1000, bufferSize: 256))) { e in

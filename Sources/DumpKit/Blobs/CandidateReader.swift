@@ -21,16 +21,30 @@ public final class CandidateReader: RecordReader {
         public var string: ((UnsafeRawBufferPointer) -> Bool)?
         /// Objects whose members are all scalars (at most `flatObjectLimit`) that make a record.
         public var object: ((JSONObject) -> Bool)?
-        /// Decodes the file a selected string holds, straight from the reader's buffer: the record
-        /// then carries the file (`Record.files`) and an empty string in its place, so the text never
-        /// becomes a `String`. `nil` (not a file) keeps the string.
-        public var file: ((UnsafeRawBufferPointer) -> EmbeddedFile?)?
+        /// Files the reader decodes itself (with `string`): a string that `EmbeddedFile.scan` takes
+        /// with these settings is decoded straight from the reader's buffer, or piece by piece as it
+        /// is read when it does not sit whole in the buffer (`ChunkedFileDecoder`). The record then
+        /// carries the file (`Record.files`) and an empty string in its place, so the text never
+        /// becomes a `String`; other strings are kept as text.
+        public var files: FileDecoding?
 
-        public init(string: ((UnsafeRawBufferPointer) -> Bool)? = nil, object: ((JSONObject) -> Bool)? = nil,
-                    file: ((UnsafeRawBufferPointer) -> EmbeddedFile?)? = nil) {
+        /// What `files` decodes.
+        public struct FileDecoding: Sendable {
+            /// Files smaller than this (decoded) stay text.
+            public var minimumBytes: Int
+            /// Only `data:` URIs.
+            public var dataURIsOnly: Bool
+
+            public init(minimumBytes: Int, dataURIsOnly: Bool) {
+                self.minimumBytes = minimumBytes
+                self.dataURIsOnly = dataURIsOnly
+            }
+        }
+
+        public init(string: ((UnsafeRawBufferPointer) -> Bool)? = nil, object: ((JSONObject) -> Bool)? = nil, files: FileDecoding? = nil) {
             self.string = string
             self.object = object
-            self.file = file
+            self.files = files
         }
     }
 
@@ -81,6 +95,9 @@ public final class CandidateReader: RecordReader {
     /// Where the candidates of the records not yet handed out start (with `locatesCandidates`).
     private var candidateLocations: [[String]: (line: Int, column: Int)] = [:]
 
+    /// Decodes `selection.files` piece by piece (one for all strings).
+    private let fileDecoder: ChunkedFileDecoder?
+
     /// Whether to note where each candidate starts in the input, for `takeLocation(of:)`.
     public var locatesCandidates = false
 
@@ -91,6 +108,7 @@ public final class CandidateReader: RecordReader {
         self.patterns = patterns
         self.selection = selection
         self.bufferLimit = bufferLimit
+        fileDecoder = selection.files.map { ChunkedFileDecoder(minimumBytes: $0.minimumBytes, dataURIsOnly: $0.dataURIsOnly) }
     }
 
     public func next(passThrough sink: PassThroughSink?) throws -> Record? {
@@ -195,14 +213,27 @@ public final class CandidateReader: RecordReader {
             return try read(key: key, name: name, captures: captures, sink: sink)
         }
         if inside && kind == .string, let test = selection.string {
+            let recordPath = key.map { path + [$0] } ?? []
+            if let fileDecoder {
+                switch try readFileString(fileDecoder, test: test) {
+                case .file(let file):
+                    if locatesCandidates { candidateLocations[recordPath] = reader.location }
+                    return Record(path: recordPath, captures: captures, value: .string(""), files: [recordPath: file])
+                case .text(let text, candidate: true):
+                    if locatesCandidates { candidateLocations[recordPath] = reader.location }
+                    return Record(path: recordPath, captures: captures, value: .string(text))
+                case .text(let text, candidate: false):
+                    if let sink {
+                        if let name { try sink.name(name) }
+                        try sink.value(.string(text))
+                    }
+                    return nil
+                }
+            }
             try reader.next()
             let bytes = reader.bytes
             if test(bytes) {
-                let recordPath = key.map { path + [$0] } ?? []
                 if locatesCandidates { candidateLocations[recordPath] = reader.location }
-                if let file = selection.file?(bytes) {
-                    return Record(path: recordPath, captures: captures, value: .string(""), files: [recordPath: file])
-                }
                 return Record(path: recordPath, captures: captures, value: .string(reader.stringValue))
             }
             if let sink {
@@ -235,7 +266,7 @@ public final class CandidateReader: RecordReader {
         let basePath = key.map { path + [$0] } ?? []
         var stack: [Partial] = []
         var member: String?
-        var files: [[String]: EmbeddedFile] = [:]  // decoded by `selection.file`, by path
+        var files: [[String]: EmbeddedFile] = [:]  // decoded by `selection.files`, by path
         /// The path of the value the reader is at: inside the innermost container, or that container.
         func currentPath(inside: Bool) -> [String] {
             var p = basePath
@@ -263,6 +294,19 @@ public final class CandidateReader: RecordReader {
                     spill(stack, basePath: basePath, member: member, name: name, captures: captures, files: files)
                     return nil
                 }
+            }
+            if let fileDecoder, let test = selection.string, try reader.peek() == .string {
+                switch try readFileString(fileDecoder, test: test) {
+                case .file(let file):
+                    let at = currentPath(inside: true)
+                    if locatesCandidates { candidateLocations[at] = reader.location }
+                    files[at] = file
+                    add(.string(""), candidate: true, container: false)
+                case .text(let text, let candidate):
+                    if candidate && locatesCandidates { candidateLocations[currentPath(inside: true)] = reader.location }
+                    add(.string(text), candidate: candidate, container: false)
+                }
+                continue
             }
             let k = try reader.next()
             switch k {
@@ -304,12 +348,7 @@ public final class CandidateReader: RecordReader {
             case .string:
                 let candidate = selection.string?(reader.bytes) ?? false
                 if candidate && locatesCandidates { candidateLocations[currentPath(inside: true)] = reader.location }
-                if candidate, let file = selection.file?(reader.bytes) {
-                    files[currentPath(inside: true)] = file
-                    add(.string(""), candidate: true, container: false)
-                } else {
-                    add(.string(reader.stringValue), candidate: candidate, container: false)
-                }
+                add(.string(reader.stringValue), candidate: candidate, container: false)
             case .number: add(.number(JSONNumber(text: reader.stringValue)), candidate: false, container: false)
             case .true: add(.bool(true), candidate: false, container: false)
             case .false: add(.bool(false), candidate: false, container: false)
@@ -317,6 +356,30 @@ public final class CandidateReader: RecordReader {
             case .end: throw reader.error(.unexpectedEnd, "unexpected end of input")
             }
         }
+    }
+
+    /// A string read for `selection.files`.
+    private enum FileString {
+        case file(EmbeddedFile)
+        /// Not a file: the string, and whether the selection picks it out.
+        case text(String, candidate: Bool)
+    }
+
+    /// Reads the string the reader is at: whole from the buffer when it sits there, else piece by
+    /// piece through `decoder`.
+    private func readFileString(_ decoder: ChunkedFileDecoder, test: (UnsafeRawBufferPointer) -> Bool) throws -> FileString {
+        guard try reader.readString(orChunks: { decoder.append($0) }) else {
+            switch decoder.finish() {
+            case .file(let file): return .file(file)
+            case .text(let text): return .text(String(decoding: text, as: UTF8.self), candidate: text.withUnsafeBytes(test))
+            }
+        }
+        let bytes = reader.bytes
+        guard test(bytes) else { return .text(reader.stringValue, candidate: false) }
+        if case .file(let file) = EmbeddedFile.scan(bytes, minimumBytes: decoder.minimumBytes, dataURIsOnly: decoder.dataURIsOnly) {
+            return .file(file)
+        }
+        return .text(reader.stringValue, candidate: true)
     }
 
     /// Queues what was read of containers that outgrew the limit: each is opened as structure, its
@@ -351,10 +414,7 @@ public final class CandidateReader: RecordReader {
 extension CandidateReader.Selection {
     /// Strings whose unescaped UTF-8 passes `test`.
     public static func strings(_ test: @escaping (UnsafeRawBufferPointer) -> Bool) -> Self { Self(string: test) }
-    /// Strings whose unescaped UTF-8 passes `test`, with the files `decode` finds in them decoded by the reader.
-    public static func files(_ test: @escaping (UnsafeRawBufferPointer) -> Bool, decode: @escaping (UnsafeRawBufferPointer) -> EmbeddedFile?) -> Self {
-        Self(string: test, file: decode)
-    }
+
     /// Objects of scalars that pass `test`.
     public static func flatObjects(_ test: @escaping (JSONObject) -> Bool) -> Self { Self(object: test) }
 }

@@ -52,27 +52,37 @@ public struct EmbeddedFile: Hashable, Sendable {
             let header = String(decoding: UnsafeRawBufferPointer(rebasing: s[0..<headerLength]), as: UTF8.self)
             let payload = UnsafeRawBufferPointer(rebasing: s[headerLength...])
             guard let bytes = StrictBase64.decode(payload) else { return .skipped(.invalidBase64) }
-            guard bytes.count >= minimumBytes else { return .none }
-            let declared = declaredType(header)
-            if let detected = MediaType.detect(bytes) {
-                let mismatch = declared.isEmpty || sameType(declared, detected.mimeType) ? nil : declared
-                return .file(EmbeddedFile(bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
-                                          form: .dataURI(header: header), mismatchedDeclaredType: mismatch, encodedBytes: s.count))
-            }
-            if declared.isEmpty || isRecognisable(declared) { return .skipped(.unknownType) }
-            return .file(EmbeddedFile(bytes: bytes, contentType: declared, fileExtension: fileExtension(forType: declared),
-                                      form: .dataURI(header: header), mismatchedDeclaredType: nil, encodedBytes: s.count))
+            return classify(bytes, header: header, minimumBytes: minimumBytes, encodedBytes: s.count)
         }
         guard !dataURIsOnly, let prefix = Base64Sniffer.decodePrefix(s) else { return .none }
-        guard let detected = MediaType.detect(prefix) else {
+        guard MediaType.detect(prefix) != nil else {
             // Valid base64 of a size worth extracting, but of no known type: worth counting.
             guard let n = StrictBase64.decodedCount(s), n >= minimumBytes, StrictBase64.isValid(s) else { return .none }
             return .skipped(.unknownType)
         }
         guard let bytes = StrictBase64.decode(s) else { return .skipped(.invalidBase64) }
+        return classify(bytes, header: nil, minimumBytes: minimumBytes, encodedBytes: s.count)
+    }
+
+    /// What the decoded `bytes` of a string of `encodedBytes` are: a data URI's with its `header`
+    /// (`data:...;base64,`), or bare base64's (`nil`).
+    static func classify(_ bytes: [UInt8], header: String?, minimumBytes: Int, encodedBytes: Int) -> Scan {
         guard bytes.count >= minimumBytes else { return .none }
-        return .file(EmbeddedFile(bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
-                                  form: .bare, mismatchedDeclaredType: nil, encodedBytes: s.count))
+        let detected = MediaType.detect(bytes)
+        guard let header else {
+            guard let detected else { return .skipped(.unknownType) }
+            return .file(EmbeddedFile(bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
+                                      form: .bare, mismatchedDeclaredType: nil, encodedBytes: encodedBytes))
+        }
+        let declared = declaredType(header)
+        if let detected {
+            let mismatch = declared.isEmpty || sameType(declared, detected.mimeType) ? nil : declared
+            return .file(EmbeddedFile(bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
+                                      form: .dataURI(header: header), mismatchedDeclaredType: mismatch, encodedBytes: encodedBytes))
+        }
+        if declared.isEmpty || isRecognisable(declared) { return .skipped(.unknownType) }
+        return .file(EmbeddedFile(bytes: bytes, contentType: declared, fileExtension: fileExtension(forType: declared),
+                                  form: .dataURI(header: header), mismatchedDeclaredType: nil, encodedBytes: encodedBytes))
     }
 
     /// The shortest base64 text that decodes to `bytes` bytes.

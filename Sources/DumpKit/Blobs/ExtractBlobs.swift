@@ -39,14 +39,11 @@ public struct ExtractBlobs: RecordTransformer {
     public var maxConcurrency: Int { max(1, options.concurrency) }
 
     /// What a `CandidateReader` should hand this step: strings long enough to hold a file, with the
-    /// files in them decoded by the reader straight from its buffer (`Record.files`).
+    /// files in them decoded by the reader (`Record.files`).
     public var candidates: CandidateReader.Selection {
-        let options = options
         let minimumLength = EmbeddedFile.minimumEncodedLength(options.minimumBytes)
-        return .files({ $0.count >= minimumLength }) { text in
-            guard case .file(let file) = EmbeddedFile.scan(text, minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly) else { return nil }
-            return file
-        }
+        return CandidateReader.Selection(string: { $0.count >= minimumLength },
+                                         files: .init(minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly))
     }
 
     /// Checks the options (see `check`); a `nil` store makes a dry run.

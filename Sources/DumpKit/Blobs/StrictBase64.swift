@@ -51,31 +51,12 @@ public enum StrictBase64 {
         let n = text.count
         guard n > 0 else { return true }
         guard n % 4 == 0, let src = text.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+        // All quads but the last: no padding allowed.
+        guard decodeQuads(UnsafeRawBufferPointer(start: src, count: n - 4), into: out) else { return false }
+        let i = n - 4
+        let o = out + i / 4 * 3
         return table.withUnsafeBufferPointer { t in
             let d0 = t.baseAddress!, d1 = d0 + 256, d2 = d0 + 512, d3 = d0 + 768
-            // All quads but the last: no padding allowed. Invalid characters set bit 31.
-            var bad: UInt32 = 0
-            var i = 0
-            var o = out
-            let full = n - 4
-            while i + 8 <= full {
-                let a = d0[Int(src[i])] | d1[Int(src[i + 1])] | d2[Int(src[i + 2])] | d3[Int(src[i + 3])]
-                let b = d0[Int(src[i + 4])] | d1[Int(src[i + 5])] | d2[Int(src[i + 6])] | d3[Int(src[i + 7])]
-                bad |= a | b
-                // Three bytes each, big-endian; the fourth byte written is overwritten next.
-                UnsafeMutableRawPointer(o).storeBytes(of: (a << 8).bigEndian, as: UInt32.self)
-                UnsafeMutableRawPointer(o + 3).storeBytes(of: (b << 8).bigEndian, as: UInt32.self)
-                o += 6
-                i += 8
-            }
-            while i < full {
-                let a = d0[Int(src[i])] | d1[Int(src[i + 1])] | d2[Int(src[i + 2])] | d3[Int(src[i + 3])]
-                bad |= a
-                UnsafeMutableRawPointer(o).storeBytes(of: (a << 8).bigEndian, as: UInt32.self)
-                o += 3
-                i += 4
-            }
-            guard bad & 0x8000_0000 == 0 else { return false }
             // The last quad: `xxxx`, `xxx=` or `xx==`, with the unused bits zero.
             let c2 = src[i + 2], c3 = src[i + 3]
             let pad = UInt8(ascii: "=")
@@ -96,6 +77,40 @@ public enum StrictBase64 {
                 o[0] = UInt8(truncatingIfNeeded: a >> 16)
             }
             return true
+        }
+    }
+
+    /// Decodes whole quads of base64 without padding (`text.count` a multiple of 4: a part of a
+    /// text before its last quad) into `out`, which must have room for 3 bytes per quad plus 1.
+    /// Returns false on a character outside the alphabet (also `=`).
+    static func decodeQuads(_ text: UnsafeRawBufferPointer, into out: UnsafeMutablePointer<UInt8>) -> Bool {
+        let n = text.count
+        guard n > 0 else { return true }
+        guard n % 4 == 0, let src = text.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
+        return table.withUnsafeBufferPointer { t in
+            let d0 = t.baseAddress!, d1 = d0 + 256, d2 = d0 + 512, d3 = d0 + 768
+            // Invalid characters set bit 31.
+            var bad: UInt32 = 0
+            var i = 0
+            var o = out
+            while i + 8 <= n {
+                let a = d0[Int(src[i])] | d1[Int(src[i + 1])] | d2[Int(src[i + 2])] | d3[Int(src[i + 3])]
+                let b = d0[Int(src[i + 4])] | d1[Int(src[i + 5])] | d2[Int(src[i + 6])] | d3[Int(src[i + 7])]
+                bad |= a | b
+                // Three bytes each, big-endian; the fourth byte written is overwritten next.
+                UnsafeMutableRawPointer(o).storeBytes(of: (a << 8).bigEndian, as: UInt32.self)
+                UnsafeMutableRawPointer(o + 3).storeBytes(of: (b << 8).bigEndian, as: UInt32.self)
+                o += 6
+                i += 8
+            }
+            while i < n {
+                let a = d0[Int(src[i])] | d1[Int(src[i + 1])] | d2[Int(src[i + 2])] | d3[Int(src[i + 3])]
+                bad |= a
+                UnsafeMutableRawPointer(o).storeBytes(of: (a << 8).bigEndian, as: UInt32.self)
+                o += 3
+                i += 4
+            }
+            return bad & 0x8000_0000 == 0
         }
     }
 
