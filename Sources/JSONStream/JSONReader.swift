@@ -441,9 +441,8 @@ public final class JSONReader {
     ///
     /// A string closed within the buffer is read as by `next()`: its content is in `bytes` and the
     /// result is `true`. One that runs past the end of the buffer goes to `body` instead, in decoded
-    /// pieces of at most about one buffer as they are found (the first holds all of it that was in
-    /// the buffer), so it is never held whole, and the result is `false`. `tokenObserver` is not
-    /// called.
+    /// pieces of at most about one buffer as they are found, so it is never held whole, and the
+    /// result is `false` (`bytes` is then empty). `tokenObserver` is not called.
     public func readString(orChunks body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         let k = try peek()
         guard k == .string else { throw typeMismatch(expected: "a string", found: k) }

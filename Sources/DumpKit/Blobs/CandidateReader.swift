@@ -213,13 +213,14 @@ public final class CandidateReader: RecordReader {
             return try read(key: key, name: name, captures: captures, sink: sink)
         }
         if inside && kind == .string, let test = selection.string {
-            let recordPath = key.map { path + [$0] } ?? []
             if let fileDecoder {
                 switch try readFileString(fileDecoder, test: test) {
                 case .file(let file):
+                    let recordPath = key.map { path + [$0] } ?? []
                     if locatesCandidates { candidateLocations[recordPath] = reader.location }
                     return Record(path: recordPath, captures: captures, value: .string(""), files: [recordPath: file])
                 case .text(let text, candidate: true):
+                    let recordPath = key.map { path + [$0] } ?? []
                     if locatesCandidates { candidateLocations[recordPath] = reader.location }
                     return Record(path: recordPath, captures: captures, value: .string(text))
                 case .text(let text, candidate: false):
@@ -233,6 +234,7 @@ public final class CandidateReader: RecordReader {
             try reader.next()
             let bytes = reader.bytes
             if test(bytes) {
+                let recordPath = key.map { path + [$0] } ?? []
                 if locatesCandidates { candidateLocations[recordPath] = reader.location }
                 return Record(path: recordPath, captures: captures, value: .string(reader.stringValue))
             }
@@ -368,7 +370,14 @@ public final class CandidateReader: RecordReader {
     /// Reads the string the reader is at: whole from the buffer when it sits there, else piece by
     /// piece through `decoder`.
     private func readFileString(_ decoder: ChunkedFileDecoder, test: (UnsafeRawBufferPointer) -> Bool) throws -> FileString {
-        guard try reader.readString(orChunks: { decoder.append($0) }) else {
+        let whole: Bool
+        do {
+            whole = try reader.readString(orChunks: { decoder.append($0) })
+        } catch {
+            _ = decoder.finish()  // ready for another string
+            throw error
+        }
+        guard whole else {
             switch decoder.finish() {
             case .file(let file): return .file(file)
             case .text(let text): return .text(String(decoding: text, as: UTF8.self), candidate: text.withUnsafeBytes(test))
