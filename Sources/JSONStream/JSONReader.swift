@@ -447,17 +447,7 @@ public final class JSONReader {
         let k = try peek()
         guard k == .string else { throw typeMismatch(expected: "a string", found: k) }
         pending = nil
-        let p = Self.plainRunEnd(buf, pos + 1, end)
-        if p < end && buf[p] == UInt8(ascii: "\"") {
-            valueInScratch = false
-            valueStart = pos + 1
-            valueEnd = p
-            pos = p + 1
-            hadEscapes = false
-            afterValue()
-            return true
-        }
-        let whole = try withoutActuallyEscaping(body) { try scanString(from: p, chunkHandler: nil, onRefill: $0) }
+        let whole = try withoutActuallyEscaping(body) { try scanString(onRefill: $0) }
         afterValue()
         return whole
     }
@@ -946,9 +936,11 @@ public final class JSONReader {
         return (ok &>> (w & 0xF)) & (ok &>> ((w &>> 24) & 0xF)) & 1 != 0
     }
 
-    /// Scans a string token at `pos` (the opening quote); its decoded content ends up in `bytes`.
-    @inline(__always)
-    private func scanString() throws {
+    /// Scans a string token at `pos` (the opening quote); its decoded content ends up in `bytes`,
+    /// unless it runs past the end of the buffer and `onRefill` is given: then it goes there in
+    /// pieces. Returns whether the content is in `bytes`.
+    @inline(__always) @discardableResult
+    private func scanString(onRefill: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> Bool {
         // The common case: no escapes, valid, and closed inside the buffer.
         let p = Self.plainRunEnd(buf, pos + 1, end)
         if p < end && buf[p] == UInt8(ascii: "\"") {
@@ -957,9 +949,9 @@ public final class JSONReader {
             valueEnd = p
             pos = p + 1
             hadEscapes = false
-            return
+            return true
         }
-        try scanString(from: p, chunkHandler: nil)
+        return try scanString(from: p, chunkHandler: nil, onRefill: onRefill)
     }
 
     /// Scans a string token at `pos` (the opening quote) whose bytes up to `resume` are known to be
