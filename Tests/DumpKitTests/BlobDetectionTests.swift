@@ -128,11 +128,15 @@ final class BlobDetectionTests: XCTestCase {
         strings += [BlobFixtures.base64(BlobFixtures.filler(3000)), BlobFixtures.dataURI("image/png", BlobFixtures.filler(3000))]
         strings += [BlobFixtures.dataURI("image/png", BlobFixtures.png(1023)), "data:image/png;base64,", "data:text/plain," + String(repeating: "a", count: 3000)]
         strings += [longHeader, String(repeating: "買い物 milk ", count: 300), String(repeating: "A", count: 3000), "", "d", "dat", "data:"]
-        for dataURIsOnly in [false, true] {
-            let decoder = ChunkedFileDecoder(minimumBytes: 1024, dataURIsOnly: dataURIsOnly)
+        // Short ones, for small minimums: bare base64 is sniffed from its first 24 characters.
+        let small: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + BlobFixtures.filler(20)
+        strings += ["/9j/", "/9j/4AAQ", BlobFixtures.base64(Array(small.prefix(18))), BlobFixtures.base64(Array(small.prefix(17))),
+                    BlobFixtures.base64(Array(small.prefix(21))), BlobFixtures.base64(small), BlobFixtures.dataURI("image/jpeg", Array(small.prefix(4)))]
+        for (dataURIsOnly, minimumBytes) in [(false, 1024), (true, 1024), (false, 3), (false, 16)] {
+            let decoder = ChunkedFileDecoder(minimumBytes: minimumBytes, dataURIsOnly: dataURIsOnly)
             for string in strings {
                 let utf8 = Array(string.utf8)
-                let expected = utf8.withUnsafeBytes { EmbeddedFile.scan($0, minimumBytes: 1024, dataURIsOnly: dataURIsOnly) }
+                let expected = utf8.withUnsafeBytes { EmbeddedFile.scan($0, minimumBytes: minimumBytes, dataURIsOnly: dataURIsOnly) }
                 for size in [1, 2, 3, 5, 7, 64, 1000, max(1, utf8.count)] {
                     var start = 0
                     repeat {
@@ -140,7 +144,7 @@ final class BlobDetectionTests: XCTestCase {
                         utf8[start..<end].withUnsafeBytes { decoder.append($0) }
                         start = end
                     } while start < utf8.count
-                    let label = "\(string.prefix(40))... (\(utf8.count) bytes) in pieces of \(size), dataURIsOnly \(dataURIsOnly)"
+                    let label = "\(string.prefix(40))... (\(utf8.count) bytes) in pieces of \(size), minimum \(minimumBytes), dataURIsOnly \(dataURIsOnly)"
                     switch (decoder.finish(), expected) {
                     case (.file(let got), .file(let want)): XCTAssertEqual(got, want, label)
                     case (.text(let text), .file): XCTFail("not taken: \(label), got \(text.count) bytes of text")

@@ -230,8 +230,35 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(file.bytes, png)
         XCTAssertEqual(file.encodedBytes, uri.utf8.count)
         XCTAssertEqual(file.form, .dataURI(header: "data:image/png;base64,"))
-        // The decoded string is empty in the value; text and broken base64 stay as they were.
-        XCTAssertTrue(record.value == .object(["a": .object(["img": .string(""), "t": .string(text), "bad": .string(broken), "n": .number("1")])]))
+        // The decoded string is a placeholder in the value; text and broken base64 stay as they were.
+        XCTAssertTrue(record.value == .object(["a": .object(["img": .string(Record.filePlaceholder), "t": .string(text), "bad": .string(broken), "n": .number("1")])]))
+    }
+
+    func testRepeatedMemberNamesGiveTheSameOutputWithOrWithoutTheReaderDecoding() throws {
+        // Member names repeated in an object (invalid for the database, possible in JSON): each file
+        // and each other string stays in its own place, as when the worker decodes every string.
+        let png = BlobFixtures.dataURI("image/png", png), jpeg = BlobFixtures.dataURI("image/jpeg", jpeg)
+        func run(_ text: String, decoding: Bool, limit: Int) throws -> String {
+            let extract = try ExtractBlobs(store: nil)
+            let reader = CandidateReader(source: MemoryByteSource(text), selection: decoding ? extract.candidates : .strings { $0.count >= 1368 },
+                                         bufferLimit: limit)
+            let sink = MemoryByteSink()
+            try Pipeline(transformers: [extract]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            return sink.string
+        }
+        let text = #"{"a":{"x":"\#(png)","x":"hello"},"b":{"o":{"x":""},"o":{"x":"\#(jpeg)"}},"d":[{"x":"\#(png)"},{"x":"\#(png)"}]}"#
+        for limit in [1 << 20, 10] {
+            let expected = try run(text, decoding: false, limit: limit)
+            XCTAssertTrue(expected.contains(#""x":"hello""#) && expected.contains(#"{"o":{"x":""},"o":{"x":{"path":"b/o/x.jpg""#), expected)
+            XCTAssertEqual(try run(text, decoding: true, limit: limit), expected, "limit \(limit)")
+        }
+        // Two files under one name: the same conflict either way.
+        let twice = #"{"c":{"x":"\#(png)","x":"\#(BlobFixtures.dataURI("image/png", BlobFixtures.png(seed: 5)))"}}"#
+        for decoding in [false, true] {
+            XCTAssertThrowsError(try run(twice, decoding: decoding, limit: 1 << 20)) { e in
+                XCTAssertTrue("\(e)".contains("would hold different contents"), "\(e)")
+            }
+        }
     }
 
     func testFilesLongerThanTheReadersBufferAreDecodedInPieces() throws {
@@ -248,6 +275,11 @@ final class BlobExtractionTests: XCTestCase {
         let back = InlineBlobsJob(input: dir.path("out.json"), output: dir.path("back.json"), store: dir.path("s"))
         XCTAssertEqual(try back.run().tally.inlined, 2)
         XCTAssertEqual(try read(dir.path("back.json")), try read(input) + "\n")
+        // Read in pieces, a string still has the reader's size limit.
+        let text = #"{"a":{"big":"\#(BlobFixtures.dataURI("image/png", BlobFixtures.png(3000)))"}}"#
+        let reader = CandidateReader(source: MemoryByteSource(text), selection: try ExtractBlobs(store: nil).candidates,
+                                     options: .init(maxValueBytes: 2000, bufferSize: 64))
+        XCTAssertThrowsError(try reader.next(passThrough: nil)) { e in XCTAssertEqual((e as? JSONError)?.kind, .sizeLimit, "\(e)") }
     }
 
     func testEveryBufferLimitGivesTheSameOutput() throws {

@@ -21,10 +21,11 @@ public final class CandidateReader: RecordReader {
         public var string: ((UnsafeRawBufferPointer) -> Bool)?
         /// Objects whose members are all scalars (at most `flatObjectLimit`) that make a record.
         public var object: ((JSONObject) -> Bool)?
-        /// Files the reader decodes itself (with `string`): a string that `EmbeddedFile.scan` takes
-        /// with these settings is decoded straight from the reader's buffer, or piece by piece as it
-        /// is read when it does not sit whole in the buffer (`ChunkedFileDecoder`). The record then
-        /// carries the file (`Record.files`) and an empty string in its place, so the text never
+        /// Files the reader decodes itself (with `string`, which a file's text must pass; one read
+        /// in pieces is taken as passing): a string that `EmbeddedFile.scan` takes with these
+        /// settings is decoded straight from the reader's buffer, or piece by piece as it is read
+        /// when it reaches the end of the buffer (`ChunkedFileDecoder`). The record then carries the
+        /// file (`Record.files`) and `Record.filePlaceholder` in its place, so the text never
         /// becomes a `String`; other strings are kept as text.
         public var files: FileDecoding?
 
@@ -218,7 +219,7 @@ public final class CandidateReader: RecordReader {
                 case .file(let file):
                     let recordPath = key.map { path + [$0] } ?? []
                     if locatesCandidates { candidateLocations[recordPath] = reader.location }
-                    return Record(path: recordPath, captures: captures, value: .string(""), files: [recordPath: file])
+                    return Record(path: recordPath, captures: captures, value: .string(Record.filePlaceholder), files: [recordPath: file])
                 case .text(let text, candidate: true):
                     let recordPath = key.map { path + [$0] } ?? []
                     if locatesCandidates { candidateLocations[recordPath] = reader.location }
@@ -302,8 +303,14 @@ public final class CandidateReader: RecordReader {
                 case .file(let file):
                     let at = currentPath(inside: true)
                     if locatesCandidates { candidateLocations[at] = reader.location }
-                    files[at] = file
-                    add(.string(""), candidate: true, container: false)
+                    // A second file at the same path (a member name repeated) keeps its text: the
+                    // worker finds each file by its path.
+                    if files[at] != nil {
+                        add(.string(file.text), candidate: true, container: false)
+                    } else {
+                        files[at] = file
+                        add(.string(Record.filePlaceholder), candidate: true, container: false)
+                    }
                 case .text(let text, let candidate):
                     if candidate && locatesCandidates { candidateLocations[currentPath(inside: true)] = reader.location }
                     add(.string(text), candidate: candidate, container: false)
@@ -371,8 +378,14 @@ public final class CandidateReader: RecordReader {
     /// piece through `decoder`.
     private func readFileString(_ decoder: ChunkedFileDecoder, test: (UnsafeRawBufferPointer) -> Bool) throws -> FileString {
         let whole: Bool
+        var size = 0
+        let limit = reader.options.maxValueBytes
         do {
-            whole = try reader.readString(orChunks: { decoder.append($0) })
+            whole = try reader.readString(orChunks: { piece in
+                size += piece.count
+                if size > limit { throw reader.error(.sizeLimit, "string longer than \(limit) bytes") }
+                decoder.append(piece)
+            })
         } catch {
             _ = decoder.finish()  // ready for another string
             throw error

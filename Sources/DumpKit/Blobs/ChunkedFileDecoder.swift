@@ -59,8 +59,10 @@ final class ChunkedFileDecoder {
         if mode == .start { _ = decideMode(final: true) }
         guard mode == .payload else { return .text(text) }
         let header = head.isEmpty ? nil : String(decoding: head, as: UTF8.self)
+        // Bare base64 is sniffed from its first 24 characters, which must hold no padding.
+        let sniffable = total > 24 || (total == 24 && carry.last != UInt8(ascii: "="))
         // The last quad, with its padding; nothing at all or a partial quad is not base64.
-        guard carry.count == 4, decode(last: true) else {
+        guard header != nil || sniffable, carry.count == 4, decode(last: true) else {
             becomeText()
             return .text(text)
         }

@@ -85,6 +85,14 @@ public struct EmbeddedFile: Hashable, Sendable {
                                   form: .dataURI(header: header), mismatchedDeclaredType: nil, encodedBytes: encodedBytes))
     }
 
+    /// The string the file was read from (canonical base64 re-encodes to the same text).
+    public var text: String {
+        switch form {
+        case .dataURI(let header): return header + Base64.encode(bytes)
+        case .bare: return Base64.encode(bytes)
+        }
+    }
+
     /// The shortest base64 text that decodes to `bytes` bytes.
     public static func minimumEncodedLength(_ bytes: Int) -> Int { (max(0, bytes) + 2) / 3 * 4 }
 

@@ -83,7 +83,7 @@ public struct ExtractBlobs: RecordTransformer {
             if let value = record.value {
                 var path = record.path
                 _ = try rewrite(value, path: &path, captures: initialCaptures(record)) { string, path, _ in
-                    if let file = record.files[path] {
+                    if string == Record.filePlaceholder, let file = record.files[path] {
                         found.append(.file(file))
                         return nil
                     }

@@ -10,7 +10,9 @@ import JSONStream
 /// worker threads transform them, up to `batchesPerWorker` batches per worker are read ahead,
 /// results leave in input order, and the first error stops reading, waits for the batches in
 /// flight and is rethrown (the caller then discards its output). Memory is about
-/// `batchesPerWorker` x workers x (`batchBytes` + the largest record), plus what a step makes of them.
+/// `batchesPerWorker` x workers x (`batchBytes` + the largest record) of batches read ahead or in
+/// work, plus what a step makes of them (finished batches wait in order to be written: up to twice
+/// as many, holding only their results).
 public final class Pipeline {
     public let transformers: [RecordTransformer]
     /// Called on the reading thread after each record is read.
