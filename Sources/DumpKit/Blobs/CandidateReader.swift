@@ -213,37 +213,23 @@ public final class CandidateReader: RecordReader {
         if inside && isContainer {
             return try read(key: key, name: name, captures: captures, sink: sink)
         }
-        if inside && kind == .string, let test = selection.string {
-            if let fileDecoder {
-                switch try readFileString(fileDecoder, test: test) {
-                case .file(let file):
-                    let recordPath = key.map { path + [$0] } ?? []
-                    if locatesCandidates { candidateLocations[recordPath] = reader.location }
-                    return Record(path: recordPath, captures: captures, value: .string(Record.filePlaceholder), files: [recordPath: file])
-                case .text(let text, candidate: true):
-                    let recordPath = key.map { path + [$0] } ?? []
-                    if locatesCandidates { candidateLocations[recordPath] = reader.location }
-                    return Record(path: recordPath, captures: captures, value: .string(text))
-                case .text(let text, candidate: false):
-                    if let sink {
-                        if let name { try sink.name(name) }
-                        try sink.value(.string(text))
-                    }
-                    return nil
-                }
-            }
-            try reader.next()
-            let bytes = reader.bytes
-            if test(bytes) {
+        if inside && kind == .string, selection.string != nil {
+            switch try readString() {
+            case .file(let file):
                 let recordPath = key.map { path + [$0] } ?? []
                 if locatesCandidates { candidateLocations[recordPath] = reader.location }
-                return Record(path: recordPath, captures: captures, value: .string(reader.stringValue))
+                return Record(path: recordPath, captures: captures, value: .string(Record.filePlaceholder), files: [recordPath: file])
+            case .text(let text, candidate: true):
+                let recordPath = key.map { path + [$0] } ?? []
+                if locatesCandidates { candidateLocations[recordPath] = reader.location }
+                return Record(path: recordPath, captures: captures, value: .string(text))
+            case .text(let text, candidate: false):
+                if let sink {
+                    if let name { try sink.name(name) }
+                    try sink.value(.string(text))
+                }
+                return nil
             }
-            if let sink {
-                if let name { try sink.name(name) }
-                try sink.value(.string(reader.stringValue))
-            }
-            return nil
         }
         if isContainer && !deeper.isEmpty {
             try reader.next()
@@ -298,8 +284,8 @@ public final class CandidateReader: RecordReader {
                     return nil
                 }
             }
-            if let fileDecoder, let test = selection.string, try reader.peek() == .string {
-                switch try readFileString(fileDecoder, test: test) {
+            if try reader.peek() == .string {
+                switch try readString() {
                 case .file(let file):
                     let at = currentPath(inside: true)
                     if locatesCandidates { candidateLocations[at] = reader.location }
@@ -354,10 +340,7 @@ public final class CandidateReader: RecordReader {
                     try sink.value(value)
                 }
                 return nil
-            case .string:
-                let candidate = selection.string?(reader.bytes) ?? false
-                if candidate && locatesCandidates { candidateLocations[currentPath(inside: true)] = reader.location }
-                add(.string(reader.stringValue), candidate: candidate, container: false)
+            case .string: preconditionFailure("strings are read above")
             case .number: add(.number(JSONNumber(text: reader.stringValue)), candidate: false, container: false)
             case .true: add(.bool(true), candidate: false, container: false)
             case .false: add(.bool(false), candidate: false, container: false)
@@ -367,16 +350,22 @@ public final class CandidateReader: RecordReader {
         }
     }
 
-    /// A string read for `selection.files`.
+    /// A string as `readString` read it.
     private enum FileString {
         case file(EmbeddedFile)
         /// Not a file: the string, and whether the selection picks it out.
         case text(String, candidate: Bool)
     }
 
-    /// Reads the string the reader is at: whole from the buffer when it sits there, else piece by
-    /// piece through `decoder`.
-    private func readFileString(_ decoder: ChunkedFileDecoder, test: (UnsafeRawBufferPointer) -> Bool) throws -> FileString {
+    /// Reads the string the reader is at: as text, with whether `selection.string` picks it out, or
+    /// with `selection.files` as a file when it is one (decoded whole from the buffer when it sits
+    /// there, else piece by piece through `fileDecoder`).
+    private func readString() throws -> FileString {
+        let test = selection.string ?? { _ in false }
+        guard let decoder = fileDecoder else {
+            try reader.next()
+            return .text(reader.stringValue, candidate: test(reader.bytes))
+        }
         let whole: Bool
         var size = 0
         let limit = reader.options.maxValueBytes
