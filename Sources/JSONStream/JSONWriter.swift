@@ -69,6 +69,8 @@ public final class JSONWriter {
     private var targetLimit: Int
     private var spillFile: SpillFile?
     private var afterName = false
+    /// Bytes sent to the sink since the writer was made or reset.
+    private var flushedBytes = 0
     private lazy var output = OutputSegmentSink(writer: self)
 
     /// Creates a writer that sends its bytes to `sink`; call `flush()` at the end.
@@ -89,6 +91,20 @@ public final class JSONWriter {
 
     /// How many containers are open.
     public var depth: Int { frames.count }
+
+    /// Bytes written since the writer was made or reset, sent to the sink or not: in a compact
+    /// writer, the offset in its output where the next byte goes.
+    public var bytesWritten: Int { flushedBytes + out.count }
+
+    /// Forgets the open containers and the bytes not yet sent to the sink, to start a new value from
+    /// offset 0 (compact and pretty writers).
+    public func reset() {
+        precondition(!options.sortKeys, "a sorted writer cannot be reset")
+        frames.removeAll()
+        out.count = 0
+        afterName = false
+        flushedBytes = 0
+    }
 
     // MARK: - Structure
 
@@ -280,6 +296,14 @@ public final class JSONWriter {
         try afterValue()
     }
 
+    /// Writes a value given as compact JSON text (as a compact writer writes it): a compact writer
+    /// copies it as it is, a pretty or sorted one rewrites it token by token.
+    public func value(compactJSON json: UnsafeRawBufferPointer) throws {
+        if !options.pretty && !options.sortKeys { return try value(compactJSON: { try $0(json) }) }
+        let reader = JSONReader(bytes: Array(json), options: .init(bufferSize: max(json.count, 64)))
+        try reader.transfer(to: self)
+    }
+
     /// Writes bytes between top-level values (e.g. the line break of NDJSON).
     public func raw(_ bytes: StaticString) throws {
         guard frames.isEmpty else { throw JSONWriterError.misuse("raw bytes inside a value") }
@@ -290,6 +314,7 @@ public final class JSONWriter {
     public func flush() throws {
         guard out.count > 0 else { return }
         try sink.write(out.bytes(0, out.count))
+        flushedBytes += out.count
         out.count = 0
     }
 

@@ -312,6 +312,49 @@ final class BlobExtractionTests: XCTestCase {
         }
     }
 
+    func testPassedThroughContentComesOutAsWrittenAtEveryBufferLimitAndWindow() throws {
+        // The reader keeps containers as compact JSON and parses only those with a file: escaped
+        // names and strings, numbers, empty containers and arrays pass through exactly as a writer
+        // writes them, files land at the paths their (escaped) names make, whatever the buffer limit
+        // and whether records go through worker threads or not.
+        let input = #"{"a\"b":{"c\\d":[1,2.5E+3,-0,{"x":"\u00e9\n\u2028\/"}],"img":"\#(BlobFixtures.dataURI("image/png", png))"},"#
+            + #""plain":{"k":[{},[],"t\"q",[[null]]],"n":-0.0,"e":true,"f":false},"#
+            + #""arr":[[{"p":"\#(BlobFixtures.base64(jpeg))","q":1}],"z",{"00":{"1":[]}}],"s":"tail"}"#
+        let rewritten = MemoryByteSink()
+        let writer = JSONWriter(sink: rewritten)
+        try JSONReader(bytes: Array(input.utf8)).transfer(to: writer)
+        try writer.flush()
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        defer { store.close() }
+        func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, _ text: String) throws -> String {
+            let reader = CandidateReader(source: MemoryByteSource(Array(text.utf8), chunkSize: 5), selection: selection, bufferLimit: limit)
+            let sink = MemoryByteSink()
+            try Pipeline(transformers: [transformer]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            return sink.string
+        }
+        var inline = ExtractBlobs.Options()
+        inline.concurrency = 1
+        var windowed = inline
+        windowed.concurrency = 3
+        let expected = try run(try ExtractBlobs(store: store, options: inline).candidates, limit: 1 << 20, try ExtractBlobs(store: store, options: inline), input)
+        XCTAssertTrue(expected.contains(#"{"a\"b":{"c\\d":[1,2.5E+3,-0,{"x":"é\n\#u{2028}/"}],"img":{"path":"a\"b/img.png""#), expected)
+        XCTAssertTrue(expected.contains(#""plain":{"k":[{},[],"t\"q",[[null]]],"n":-0.0,"e":true,"f":false},"arr":[[{"p":{"path":"arr/0/0/p.jpg""#), expected)
+        XCTAssertTrue(expected.hasSuffix(#","q":1}],"z",{"00":{"1":[]}}],"s":"tail"}"# + "\n"), expected)
+        XCTAssertEqual(try store.get(#"a"b/img.png"#), png)
+        XCTAssertEqual(try store.get("arr/0/0/p.jpg"), jpeg)
+        for limit in [0, 1, 2, 3, 4, 6, 9, 14, 20, 30, 45, 70, 100, 150, 300, 1000, 3000] {
+            for options in [inline, windowed] {
+                let extract = try ExtractBlobs(store: store, options: options)
+                XCTAssertEqual(try run(extract.candidates, limit: limit, extract, input), expected, "limit \(limit), jobs \(options.concurrency)")
+                var back = InlineBlobs.Options()
+                back.concurrency = options.concurrency
+                let restored = try run(BlobReference.candidates(style: .object), limit: limit, InlineBlobs(store: store, options: back), expected)
+                XCTAssertEqual(restored, rewritten.string + "\n", "limit \(limit), jobs \(options.concurrency)")
+            }
+        }
+    }
+
     func testFullStoreFailsTheRunWithoutPartialObjectsOrOutput() throws {
         let dir = try TemporaryDirectory()
         let input = dir.path("in.json")

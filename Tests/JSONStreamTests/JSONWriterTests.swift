@@ -118,6 +118,46 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(try serialize(.string("a\u{1}\u{1F}\u{7F}\u{2028}")), "\"a\\u0001\\u001f\u{7F}\u{2028}\"")
     }
 
+    func testCompactJSONValueIsCopiedOrRewrittenForEveryForm() throws {
+        // A value handed over as compact JSON comes out as if written value by value, in compact,
+        // pretty and canonical writers alike.
+        let inner = Array(#"{"b":[1,{"q":"\"x\"","p":null}],"a":"\u00e9\n"}"#.utf8)
+        for options in [JSONWriter.Options.compact, .init(pretty: true), .canonical, .init(pretty: true, sortKeys: true)] {
+            let expected = try serialize(parse(#"{"k":[true,"# + String(decoding: inner, as: UTF8.self) + "]}"), options)
+            let sink = MemoryByteSink()
+            let w = JSONWriter(sink: sink, options: options)
+            try w.beginObject()
+            try w.name("k")
+            try w.beginArray()
+            try w.bool(true)
+            try Array(try serialize(parse(String(decoding: inner, as: UTF8.self))).utf8).withUnsafeBytes { try w.value(compactJSON: $0) }
+            try w.endArray()
+            try w.endObject()
+            try w.flush()
+            XCTAssertEqual(sink.string, expected, "pretty \(options.pretty), sorted \(options.sortKeys)")
+        }
+    }
+
+    func testBytesWrittenCountsFlushedAndBufferedBytesAndResetStartsOver() throws {
+        let sink = MemoryByteSink()
+        let w = JSONWriter(sink: sink)
+        try w.beginArray()
+        try w.string(String(repeating: "x", count: 300_000))  // past the flush threshold
+        XCTAssertEqual(w.bytesWritten, 1 + 300_002)
+        try w.bool(false)
+        XCTAssertEqual(w.bytesWritten, 1 + 300_002 + 6)
+        w.reset()
+        sink.removeAll()
+        XCTAssertEqual(w.bytesWritten, 0)
+        try w.beginObject()  // no comma or error from the abandoned array
+        try w.name("a")
+        try w.null()
+        try w.endObject()
+        XCTAssertEqual(w.bytesWritten, 10)
+        try w.flush()
+        XCTAssertEqual(sink.string, #"{"a":null}"#)
+    }
+
     func testMisuseIsAnError() {
         let w = JSONWriter(sink: MemoryByteSink())
         XCTAssertThrowsError(try w.endObject())

@@ -57,22 +57,37 @@ public final class CandidateReader: RecordReader {
         var captures: [String: String]
     }
 
-    /// A container being read into memory.
-    private struct Partial {
+    /// A container being read into memory, as compact JSON in `scratch`.
+    private struct Open {
         var isObject: Bool
-        var key: String?  // its key or index in the enclosing container (nil for the first)
-        var members: [JSONObject.Member] = []
-        var elements: [JSONValue] = []
-        var flags: [Bool] = []  // per child: holds a candidate
+        /// Where its member name starts in `scratch`; -1 for an array element or the first container.
+        var nameStart: Int
+        /// Its index in the enclosing array.
+        var index: Int
+        /// Where its `{` or `[` is in `scratch`.
+        var start: Int
+        /// Its first complete child in `children`.
+        var firstChild: Int
+        var count = 0  // complete children
         var candidate = false
         var flat = true  // no child is a container
-        var start: (line: Int, column: Int)  // where its `{` or `[` is
+        var location: (line: Int, column: Int)  // where its `{` or `[` is in the input
+    }
+
+    /// A complete child of an open container, kept for `spill`.
+    private struct Child {
+        /// Where its member name starts in `scratch`; -1 in an array.
+        var nameStart: Int
+        /// Its compact JSON in `scratch`.
+        var range: Range<Int>
+        var candidate: Bool
     }
 
     /// Work left after a container outgrew the limit, done in order by `next`.
     private enum Action {
         case open(name: String?, isObject: Bool, path: [String], level: Level)
-        case value(name: String?, JSONValue)
+        /// A value passed through, as compact JSON.
+        case json(name: String?, [UInt8])
         case record(Record)
         case pendingKey(String)
     }
@@ -98,6 +113,12 @@ public final class CandidateReader: RecordReader {
 
     /// Decodes `selection.files` piece by piece (one for all strings).
     private let fileDecoder: ChunkedFileDecoder?
+    /// The container `read` is reading, as compact JSON; no tree is built unless it holds a candidate.
+    private let scratchBytes = MemoryByteSink()
+    private let scratch: JSONWriter
+    /// The containers open in `scratch`, outermost first, and the complete children of each.
+    private var opens: [Open] = []
+    private var children: [Child] = []
 
     /// Whether to note where each candidate starts in the input, for `takeLocation(of:)`.
     public var locatesCandidates = false
@@ -110,6 +131,7 @@ public final class CandidateReader: RecordReader {
         self.selection = selection
         self.bufferLimit = bufferLimit
         fileDecoder = selection.files.map { ChunkedFileDecoder(minimumBytes: $0.minimumBytes, dataURIsOnly: $0.dataURIsOnly) }
+        scratch = JSONWriter(sink: scratchBytes)
     }
 
     public func next(passThrough sink: PassThroughSink?) throws -> Record? {
@@ -174,10 +196,10 @@ public final class CandidateReader: RecordReader {
                 try sink?.beginContainer(isObject: isObject)
                 levels.append(level)
                 path = levelPath
-            case .value(let name, let value):
+            case .json(let name, let json):
                 if let sink {
                     if let name { try sink.name(name) }
-                    try sink.value(value)
+                    try json.withUnsafeBytes { try sink.value(compactJSON: $0) }
                 }
             case .record(let record):
                 return record
@@ -222,11 +244,15 @@ public final class CandidateReader: RecordReader {
             case .text(let text, candidate: true):
                 let recordPath = key.map { path + [$0] } ?? []
                 if locatesCandidates { candidateLocations[recordPath] = reader.location }
-                return Record(path: recordPath, captures: captures, value: .string(text))
+                return Record(path: recordPath, captures: captures, value: .string(text.map { String(decoding: $0, as: UTF8.self) } ?? reader.stringValue))
             case .text(let text, candidate: false):
                 if let sink {
                     if let name { try sink.name(name) }
-                    try sink.value(.string(text))
+                    scratch.reset()
+                    scratchBytes.removeAll()
+                    try writeString(text)
+                    try scratch.flush()
+                    try scratchBytes.bytes.withUnsafeBytes { try sink.value(compactJSON: $0) }
                 }
                 return nil
             }
@@ -248,113 +274,156 @@ public final class CandidateReader: RecordReader {
         return nil
     }
 
-    /// Reads the container at `key` into memory: a record if it holds a candidate, passed through
-    /// as one value if not, or, past `bufferLimit`, turned into queued work and streamed.
+    /// Reads the container at `key` into memory, as compact JSON: a record if it holds a candidate
+    /// (then parsed into a tree), passed through as that JSON if not, or, past `bufferLimit`, turned
+    /// into queued work and streamed.
     private func read(key: String?, name: String?, captures: [String: String], sink: PassThroughSink?) throws -> Record? {
         let start = reader.bytesConsumed
         let basePath = key.map { path + [$0] } ?? []
-        var stack: [Partial] = []
-        var member: String?
+        scratch.reset()
+        scratchBytes.removeAll()
+        opens.removeAll(keepingCapacity: true)
+        children.removeAll(keepingCapacity: true)
+        var memberStart = -1  // where the name of the member being read starts in `scratch`
         var files: [[String]: EmbeddedFile] = [:]  // decoded by `selection.files`, by path
-        /// The path of the value the reader is at: inside the innermost container, or that container.
-        func currentPath(inside: Bool) -> [String] {
+        let escapeNames = reader.options.relaxed
+        /// Where the next value of the innermost container starts in `scratch` (after its comma).
+        func nextValueStart() -> Int {
+            guard let top = opens.last, !top.isObject, top.count > 0 else { return scratch.bytesWritten }
+            return scratch.bytesWritten + 1
+        }
+        /// Notes that the innermost container got a complete child written from `valueStart`.
+        func added(from valueStart: Int, nameStart: Int, candidate: Bool, container: Bool) {
+            let top = opens.count - 1
+            children.append(Child(nameStart: nameStart, range: valueStart..<scratch.bytesWritten, candidate: candidate))
+            opens[top].count += 1
+            if candidate { opens[top].candidate = true }
+            if container { opens[top].flat = false }
+        }
+        /// The path of the open container at `depth` (0: the one at `basePath`).
+        func openPath(_ depth: Int) throws -> [String] {
             var p = basePath
-            for partial in stack.dropFirst() { p.append(partial.key!) }
-            if inside, let top = stack.last { p.append(top.isObject ? member! : String(top.elements.count)) }
+            for d in stride(from: 1, through: depth, by: 1) { p.append(try self.key(of: opens[d].nameStart, index: opens[d].index)) }
             return p
         }
-        func add(_ value: JSONValue, candidate: Bool, container: Bool, key: String? = nil) {
-            let top = stack.count - 1
-            if stack[top].isObject {
-                stack[top].members.append(JSONObject.Member(key: key ?? member!, value: value))
-                member = nil
-            } else {
-                stack[top].elements.append(value)
-            }
-            stack[top].flags.append(candidate)
-            if candidate { stack[top].candidate = true }
-            if container { stack[top].flat = false }
+        /// The path of the value about to be read in the innermost container.
+        func memberPath() throws -> [String] {
+            try openPath(opens.count - 1) + [try self.key(of: memberStart, index: opens[opens.count - 1].count)]
         }
         while true {
-            if let top = stack.last, reader.bytesConsumed - start > bufferLimit {
+            if let top = opens.last, reader.bytesConsumed - start > bufferLimit {
                 // A small flat object may still be a candidate: finish it first.
-                let mayBeCandidate = selection.object != nil && top.isObject && top.flat && top.members.count < Self.flatObjectLimit
+                let mayBeCandidate = selection.object != nil && top.isObject && top.flat && top.count < Self.flatObjectLimit
                 if !mayBeCandidate {
-                    spill(stack, basePath: basePath, member: member, name: name, captures: captures, files: files)
+                    try spill(basePath: basePath, memberStart: memberStart, name: name, captures: captures, files: files)
                     return nil
                 }
             }
+            let valueStart = nextValueStart()
             if try reader.peek() == .string {
                 switch try readString() {
                 case .file(let file):
-                    let at = currentPath(inside: true)
+                    let at = try memberPath()
                     if locatesCandidates { candidateLocations[at] = reader.location }
                     // A second file at the same path (a member name repeated) keeps its text: the
                     // worker finds each file by its path.
                     if files[at] != nil {
-                        add(.string(file.text), candidate: true, container: false)
+                        try scratch.string(file.text)
                     } else {
                         files[at] = file
-                        add(.string(Record.filePlaceholder), candidate: true, container: false)
+                        try scratch.string(Record.filePlaceholder)
                     }
+                    added(from: valueStart, nameStart: memberStart, candidate: true, container: false)
                 case .text(let text, let candidate):
-                    if candidate && locatesCandidates { candidateLocations[currentPath(inside: true)] = reader.location }
-                    add(.string(text), candidate: candidate, container: false)
+                    if candidate && locatesCandidates { candidateLocations[try memberPath()] = reader.location }
+                    try writeString(text)
+                    added(from: valueStart, nameStart: memberStart, candidate: candidate, container: false)
                 }
+                memberStart = -1
                 continue
             }
             let k = try reader.next()
             switch k {
             case .beginObject, .beginArray:
-                var childKey: String? = nil
-                if let parent = stack.last {
-                    childKey = parent.isObject ? member! : String(parent.elements.count)
-                    member = nil
-                }
-                stack.append(Partial(isObject: k == .beginObject, key: childKey, start: reader.location))
+                if k == .beginObject { try scratch.beginObject() } else { try scratch.beginArray() }
+                opens.append(Open(isObject: k == .beginObject, nameStart: memberStart, index: opens.last?.count ?? 0,
+                                  start: valueStart, firstChild: children.count, location: reader.location))
+                memberStart = -1
                 continue
             case .name:
-                member = reader.stringValue
+                memberStart = scratch.bytesWritten + (opens[opens.count - 1].count > 0 ? 1 : 0)
+                try scratch.name(utf8: reader.bytes, needsEscaping: reader.lastStringHadEscapes || escapeNames)
                 continue
             case .endObject, .endArray:
-                let done = stack.removeLast()
-                let value: JSONValue
+                let done = opens.removeLast()
+                if done.isObject { try scratch.endObject() } else { try scratch.endArray() }
+                children.removeSubrange(done.firstChild...)
+                let range = done.start..<scratch.bytesWritten
                 var candidate = done.candidate
-                if done.isObject {
-                    let object = JSONObject(done.members)
-                    if !candidate && done.flat && object.count <= Self.flatObjectLimit, let test = selection.object, test(object) {
-                        candidate = true
-                        if locatesCandidates { candidateLocations[currentPath(inside: false) + (stack.isEmpty ? [] : [done.key!])] = done.start }
+                if done.isObject, !candidate, done.flat, done.count <= Self.flatObjectLimit, let test = selection.object,
+                   case .object(let object) = try value(range), test(object) {
+                    candidate = true
+                    if locatesCandidates {
+                        let at = opens.isEmpty ? basePath : try openPath(opens.count - 1) + [try self.key(of: done.nameStart, index: done.index)]
+                        candidateLocations[at] = done.location
                     }
-                    value = .object(object)
-                } else {
-                    value = .array(done.elements)
                 }
-                if !stack.isEmpty {
-                    add(value, candidate: candidate, container: true, key: done.key)
+                if !opens.isEmpty {
+                    added(from: done.start, nameStart: done.nameStart, candidate: candidate, container: true)
                     continue
                 }
-                if candidate { return Record(path: basePath, captures: captures, value: value, files: files) }
+                if candidate { return Record(path: basePath, captures: captures, value: try value(range), files: files) }
                 if let sink {
                     if let name { try sink.name(name) }
-                    try sink.value(value)
+                    try scratch.flush()
+                    try scratchBytes.bytes.withUnsafeBytes { try sink.value(compactJSON: UnsafeRawBufferPointer(rebasing: $0[range])) }
                 }
                 return nil
             case .string: preconditionFailure("strings are read above")
-            case .number: add(.number(JSONNumber(text: reader.stringValue)), candidate: false, container: false)
-            case .true: add(.bool(true), candidate: false, container: false)
-            case .false: add(.bool(false), candidate: false, container: false)
-            case .null: add(.null, candidate: false, container: false)
+            case .number: try scratch.number(text: reader.bytes)
+            case .true: try scratch.bool(true)
+            case .false: try scratch.bool(false)
+            case .null: try scratch.null()
             case .end: throw reader.error(.unexpectedEnd, "unexpected end of input")
             }
+            added(from: valueStart, nameStart: memberStart, candidate: false, container: false)
+            memberStart = -1
         }
+    }
+
+    /// Writes a string `readString` gave as text to `scratch`: `text`, or the reader's string when nil.
+    private func writeString(_ text: [UInt8]?) throws {
+        if let text {
+            try text.withUnsafeBytes { try scratch.string(utf8: $0) }
+        } else {
+            try scratch.string(utf8: reader.bytes, needsEscaping: reader.lastStringHadEscapes || reader.options.relaxed)
+        }
+    }
+
+    /// The member name written at `nameStart` in `scratch`, or `index` as text when there is none (-1).
+    private func key(of nameStart: Int, index: Int) throws -> String {
+        guard nameStart >= 0 else { return String(index) }
+        try scratch.flush()
+        let bytes = scratchBytes.bytes
+        var end = nameStart + 1
+        while bytes[end] != UInt8(ascii: "\"") { end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1 }
+        let reader = JSONReader(bytes: Array(bytes[nameStart...end]), options: .init(bufferSize: max(end - nameStart + 1, 64)))
+        try reader.next()
+        return reader.stringValue
+    }
+
+    /// The value whose compact JSON is at `range` in `scratch`, as a tree.
+    private func value(_ range: Range<Int>) throws -> JSONValue {
+        try scratch.flush()
+        let options = JSONReader.Options(maxDepth: reader.options.maxDepth, maxValueBytes: reader.options.maxValueBytes, bufferSize: max(range.count, 64))
+        return try JSONReader(bytes: Array(scratchBytes.bytes[range]), options: options).readValue()
     }
 
     /// A string as `readString` read it.
     private enum FileString {
         case file(EmbeddedFile)
-        /// Not a file: the string, and whether the selection picks it out.
-        case text(String, candidate: Bool)
+        /// Not a file: its text (`nil`: the reader's `bytes`), and whether the selection picks it out.
+        case text([UInt8]?, candidate: Bool)
     }
 
     /// Reads the string the reader is at: as text, with whether `selection.string` picks it out, or
@@ -364,7 +433,7 @@ public final class CandidateReader: RecordReader {
         let test = selection.string ?? { _ in false }
         guard let decoder = fileDecoder else {
             try reader.next()
-            return .text(reader.stringValue, candidate: test(reader.bytes))
+            return .text(nil, candidate: test(reader.bytes))
         }
         let whole: Bool
         var size = 0
@@ -382,43 +451,45 @@ public final class CandidateReader: RecordReader {
         guard whole else {
             switch decoder.finish() {
             case .file(let file): return .file(file)
-            case .text(let text): return .text(String(decoding: text, as: UTF8.self), candidate: text.withUnsafeBytes(test))
+            case .text(let text): return .text(text, candidate: text.withUnsafeBytes(test))
             }
         }
         let bytes = reader.bytes
-        guard test(bytes) else { return .text(reader.stringValue, candidate: false) }
+        guard test(bytes) else { return .text(nil, candidate: false) }
         if case .file(let file) = EmbeddedFile.scan(bytes, minimumBytes: decoder.minimumBytes, dataURIsOnly: decoder.dataURIsOnly) {
             return .file(file)
         }
-        return .text(reader.stringValue, candidate: true)
+        return .text(nil, candidate: true)
     }
 
     /// Queues what was read of containers that outgrew the limit: each is opened as structure, its
     /// complete children become records or pass through, and streaming resumes in the innermost.
-    private func spill(_ stack: [Partial], basePath: [String], member: String?, name: String?, captures: [String: String],
-                       files: [[String]: EmbeddedFile]) {
+    private func spill(basePath: [String], memberStart: Int, name: String?, captures: [String: String],
+                       files: [[String]: EmbeddedFile]) throws {
+        try scratch.flush()
         var levelPath = basePath
-        for (depth, partial) in stack.enumerated() {
-            if depth > 0 { levelPath.append(partial.key!) }
-            let isInnermost = depth == stack.count - 1
-            var level = Level(isObject: partial.isObject, active: [], inside: true, captures: captures)
+        for (depth, open) in opens.enumerated() {
+            let openKey = try key(of: open.nameStart, index: open.index)
+            if depth > 0 { levelPath.append(openKey) }
+            let isInnermost = depth == opens.count - 1
+            var level = Level(isObject: open.isObject, active: [], inside: true, captures: captures)
             // An array's next index: after its complete elements, and after the one still open.
-            level.index = partial.elements.count + (isInnermost ? 0 : 1)
-            let openName = depth == 0 ? name : (stack[depth - 1].isObject ? partial.key : nil)
-            actions.append(.open(name: openName, isObject: partial.isObject, path: levelPath, level: level))
-            for i in partial.flags.indices {
-                let key = partial.isObject ? partial.members[i].key : String(i)
-                let value = partial.isObject ? partial.members[i].value : partial.elements[i]
-                if partial.flags[i] {
-                    let recordPath = levelPath + [key]
+            level.index = open.count + (isInnermost ? 0 : 1)
+            let openName = depth == 0 ? name : (opens[depth - 1].isObject ? openKey : nil)
+            actions.append(.open(name: openName, isObject: open.isObject, path: levelPath, level: level))
+            let end = isInnermost ? children.count : opens[depth + 1].firstChild
+            for (i, child) in children[open.firstChild..<end].enumerated() {
+                let childKey = try key(of: child.nameStart, index: i)
+                if child.candidate {
+                    let recordPath = levelPath + [childKey]
                     let recordFiles = files.filter { $0.key.starts(with: recordPath) }
-                    actions.append(.record(Record(path: recordPath, captures: captures, value: value, files: recordFiles)))
+                    actions.append(.record(Record(path: recordPath, captures: captures, value: try value(child.range), files: recordFiles)))
                 } else {
-                    actions.append(.value(name: partial.isObject ? key : nil, value))
+                    actions.append(.json(name: open.isObject ? childKey : nil, Array(scratchBytes.bytes[child.range])))
                 }
             }
         }
-        if let member { actions.append(.pendingKey(member)) }
+        if memberStart >= 0 { actions.append(.pendingKey(try key(of: memberStart, index: 0))) }
     }
 }
 

@@ -232,5 +232,5 @@ final class DiscardingPassThrough: PassThroughSink {
     func endContainer() throws {}
     func name(_ key: String) throws {}
     func transferValue(from reader: JSONReader) throws { try reader.skipValue() }
-    func value(_ value: JSONValue) throws {}
+    func value(compactJSON json: UnsafeRawBufferPointer) throws {}
 }

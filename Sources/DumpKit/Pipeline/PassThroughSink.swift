@@ -10,6 +10,7 @@ public protocol PassThroughSink: AnyObject {
     func name(_ key: String) throws
     /// Copies the next value (a whole subtree) from `reader` unchanged.
     func transferValue(from reader: JSONReader) throws
-    /// Writes the next value, which the reader has already read into memory.
-    func value(_ value: JSONValue) throws
+    /// Writes the next value, which the reader has already read into memory, given as compact JSON
+    /// (as a compact `JSONWriter` writes it).
+    func value(compactJSON json: UnsafeRawBufferPointer) throws
 }

@@ -340,9 +340,8 @@ final class PassThroughRecorder: PassThroughSink {
         case begin(isObject: Bool)
         case end
         case name(String)
-        /// A value transferred from a reader, as compact JSON.
+        /// A value, as compact JSON.
         case json([UInt8])
-        case value(JSONValue)
     }
 
     private let target: PassThroughSink
@@ -362,7 +361,7 @@ final class PassThroughRecorder: PassThroughSink {
         events.append(.json(bytes.bytes))
         bytes.removeAll()
     }
-    func value(_ value: JSONValue) throws { events.append(.value(value)) }
+    func value(compactJSON json: UnsafeRawBufferPointer) throws { events.append(.json(Array(json))) }
 
     /// The events recorded since the last call.
     func take() -> [Event]? {
@@ -378,10 +377,7 @@ final class PassThroughRecorder: PassThroughSink {
             case .begin(let o): try target.beginContainer(isObject: o)
             case .end: try target.endContainer()
             case .name(let n): try target.name(n)
-            case .json(let json):
-                // A buffer the size of the value, not the default megabyte, for each of many small values.
-                try target.transferValue(from: JSONReader(bytes: json, options: .init(bufferSize: max(json.count, 64))))
-            case .value(let v): try target.value(v)
+            case .json(let json): try json.withUnsafeBytes { try target.value(compactJSON: $0) }
             }
         }
     }

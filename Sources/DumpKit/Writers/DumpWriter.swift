@@ -102,8 +102,8 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         try passThroughValue { try reader.transfer(to: $0) }
     }
 
-    public func value(_ value: JSONValue) throws {
-        try passThroughValue { try $0.value(value) }
+    public func value(compactJSON json: UnsafeRawBufferPointer) throws {
+        try passThroughValue { try $0.value(compactJSON: json) }
     }
 
     /// Writes one value of pass-through content with `body`: into the spool when its object is held
