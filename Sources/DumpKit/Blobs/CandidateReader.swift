@@ -5,9 +5,9 @@ import JSONStream
 /// shaped like a blob reference), wherever they are; everything else passes through unchanged.
 ///
 /// This lets `extract-blobs` and `inline-blobs` work on any dump without knowing its schema. Each
-/// container is read into memory up to `bufferLimit` bytes of input: if it ends within the limit
-/// it becomes one record when it holds a candidate, or passes through as one value when it does
-/// not. A container larger than the limit is streamed instead: what was read of it is passed
+/// container is read into memory, as compact JSON, up to `bufferLimit` bytes of input: if it ends
+/// within the limit it becomes one record (parsed into a tree) when it holds a candidate, or passes
+/// through as that JSON when it does not. A container larger than the limit is streamed instead: what was read of it is passed
 /// through or yielded (its complete children) and its remaining children are read the same way
 /// one by one. So `{"articles": {...}}` of 1 GB yields one record per article that has an image,
 /// and memory stays about the limit plus the records in flight.
