@@ -116,9 +116,11 @@ public final class CandidateReader: RecordReader {
     /// The container `read` is reading, as compact JSON; no tree is built unless it holds a candidate.
     private let scratchBytes = MemoryByteSink()
     private let scratch: JSONWriter
-    /// The containers open in `scratch`, outermost first, and the complete children of each.
-    private var opens: [Open] = []
-    private var children: [Child] = []
+    /// The storage of `read`'s lists, kept for the next container (`read` works on them as local
+    /// variables, which have no exclusivity checks).
+    private var openStorage: [Open] = []
+    private var childStorage: [Child] = []
+    private var memberStorage: [JSONObject.Member] = []
 
     /// Whether to note where each candidate starts in the input, for `takeLocation(of:)`.
     public var locatesCandidates = false
@@ -282,9 +284,19 @@ public final class CandidateReader: RecordReader {
         let basePath = key.map { path + [$0] } ?? []
         scratch.reset()
         scratchBytes.removeAll()
-        opens.removeAll(keepingCapacity: true)
-        children.removeAll(keepingCapacity: true)
+        // The containers open in `scratch`, outermost first, and the complete children of each; the
+        // members of the innermost open object while `selection.object` may still pick it out (flat,
+        // at most `flatObjectLimit` members).
+        var opens = openStorage, children = childStorage, flatMembers = memberStorage
+        (openStorage, childStorage, memberStorage) = ([], [], [])
+        defer {
+            opens.removeAll(keepingCapacity: true)
+            children.removeAll(keepingCapacity: true)
+            flatMembers.removeAll(keepingCapacity: true)
+            (openStorage, childStorage, memberStorage) = (opens, children, flatMembers)
+        }
         var memberStart = -1  // where the name of the member being read starts in `scratch`
+        var flatKey = ""  // its name, when `flatMembers` is kept
         var files: [[String]: EmbeddedFile] = [:]  // decoded by `selection.files`, by path
         let escapeNames = reader.options.relaxed
         /// Where the next value of the innermost container starts in `scratch` (after its comma).
@@ -299,6 +311,11 @@ public final class CandidateReader: RecordReader {
             opens[top].count += 1
             if candidate { opens[top].candidate = true }
             if container { opens[top].flat = false }
+        }
+        /// Whether the innermost container is an object that `selection.object` may still pick out.
+        func keepsMembers() -> Bool {
+            guard selection.object != nil, let top = opens.last else { return false }
+            return top.isObject && top.flat && top.count < Self.flatObjectLimit
         }
         /// The path of the open container at `depth` (0: the one at `basePath`).
         func openPath(_ depth: Int) throws -> [String] {
@@ -315,7 +332,7 @@ public final class CandidateReader: RecordReader {
                 // A small flat object may still be a candidate: finish it first.
                 let mayBeCandidate = selection.object != nil && top.isObject && top.flat && top.count < Self.flatObjectLimit
                 if !mayBeCandidate {
-                    try spill(basePath: basePath, memberStart: memberStart, name: name, captures: captures, files: files)
+                    try spill(opens, children, basePath: basePath, memberStart: memberStart, name: name, captures: captures, files: files)
                     return nil
                 }
             }
@@ -336,6 +353,10 @@ public final class CandidateReader: RecordReader {
                     added(from: valueStart, nameStart: memberStart, candidate: true, container: false)
                 case .text(let text, let candidate):
                     if candidate && locatesCandidates { candidateLocations[try memberPath()] = reader.location }
+                    if keepsMembers() {
+                        let string = text.map { String(decoding: $0, as: UTF8.self) } ?? reader.stringValue
+                        flatMembers.append(JSONObject.Member(key: flatKey, value: .string(string)))
+                    }
                     try writeString(text)
                     added(from: valueStart, nameStart: memberStart, candidate: candidate, container: false)
                 }
@@ -349,8 +370,10 @@ public final class CandidateReader: RecordReader {
                 opens.append(Open(isObject: k == .beginObject, nameStart: memberStart, index: opens.last?.count ?? 0,
                                   start: valueStart, firstChild: children.count, location: reader.location))
                 memberStart = -1
+                flatMembers.removeAll(keepingCapacity: true)  // the enclosing object is not flat
                 continue
             case .name:
+                if keepsMembers() { flatKey = reader.stringValue }
                 memberStart = scratch.bytesWritten + (opens[opens.count - 1].count > 0 ? 1 : 0)
                 try scratch.name(utf8: reader.bytes, needsEscaping: reader.lastStringHadEscapes || escapeNames)
                 continue
@@ -361,7 +384,7 @@ public final class CandidateReader: RecordReader {
                 let range = done.start..<scratch.bytesWritten
                 var candidate = done.candidate
                 if done.isObject, !candidate, done.flat, done.count <= Self.flatObjectLimit, let test = selection.object,
-                   case .object(let object) = try value(range), test(object) {
+                   test(JSONObject(flatMembers)) {
                     candidate = true
                     if locatesCandidates {
                         let at = opens.isEmpty ? basePath : try openPath(opens.count - 1) + [try self.key(of: done.nameStart, index: done.index)]
@@ -385,6 +408,10 @@ public final class CandidateReader: RecordReader {
             case .false: try scratch.bool(false)
             case .null: try scratch.null()
             case .end: throw reader.error(.unexpectedEnd, "unexpected end of input")
+            }
+            if keepsMembers() {
+                let value: JSONValue = k == .number ? .number(JSONNumber(text: reader.stringValue)) : k == .null ? .null : .bool(k == .true)
+                flatMembers.append(JSONObject.Member(key: flatKey, value: value))
             }
             added(from: valueStart, nameStart: memberStart, candidate: false, container: false)
             memberStart = -1
@@ -462,10 +489,11 @@ public final class CandidateReader: RecordReader {
         return .text(nil, candidate: true)
     }
 
-    /// Queues what was read of containers that outgrew the limit: each is opened as structure, its
-    /// complete children become records or pass through, and streaming resumes in the innermost.
-    private func spill(basePath: [String], memberStart: Int, name: String?, captures: [String: String],
-                       files: [[String]: EmbeddedFile]) throws {
+    /// Queues what was read of containers that outgrew the limit (`read`'s open containers and their
+    /// complete children): each is opened as structure, its complete children become records or pass
+    /// through, and streaming resumes in the innermost.
+    private func spill(_ opens: [Open], _ children: [Child], basePath: [String], memberStart: Int, name: String?,
+                       captures: [String: String], files: [[String]: EmbeddedFile]) throws {
         try scratch.flush()
         var levelPath = basePath
         for (depth, open) in opens.enumerated() {
