@@ -32,6 +32,14 @@ final class ByteBuffer {
         if count + extra > capacity { grow(count + extra) }
     }
 
+    /// Empties the buffer and gives back the memory beyond `keep` bytes of capacity.
+    func removeAll(keepingCapacityUpTo keep: Int) {
+        count = 0
+        guard capacity > keep, let p = realloc(base, max(16, keep)) else { return }
+        base = p.bindMemory(to: UInt8.self, capacity: max(16, keep))
+        capacity = max(16, keep)
+    }
+
     private func grow(_ needed: Int) {
         var c = capacity * 2
         while c < needed { c *= 2 }

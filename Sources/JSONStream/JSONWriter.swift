@@ -8,8 +8,10 @@ public final class MemoryByteSink: JSONByteSink {
     public private(set) var bytes: [UInt8] = []
     public init() {}
     public func write(_ bytes: UnsafeRawBufferPointer) throws { self.bytes.append(contentsOf: bytes) }
-    /// Forgets the bytes written so far, keeping the storage for the next ones.
-    public func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    /// Forgets the bytes written so far, keeping up to `limit` bytes of storage for the next ones.
+    public func removeAll(keepingCapacityUpTo limit: Int = .max) {
+        if bytes.capacity > limit { bytes = [] } else { bytes.removeAll(keepingCapacity: true) }
+    }
     /// The bytes as a UTF-8 string.
     public var string: String { String(decoding: bytes, as: UTF8.self) }
 }
@@ -97,11 +99,11 @@ public final class JSONWriter {
     public var bytesWritten: Int { flushedBytes + out.count }
 
     /// Forgets the open containers and the bytes not yet sent to the sink, to start a new value from
-    /// offset 0 (compact and pretty writers).
+    /// offset 0 (compact and pretty writers); memory a large value took is given back.
     public func reset() {
         precondition(!options.sortKeys, "a sorted writer cannot be reset")
         frames.removeAll()
-        out.count = 0
+        out.removeAll(keepingCapacityUpTo: flushThreshold)
         afterName = false
         flushedBytes = 0
     }
@@ -290,7 +292,12 @@ public final class JSONWriter {
                 out.append(bytes)
             } else {
                 try flush()
-                if bytes.count >= flushThreshold { try sink.write(bytes) } else { out.append(bytes) }
+                if bytes.count >= flushThreshold {
+                    try sink.write(bytes)
+                    flushedBytes += bytes.count
+                } else {
+                    out.append(bytes)
+                }
             }
         }
         try afterValue()

@@ -319,6 +319,7 @@ final class BlobExtractionTests: XCTestCase {
         // and whether records go through worker threads or not.
         let input = #"{"a\"b":{"c\\d":[1,2.5E+3,-0,{"x":"\u00e9\n\u2028\/"}],"img":"\#(BlobFixtures.dataURI("image/png", png))"},"#
             + #""plain":{"k":[{},[],"t\"q",[[null]]],"n":-0.0,"e":true,"f":false},"#
+            + #""n\\":{"\u0001k":[1,"x"],"e\\":"y","img":"\#(BlobFixtures.dataURI("image/png", png))"},"#
             + #""arr":[[{"p":"\#(BlobFixtures.base64(jpeg))","q":1}],"z",{"00":{"1":[]}}],"s":"tail"}"#
         let rewritten = MemoryByteSink()
         let writer = JSONWriter(sink: rewritten)
@@ -339,11 +340,18 @@ final class BlobExtractionTests: XCTestCase {
         windowed.concurrency = 3
         let expected = try run(try ExtractBlobs(store: store, options: inline).candidates, limit: 1 << 20, try ExtractBlobs(store: store, options: inline), input)
         XCTAssertTrue(expected.contains(#"{"a\"b":{"c\\d":[1,2.5E+3,-0,{"x":"é\n\#u{2028}/"}],"img":{"path":"a\"b/img.png""#), expected)
-        XCTAssertTrue(expected.contains(#""plain":{"k":[{},[],"t\"q",[[null]]],"n":-0.0,"e":true,"f":false},"arr":[[{"p":{"path":"arr/0/0/p.jpg""#), expected)
+        XCTAssertTrue(expected.contains(#""plain":{"k":[{},[],"t\"q",[[null]]],"n":-0.0,"e":true,"f":false},"n\\":{"#), expected)
+        XCTAssertTrue(expected.contains(#"}},"arr":[[{"p":{"path":"arr/0/0/p.jpg""#), expected)
         XCTAssertTrue(expected.hasSuffix(#","q":1}],"z",{"00":{"1":[]}}],"s":"tail"}"# + "\n"), expected)
+        XCTAssertTrue(expected.contains(#""n\\":{"\u0001k":[1,"x"],"e\\":"y","img":{"path":"n\\/img.png""#), expected)
         XCTAssertEqual(try store.get(#"a"b/img.png"#), png)
+        XCTAssertEqual(try store.get(#"n\/img.png"#), png)
         XCTAssertEqual(try store.get("arr/0/0/p.jpg"), jpeg)
-        for limit in [0, 1, 2, 3, 4, 6, 9, 14, 20, 30, 45, 70, 100, 150, 300, 1000, 3000] {
+        // A limit at every token (structure and the bytes around it), so that containers spill
+        // everywhere (also right after an escaped name, before its value).
+        let structural = Set(#"{}[],:""#.utf8)
+        let tokens = input.utf8.enumerated().filter { structural.contains($0.element) }.map(\.offset)
+        for limit in Set(tokens.flatMap { [$0 - 1, $0, $0 + 1] }).filter({ $0 >= 0 }).sorted() + [1 << 20] {
             for options in [inline, windowed] {
                 let extract = try ExtractBlobs(store: store, options: options)
                 XCTAssertEqual(try run(extract.candidates, limit: limit, extract, input), expected, "limit \(limit), jobs \(options.concurrency)")

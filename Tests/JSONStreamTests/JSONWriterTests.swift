@@ -156,6 +156,17 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(w.bytesWritten, 10)
         try w.flush()
         XCTAssertEqual(sink.string, #"{"a":null}"#)
+        // A value given as compact JSON past the flush threshold goes to the sink directly: counted.
+        w.reset()
+        sink.removeAll(keepingCapacityUpTo: 0)
+        let big = Array(("\"" + String(repeating: "y", count: 300_000) + "\"").utf8)
+        try w.beginArray()
+        try w.null()
+        try big.withUnsafeBytes { try w.value(compactJSON: $0) }
+        try w.endArray()
+        XCTAssertEqual(w.bytesWritten, 1 + 4 + 1 + big.count + 1)
+        try w.flush()
+        XCTAssertEqual(sink.bytes.count, w.bytesWritten)
     }
 
     func testMisuseIsAnError() {

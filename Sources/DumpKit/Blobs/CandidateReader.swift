@@ -7,9 +7,9 @@ import JSONStream
 /// This lets `extract-blobs` and `inline-blobs` work on any dump without knowing its schema. Each
 /// container is read into memory, as compact JSON, up to `bufferLimit` bytes of input: if it ends
 /// within the limit it becomes one record (parsed into a tree) when it holds a candidate, or passes
-/// through as that JSON when it does not. A container larger than the limit is streamed instead: what was read of it is passed
-/// through or yielded (its complete children) and its remaining children are read the same way
-/// one by one. So `{"articles": {...}}` of 1 GB yields one record per article that has an image,
+/// through as that JSON when it does not. A container larger than the limit is streamed instead:
+/// what was read of it is passed through or yielded (its complete children) and its remaining
+/// children are read the same way one by one. So `{"articles": {...}}` of 1 GB yields one record per article that has an image,
 /// and memory stays about the limit plus the records in flight.
 ///
 /// `patterns` limit the search to values whose path matches one of them or lies below one that
@@ -250,8 +250,7 @@ public final class CandidateReader: RecordReader {
             case .text(let text, candidate: false):
                 if let sink {
                     if let name { try sink.name(name) }
-                    scratch.reset()
-                    scratchBytes.removeAll()
+                    resetScratch()
                     try writeString(text)
                     try scratch.flush()
                     try scratchBytes.bytes.withUnsafeBytes { try sink.value(compactJSON: $0) }
@@ -282,8 +281,7 @@ public final class CandidateReader: RecordReader {
     private func read(key: String?, name: String?, captures: [String: String], sink: PassThroughSink?) throws -> Record? {
         let start = reader.bytesConsumed
         let basePath = key.map { path + [$0] } ?? []
-        scratch.reset()
-        scratchBytes.removeAll()
+        resetScratch()
         // The containers open in `scratch`, outermost first, and the complete children of each; the
         // members of the innermost open object while `selection.object` may still pick it out (flat,
         // at most `flatObjectLimit` members).
@@ -418,6 +416,12 @@ public final class CandidateReader: RecordReader {
         }
     }
 
+    /// Empties `scratch` for a new value, keeping the memory of a container within the buffer limit.
+    private func resetScratch() {
+        scratch.reset()
+        scratchBytes.removeAll(keepingCapacityUpTo: max(2 * bufferLimit, 1 << 20))
+    }
+
     /// Writes a string `readString` gave as text to `scratch`: `text`, or the reader's string when nil.
     private func writeString(_ text: [UInt8]?) throws {
         if let text {
@@ -439,10 +443,11 @@ public final class CandidateReader: RecordReader {
         return reader.stringValue
     }
 
-    /// The value whose compact JSON is at `range` in `scratch`, as a tree.
+    /// The value whose compact JSON is at `range` in `scratch`, as a tree (its strings and numbers
+    /// passed the reader's size limit when they were read; the whole has none, as before).
     private func value(_ range: Range<Int>) throws -> JSONValue {
         try scratch.flush()
-        let options = JSONReader.Options(maxDepth: reader.options.maxDepth, maxValueBytes: reader.options.maxValueBytes, bufferSize: max(range.count, 64))
+        let options = JSONReader.Options(maxDepth: reader.options.maxDepth, maxValueBytes: .max, bufferSize: max(range.count, 64))
         return try JSONReader(bytes: Array(scratchBytes.bytes[range]), options: options).readValue()
     }
 
