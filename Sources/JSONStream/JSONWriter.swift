@@ -94,6 +94,9 @@ public final class JSONWriter {
     /// How many containers are open.
     public var depth: Int { frames.count }
 
+    /// Whether the writer writes compact JSON in the original member order (neither pretty nor sorted).
+    public var isCompact: Bool { !options.pretty && !options.sortKeys }
+
     /// Bytes written since the writer was made or reset, sent to the sink or not: in a compact
     /// writer, the offset in its output where the next byte goes.
     public var bytesWritten: Int { flushedBytes + out.count }
@@ -285,7 +288,7 @@ public final class JSONWriter {
     /// Writes a value given as compact JSON text in pieces: `pieces` calls its argument with each
     /// piece in order. Only for compact writers, whose own bytes for the value the text must be.
     public func value(compactJSON pieces: ((UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
-        guard !options.pretty, !options.sortKeys else { throw JSONWriterError.misuse("compact JSON text in a pretty or sorted writer") }
+        guard isCompact else { throw JSONWriterError.misuse("compact JSON text in a pretty or sorted writer") }
         try beforeValue()
         try pieces { bytes in
             if out.count + bytes.count <= flushThreshold {
@@ -306,7 +309,7 @@ public final class JSONWriter {
     /// Writes a value given as compact JSON text (as a compact writer writes it): a compact writer
     /// copies it as it is, a pretty or sorted one rewrites it token by token.
     public func value(compactJSON json: UnsafeRawBufferPointer) throws {
-        if !options.pretty && !options.sortKeys { return try value(compactJSON: { try $0(json) }) }
+        if isCompact { return try value(compactJSON: { try $0(json) }) }
         let reader = JSONReader(bytes: Array(json), options: .init(bufferSize: max(json.count, 64)))
         try reader.transfer(to: self)
     }

@@ -262,16 +262,15 @@ private struct BatchOutput {
         }
         let sink = MemoryByteSink()
         let writer = JSONWriter(sink: sink)
-        var start = 0
         outputs = try records.map { group in
             try group.map { record in
                 guard let value = record.value else { return .record(record) }
+                let start = writer.bytesWritten
                 try writer.value(value)
-                try writer.flush()
-                defer { start = sink.bytes.count }
-                return .json(path: record.path, start..<sink.bytes.count)
+                return .json(path: record.path, start..<writer.bytesWritten)
             }
         }
+        try writer.flush()
         json = sink.bytes
     }
 }

@@ -128,14 +128,14 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
 
     // MARK: - Records
 
-    public var takesCompactJSON: Bool { !writer.options.pretty && !writer.options.sortKeys }
+    public var takesCompactJSON: Bool { writer.isCompact }
 
     public func write(_ record: Record, from original: [String]?) throws {
         try write(path: record.path, from: original, value: record.value.map { value in { try $0.value(value) } })
     }
 
     public func write(path: [String], compactJSON json: UnsafeRawBufferPointer, from original: [String]?) throws {
-        try write(path: path, from: original) { try $0.value(compactJSON: { try $0(json) }) }
+        try write(path: path, from: original) { try $0.value(compactJSON: json) }
     }
 
     /// Writes the record at `path` whose value `writeValue` writes (`nil`: the record was deleted).
@@ -222,7 +222,7 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         guard levels[0].isObject else { throw PlacementError.conflict("the document root (it is not an object)") }
         try openLevels()
         let placer = PathPlacer(writer: writer, baseDepth: 0)
-        let copyBytes = !writer.options.pretty && !writer.options.sortKeys
+        let copyBytes = writer.isCompact
         while let path = try spool.nextFrame() {
             if let first = path.first, rootKeys.contains(first) {
                 throw PlacementError.conflict("/" + JSONPointer.escape(first))

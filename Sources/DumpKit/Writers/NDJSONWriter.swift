@@ -11,7 +11,7 @@ public final class NDJSONWriter: RecordWriter {
 
     public var passThrough: PassThroughSink? { nil }
 
-    public var takesCompactJSON: Bool { !writer.options.pretty && !writer.options.sortKeys }
+    public var takesCompactJSON: Bool { writer.isCompact }
 
     public func write(_ record: Record, from original: [String]?) throws {
         guard record.value != nil else { return }
@@ -19,7 +19,7 @@ public final class NDJSONWriter: RecordWriter {
     }
 
     public func write(path: [String], compactJSON json: UnsafeRawBufferPointer, from original: [String]?) throws {
-        try Self.writeLine(pointer: JSONPointer.string(path), to: writer) { try $0.value(compactJSON: { try $0(json) }) }
+        try Self.writeLine(pointer: JSONPointer.string(path), to: writer) { try $0.value(compactJSON: json) }
     }
 
     public func finish() throws { try writer.flush() }
