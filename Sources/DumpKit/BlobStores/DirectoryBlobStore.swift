@@ -146,7 +146,12 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         let json = Self.encode(metadata)
         let (folder, file) = Self.metadataLocation(name)
         let metaParent = try metadataFolder(folder, in: metaFD, name: name)
-        try json.withUnsafeBytes { try writeAndRename($0, into: metaParent, as: file, runFD: runFD, name: name) }
+        do {
+            try json.withUnsafeBytes { try writeAndRename($0, into: metaParent, as: file, runFD: runFD, name: name) }
+        } catch let e as BlobStoreError {
+            // The object is whole; say that its metadata file is what failed.
+            throw BlobStoreError(store: directory, name: name, message: "metadata file \(Self.metadataPath(of: name)): \(e.message)")
+        }
         if hasLegacyMetadata { removeLegacySidecar(name, metaFD: metaFD) }
         return .stored
     }
