@@ -108,6 +108,26 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertThrowsError(try store.metadata("a.png")) { XCTAssertTrue("\($0)".contains(#"describes "b.png""#), "\($0)") }
     }
 
+    func testNameRulesSayTheFirstRuleBroken() {
+        let empty = "has an empty segment ('//' or a trailing '/')"
+        let cases: [(String, String)] = [
+            ("", "is empty"), (String(repeating: "a", count: 1025), "is longer than 1024 bytes"),
+            ("../a\nb", "contains a line break"), ("a\rb", "contains a line break"), ("/a\u{0}", "contains a NUL character"),
+            ("/a/../b", "is absolute (starts with '/')"), ("../x.png", "has a '..' segment"), ("a/./b/../c", "has a '.' segment"),
+            ("a//b/..", empty), ("a/", empty), ("./.dumpkit/x", "has a '.' segment"),
+            (".dumpkit", "starts with '.dumpkit/', which the store keeps for itself"),
+            (".dumpkit/meta/x.json", "starts with '.dumpkit/', which the store keeps for itself"),
+        ]
+        for (name, reason) in cases {
+            XCTAssertThrowsError(try BlobObjectName.validate(name), String(reflecting: name)) {
+                XCTAssertEqual(($0 as? BlobNameError)?.reason, reason, String(reflecting: name))
+            }
+        }
+        for name in ["...", ".a/..b/c.", ".dumpkitx/a.png", "a/.dumpkit/b.png", "a", "写真/é.jpg"] {
+            XCTAssertNoThrow(try BlobObjectName.validate(name), name)
+        }
+    }
+
     func testNamesThatCouldLeaveTheStoreAreRefused() throws {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
@@ -131,7 +151,17 @@ final class BlobStoreTests: XCTestCase {
         try FileManager.default.createSymbolicLink(atPath: dir.path("s/v1"), withDestinationPath: dir.path("outside"))
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
         XCTAssertThrowsError(try put(store, "v1/x.png", [1])) { XCTAssertTrue("\($0)".contains("symbolic link"), "\($0)") }
+        // As a parent, and as the object's folder below a parent that earlier objects opened.
+        XCTAssertThrowsError(try put(store, "v1/a/x.png", [1])) { XCTAssertTrue("\($0)".contains("symbolic link"), "\($0)") }
+        XCTAssertEqual(try put(store, "p/a/x.png", [1]), .stored)
+        XCTAssertEqual(try put(store, "p/b/x.png", [1]), .stored)
+        try FileManager.default.createSymbolicLink(atPath: dir.path("s/p/c"), withDestinationPath: dir.path("outside"))
+        XCTAssertThrowsError(try put(store, "p/c/x.png", [1])) { XCTAssertTrue("\($0)".contains("symbolic link"), "\($0)") }
+        // A file where a folder should be.
+        try Data([1]).write(to: URL(fileURLWithPath: dir.path("s/p/f")))
+        XCTAssertThrowsError(try put(store, "p/f/x.png", [1])) { XCTAssertTrue("\($0)".contains("is a file"), "\($0)") }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("outside")), [])
+        XCTAssertEqual(try store.get("p/b/x.png"), [1])
     }
 
     func testOpeningForWritingRemovesTemporaryFilesOfDeadRunsOnly() throws {

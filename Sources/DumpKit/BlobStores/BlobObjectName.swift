@@ -6,21 +6,48 @@ public enum BlobObjectName {
     /// The first segment reserved for a store's own files (metadata, temporary files).
     public static let reservedSegment = ".dumpkit"
 
-    /// Throws a `BlobNameError` saying what is wrong with `name`, if anything.
+    /// Throws a `BlobNameError` saying what is wrong with `name`, if anything (the first of: empty,
+    /// too long, a line break, NUL, absolute, a bad segment in name order, the reserved segment).
     public static func validate(_ name: String) throws(BlobNameError) {
         func fail(_ reason: String) throws(BlobNameError) { throw BlobNameError(name: name, reason: reason) }
         let bytes = name.utf8
         if bytes.isEmpty { try fail("is empty") }
         if bytes.count > maximumLength { try fail("is longer than \(maximumLength) bytes") }
-        if bytes.contains(where: { $0 == 0x0A || $0 == 0x0D }) { try fail("contains a line break") }
-        if bytes.contains(0) { try fail("contains a NUL character") }
-        if bytes.first == UInt8(ascii: "/") { try fail("is absolute (starts with '/')") }
-        let segments = name.split(separator: "/", omittingEmptySubsequences: false)
-        for segment in segments {
-            if segment.isEmpty { try fail("has an empty segment ('//' or a trailing '/')") }
-            if segment == "." || segment == ".." { try fail("has a '\(segment)' segment") }
+        // One pass over the bytes; the rules are then reported in the order above.
+        var lineBreak = false, nul = false
+        var badSegment: String?
+        var length = 0, dots = 0
+        func endSegment() {
+            guard badSegment == nil else { return }
+            if length == 0 {
+                badSegment = "has an empty segment ('//' or a trailing '/')"
+            } else if dots == length && length <= 2 {
+                badSegment = length == 1 ? "has a '.' segment" : "has a '..' segment"
+            }
         }
-        if segments.first == Substring(reservedSegment) { try fail("starts with '\(reservedSegment)/', which the store keeps for itself") }
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "/"):
+                endSegment()
+                length = 0
+                dots = 0
+                continue
+            case 0x0A, 0x0D: lineBreak = true
+            case 0: nul = true
+            case UInt8(ascii: "."): dots += 1
+            default: break
+            }
+            length += 1
+        }
+        endSegment()
+        if lineBreak { try fail("contains a line break") }
+        if nul { try fail("contains a NUL character") }
+        if bytes.first == UInt8(ascii: "/") { try fail("is absolute (starts with '/')") }
+        if let badSegment { try fail(badSegment) }
+        let reserved = reservedSegment.utf8
+        if bytes.starts(with: reserved), bytes.count == reserved.count || bytes.dropFirst(reserved.count).first == UInt8(ascii: "/") {
+            try fail("starts with '\(reservedSegment)/', which the store keeps for itself")
+        }
     }
 }
 

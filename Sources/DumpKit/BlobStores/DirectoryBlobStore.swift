@@ -36,6 +36,10 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     private let hasLegacyMetadata: Bool
     /// The open metadata folders (`meta/00` to `meta/ff`), -1 until first used.
     private var metaFolders = [Int32](repeating: -1, count: 256)
+    /// Folders found existing when writing, open until `close`, by path (at most `folderCacheLimit`):
+    /// the folders many objects share, such as `articles` in `articles/<id>/photo.jpg`.
+    private var openFolderCache: [String: Int32] = [:]
+    private static let folderCacheLimit = 64
     /// Cleared when the file system turns out to have no unnamed files.
     private let unnamedFiles = Atomic<Bool>(true)
     /// Cleared when the system has no `openat2` (or a sandbox refuses it).
@@ -123,6 +127,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             Glibc.close(tmpFD)
         }
         for fd in metaFolders where fd >= 0 { Glibc.close(fd) }
+        for fd in openFolderCache.values { Glibc.close(fd) }
         if let metaFD { Glibc.close(metaFD) }
         Glibc.close(rootFD)
     }
@@ -134,12 +139,14 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         let name = metadata.name
         try BlobObjectName.validate(name)
         let (folders, leaf) = Self.split(name)
-        let objectParent = try openFolders(rootFD, folders, create: true, name: name)!
-        defer { Glibc.close(objectParent) }
+        let target = try objectFolder(folders, name: name)
+        let objectParent = target.fd
+        defer { if target.owned { Glibc.close(objectParent) } }
         // Unchanged: the object has the size, and its metadata (renamed into place after it) matches.
+        // A folder made just now holds nothing yet.
         var st = stat()
-        if fstatat(objectParent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG, Int64(st.st_size) == metadata.size,
-           let existing = try? sidecar(name), existing == metadata {
+        if !target.made, fstatat(objectParent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+           Int64(st.st_size) == metadata.size, let existing = try? sidecar(name), existing == metadata {
             return .unchanged
         }
         try writeAndRename(content, into: objectParent, as: leaf, runFD: runFD, name: name)
@@ -221,6 +228,57 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     private static func split(_ name: String) -> (folders: [Substring], leaf: String) {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false)
         return (Array(parts.dropLast()), String(parts.last!))
+    }
+
+    /// The folder an object is written into, made with its parents if needed: `made` when this call
+    /// made it (so it holds nothing), `owned` when the descriptor is the caller's to close (else it
+    /// stays open in `openFolderCache` or is the root). Its parent comes from the cache when an
+    /// earlier object opened it, so a new folder usually costs one `mkdirat` and one `openat`.
+    private func objectFolder(_ folders: [Substring], name: String) throws -> (fd: Int32, owned: Bool, made: Bool) {
+        guard let last = folders.last else { return (rootFD, false, false) }
+        let path = folders.joined(separator: "/")
+        if let fd = cachedFolder(path) { return (fd, false, false) }
+        let parentPath = folders.dropLast().joined(separator: "/")
+        var parent = folders.count == 1 ? rootFD : cachedFolder(parentPath)
+        var ownsParent = false
+        if parent == nil {
+            let opened = try openFolders(rootFD, Array(folders.dropLast()), create: true, name: name)!
+            ownsParent = !cacheFolder(parentPath, opened)
+            parent = opened
+        }
+        let parentFD = parent!
+        defer { if ownsParent { Glibc.close(parentFD) } }
+        let component = String(last)
+        var made = true
+        if mkdirat(parentFD, component, 0o777) != 0 {
+            guard errno == EEXIST else { throw ioError(name, "cannot create folder \(String(reflecting: component))") }
+            made = false
+        }
+        let fd = openat(parentFD, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOTDIR || errno == ELOOP {
+                throw BlobStoreError(store: directory, name: name, message: "\(String(reflecting: component)) is a file or a symbolic link, not a folder")
+            }
+            throw ioError(name, "cannot open folder \(String(reflecting: component))")
+        }
+        // A folder made for this object is seldom used again; one found existing likely is.
+        if !made && cacheFolder(path, fd) { return (fd, false, false) }
+        return (fd, true, made)
+    }
+
+    /// The open descriptor of the folder `path`, if an earlier write kept it.
+    private func cachedFolder(_ path: String) -> Int32? {
+        lock.withLock { openFolderCache[path] }
+    }
+
+    /// Keeps `fd` open as the folder `path` until `close`; `false` (the caller keeps it) when the
+    /// cache is full or already has the path.
+    private func cacheFolder(_ path: String, _ fd: Int32) -> Bool {
+        lock.withLock {
+            guard openFolderCache.count < Self.folderCacheLimit, openFolderCache[path] == nil else { return false }
+            openFolderCache[path] = fd
+            return true
+        }
     }
 
     /// Opens the folders below `base` one at a time, never following a symbolic link; `nil` when one
