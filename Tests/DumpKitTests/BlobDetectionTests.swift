@@ -43,6 +43,24 @@ final class BlobDetectionTests: XCTestCase {
         XCTAssertEqual(decode(""), [])
     }
 
+    func testStrictBase64FindsABadCharacterAnywhereInALongText() {
+        // 400 characters: six blocks of 64 (decoded with vector instructions where the CPU has them)
+        // and a tail of 16, the last quad among them.
+        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) }
+        let text = Array(Data(bytes).base64EncodedString().utf8)
+        XCTAssertEqual(text.withUnsafeBytes { StrictBase64.decode($0) }, bytes)
+        let badBytes: [UInt8] = [0x3D, 0x2D, 0x5F, 0x0A, 0x20, 0x00, 0x22, 0x2E, 0x7F, 0x80, 0xC3, 0xFF]
+        for bad in badBytes {
+            // `=` in the last two places would be padding, which may be canonical.
+            for position in 0..<(bad == 0x3D ? text.count - 2 : text.count) {
+                var t = text
+                t[position] = bad
+                XCTAssertNil(t.withUnsafeBytes { StrictBase64.decode($0) }, "byte \(bad) at \(position)")
+                XCTAssertFalse(t.withUnsafeBytes { StrictBase64.isValid($0) }, "byte \(bad) at \(position)")
+            }
+        }
+    }
+
     private func scan(_ s: String, minimumBytes: Int = 1024) -> EmbeddedFile.Scan {
         Array(s.utf8).withUnsafeBytes { EmbeddedFile.scan($0, minimumBytes: minimumBytes) }
     }
