@@ -27,7 +27,7 @@ let package = Package(
             providers: [.apt(["libzstd-dev"])]
         ),
         .target(name: "ArchiveKit", dependencies: ["CArchive", "CZstd"]),
-        .target(name: "JSONStream"),
+        .target(name: "JSONStream", dependencies: ["CPlatform"]),
         .target(name: "CPlatform"),
         .target(
             name: "DumpKit",

@@ -1,3 +1,4 @@
+import CPlatform
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -870,6 +871,8 @@ public final class JSONReader {
                 let (lo, hi) = words(specialLanes(vector(b + p)))
                 if lo | hi == 0 {
                     p &+= 16
+                    // A long run (base64, text): 64 bytes at a time where the CPU can.
+                    if e &- p >= 64 { p &+= dk_plain_ascii_prefix(b + p, e &- p) }
                     continue
                 }
                 p &+= lo != 0 ? lo.trailingZeroBitCount &>> 3 : 8 &+ hi.trailingZeroBitCount &>> 3

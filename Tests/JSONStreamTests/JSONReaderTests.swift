@@ -88,6 +88,37 @@ final class JSONReaderTests: XCTestCase {
         }
     }
 
+    /// Long plain runs are scanned 64 bytes at a time where the CPU can: whatever ends the run, at
+    /// any place in a long string, is found where the byte-by-byte reading finds it.
+    func testTheEndOfALongPlainRunIsFoundAnywhere() {
+        let ascii: [UInt8] = (0..<200).map { (i: Int) -> UInt8 in
+            let c = UInt8(0x20 + (i * 7) % 95)
+            return c == 0x22 || c == 0x5C ? UInt8(ascii: "x") : c
+        }
+        let inserts: [(bytes: [UInt8], decoded: [UInt8]?)] = [
+            (Array(#"\n"#.utf8), [0x0A]), (Array(#"\u00e9"#.utf8), [0xC3, 0xA9]), ([0xC3, 0xA9], [0xC3, 0xA9]),
+            ([0xE6, 0xBC, 0xA2], [0xE6, 0xBC, 0xA2]), ([0x7F], [0x7F]), ([0x01], nil), ([0x1F], nil), ([0xFF], nil), ([0x80], nil),
+        ]
+        for (bytes, decoded) in inserts {
+            for place in 0...ascii.count {
+                let doc: [UInt8] = [0x22] + Array(ascii[..<place]) + bytes + Array(ascii[place...]) + [0x22]
+                let whole = trace(MemoryByteSource(doc))
+                if let decoded {
+                    let content: [UInt8] = Array(ascii[..<place]) + decoded + Array(ascii[place...])
+                    XCTAssertEqual(whole, "string(\(content)) end", "\(bytes) at \(place)")
+                } else {
+                    XCTAssertTrue(whole.hasPrefix("ERROR"), "\(bytes) at \(place): \(whole)")
+                }
+                XCTAssertEqual(trace(MemoryByteSource(doc, chunkSize: 1)), whole, "\(bytes) at \(place) in 1-byte chunks")
+            }
+        }
+        // The closing quote at any place, with more JSON after it.
+        for place in 0...ascii.count {
+            let doc: [UInt8] = [0x5B, 0x22] + Array(ascii[..<place]) + Array(#"",1]"#.utf8)
+            XCTAssertEqual(trace(MemoryByteSource(doc)), "beginArray string(\(Array(ascii[..<place]))) number([49]) endArray end", "quote at \(place)")
+        }
+    }
+
     func testErrorsSayWhere() {
         let text = "{\n  \"users\": {\n    \"u1\": {\"name\": \"A\", \"age\": 1x}\n  }\n}"
         XCTAssertThrowsError(try parse(text)) { e in
