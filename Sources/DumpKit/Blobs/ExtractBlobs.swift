@@ -7,7 +7,7 @@ import JSONStream
 /// Every string of a record is looked at (`Options.match` narrows that to paths). Decoding, hashing
 /// and writing happen in `transform(batch:)`, which the pipeline runs for up to `maxConcurrency`
 /// batches of records at once; the references are the same whatever the order the work finishes in.
-public struct ExtractBlobs: RecordTransformer {
+public final class ExtractBlobs: RecordTransformer {
     /// How to find, name and refer to the files.
     public struct Options: Sendable {
         /// Only strings whose path matches one of these patterns, or lies below a path that does
