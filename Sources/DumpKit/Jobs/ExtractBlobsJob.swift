@@ -66,8 +66,10 @@ public struct ExtractBlobsJob {
         progress?.attach(inFile)
         let outFile = store == nil ? nil : try OutputFile(path: output)
         do {
+            // A read buffer that stays in the core's cache: the kernel copies into it and the scanner
+            // reads it while it is still there (longer strings go to the decoder in pieces).
             let reader = CandidateReader(source: inFile, patterns: options.match, selection: transformer.candidates,
-                                         options: .init(bufferSize: 4 << 20), sourceName: inFile.name)
+                                         options: .init(bufferSize: 256 << 10), sourceName: inFile.name)
             let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0)) } ?? DiscardingWriter()
             let pipeline = Pipeline(transformers: [transformer])
             pipeline.onRecord = { progress?.recordDone() }
