@@ -4,30 +4,26 @@
 #include <immintrin.h>
 #endif
 
-/// Whether the CPU has AVX-512 VBMI (byte permutes across a whole register) and BW.
-static int has_vbmi;
 /// The 6-bit value of each ASCII character, 0x80 for those outside the alphabet.
-static uint8_t values_of[128];
-/// Where output byte `j` of a block is in the decoded register (the first 48 bytes matter).
-static uint8_t byte_order[64];
+static const uint8_t values_of[128] = {
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 62, 0x80, 0x80, 0x80, 63,
+    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0x80, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 0x80, 0x80, 0x80, 0x80, 0x80,
+};
 
-/// Probes the CPU and fills the tables once, when the library loads (before any thread can call in).
-__attribute__((constructor)) static void probe(void) {
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    has_vbmi = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
-#endif
-    for (int i = 0; i < 128; i++) values_of[i] = 0x80;
-    for (int i = 0; i < 26; i++) {
-        values_of['A' + i] = (uint8_t)i;
-        values_of['a' + i] = (uint8_t)(26 + i);
-    }
-    for (int i = 0; i < 10; i++) values_of['0' + i] = (uint8_t)(52 + i);
-    values_of['+'] = 62;
-    values_of['/'] = 63;
-    // Lane k holds output bytes 3k, 3k + 1, 3k + 2 as its bytes 2, 1, 0 (little-endian).
-    for (int j = 0; j < 64; j++) byte_order[j] = j < 48 ? (uint8_t)(j / 3 * 4 + 2 - j % 3) : 0;
-}
+/// Where output byte `j` of a block is in the decoded register: lane k holds output bytes 3k, 3k + 1
+/// and 3k + 2 as its bytes 2, 1 and 0 (little-endian); only the first 48 matter.
+static const uint8_t byte_order[64] = {
+    2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, 18, 17, 16, 22,
+    21, 20, 26, 25, 24, 30, 29, 28, 34, 33, 32, 38, 37, 36, 42, 41,
+    40, 46, 45, 44, 50, 49, 48, 54, 53, 52, 58, 57, 56, 62, 61, 60,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
 
 #if defined(__x86_64__)
 
@@ -57,7 +53,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) static size_t decode_bloc
 
 size_t dk_base64_decode_blocks(const uint8_t *text, size_t count, uint8_t *out) {
 #if defined(__x86_64__)
-    if (has_vbmi) return decode_blocks(text, count, out);
+    if (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw")) return decode_blocks(text, count, out);
 #endif
     (void)text;
     (void)count;

@@ -2,21 +2,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#endif
 
-/// Whether the CPU has AVX-512 BW (byte compares into 64-bit masks).
-static int has_avx512bw;
-
-/// Probes the CPU once, when the library loads (before any thread can call in).
-__attribute__((constructor)) static void probe(void) {
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    has_avx512bw = __builtin_cpu_supports("avx512bw");
-#endif
-}
-
-#if defined(__x86_64__)
-
+/// The plain prefix, 64 bytes a step: a mask of the bytes that end it, and the first one's place.
 __attribute__((target("avx512f,avx512bw"))) static size_t prefix(const uint8_t *bytes, size_t count) {
     const __m512i space = _mm512_set1_epi8(0x20), quote = _mm512_set1_epi8('"'), backslash = _mm512_set1_epi8('\\');
     size_t i = 0;
@@ -35,7 +22,7 @@ __attribute__((target("avx512f,avx512bw"))) static size_t prefix(const uint8_t *
 
 size_t dk_plain_ascii_prefix(const uint8_t *bytes, size_t count) {
 #if defined(__x86_64__)
-    if (has_avx512bw) return prefix(bytes, count);
+    if (__builtin_cpu_supports("avx512bw")) return prefix(bytes, count);
 #endif
     (void)bytes;
     (void)count;
