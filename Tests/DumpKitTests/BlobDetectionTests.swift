@@ -61,6 +61,18 @@ final class BlobDetectionTests: XCTestCase {
         }
     }
 
+    func testStrictBase64RefusesPaddingBeforeTheEndOfALongText() {
+        // isValid checks long texts in slices of 12,288 characters: padding that ends the first slice
+        // is still inside the text.
+        for text in [String(repeating: "QUJD", count: 3071) + "QQ==" + String(repeating: "QUJD", count: 100),
+                     String(repeating: "QUJD", count: 3071) + "QUI=" + "QUJD"] {
+            XCTAssertFalse(Array(text.utf8).withUnsafeBytes { StrictBase64.isValid($0) })
+            XCTAssertNil(decode(text))
+        }
+        let fine = String(repeating: "QUJD", count: 3072) + "QQ=="
+        XCTAssertTrue(Array(fine.utf8).withUnsafeBytes { StrictBase64.isValid($0) })
+    }
+
     private func scan(_ s: String, minimumBytes: Int = 1024) -> EmbeddedFile.Scan {
         Array(s.utf8).withUnsafeBytes { EmbeddedFile.scan($0, minimumBytes: minimumBytes) }
     }

@@ -164,6 +164,30 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(try store.get("p/b/x.png"), [1])
     }
 
+    func testNamesAreCutAndFoldersKeptByTheirBytes() throws {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.path("outside"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir.path("s"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.path("s/ln"), withDestinationPath: dir.path("outside"))
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        // Two spellings of "café": equal as Strings, two names and two folders. The first folder is
+        // kept open once an object finds it existing; the second must not be taken for it.
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        XCTAssertEqual(composed, decomposed)
+        for i in 0..<3 { XCTAssertEqual(try put(store, "\(composed)/\(i).png", [1]), .stored) }
+        XCTAssertEqual(try put(store, "\(decomposed)/0.png", [2]), .stored)
+        XCTAssertEqual(try store.get("\(composed)/0.png"), [1])
+        XCTAssertEqual(try store.get("\(decomposed)/0.png"), [2])
+        // A "/" followed by a combining mark is one Character but still a separator.
+        XCTAssertThrowsError(try put(store, "ln/\u{301}x.png", [1])) { XCTAssertTrue("\($0)".contains("symbolic link"), "\($0)") }
+        XCTAssertEqual(try put(store, "d/\u{301}x.png", [3]), .stored)
+        store.close()
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("outside")), [])
+        let files = filesBelow(dir.path("s")).filter { !$0.hasPrefix(".dumpkit") }.map { Array($0.utf8) }
+        let expected = ["\(composed)/0.png", "\(composed)/1.png", "\(composed)/2.png", "\(decomposed)/0.png", "d/\u{301}x.png"]
+        XCTAssertEqual(Set(files), Set(expected.map { Array($0.utf8) }))
+    }
+
     func testOpeningForWritingRemovesTemporaryFilesOfDeadRunsOnly() throws {
         let dir = try TemporaryDirectory()
         let root = dir.path("s")

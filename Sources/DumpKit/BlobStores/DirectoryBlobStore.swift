@@ -36,9 +36,11 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     private let hasLegacyMetadata: Bool
     /// The open metadata folders (`meta/00` to `meta/ff`), -1 until first used.
     private var metaFolders = [Int32](repeating: -1, count: 256)
-    /// Folders found existing when writing, open until `close`, by path (at most `folderCacheLimit`):
-    /// the folders many objects share, such as `articles` in `articles/<id>/photo.jpg`.
-    private var openFolderCache: [String: Int32] = [:]
+    /// Folders found existing when writing, open until `close`, by the bytes of their path (at most
+    /// `folderCacheLimit`): the folders many objects share, such as `articles` in
+    /// `articles/<id>/photo.jpg`. Bytes, not `String`s: two spellings of `café` are equal strings but
+    /// two folders.
+    private var openFolderCache: [[UInt8]: Int32] = [:]
     private static let folderCacheLimit = 64
     /// Cleared when the file system turns out to have no unnamed files.
     private let unnamedFiles = Atomic<Bool>(true)
@@ -225,9 +227,11 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         BlobStoreError(store: directory, name: name, message: "\(what): \(String(cString: strerror(errno)))")
     }
 
+    /// The folders and the file name of `name`, cut at every `/` byte (as `BlobObjectName.validate`
+    /// reads it; a `/` followed by a combining mark is one `Character`, but still a separator).
     private static func split(_ name: String) -> (folders: [Substring], leaf: String) {
-        let parts = name.split(separator: "/", omittingEmptySubsequences: false)
-        return (Array(parts.dropLast()), String(parts.last!))
+        let parts = name.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        return (parts.dropLast().map { Substring($0) }, String(Substring(parts.last!)))
     }
 
     /// The folder an object is written into, made with its parents if needed: `made` when this call
@@ -268,15 +272,16 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
 
     /// The open descriptor of the folder `path`, if an earlier write kept it.
     private func cachedFolder(_ path: String) -> Int32? {
-        lock.withLock { openFolderCache[path] }
+        lock.withLock { closed ? nil : openFolderCache[Array(path.utf8)] }
     }
 
     /// Keeps `fd` open as the folder `path` until `close`; `false` (the caller keeps it) when the
-    /// cache is full or already has the path.
+    /// cache is full or already has the path, or the store is closed.
     private func cacheFolder(_ path: String, _ fd: Int32) -> Bool {
-        lock.withLock {
-            guard openFolderCache.count < Self.folderCacheLimit, openFolderCache[path] == nil else { return false }
-            openFolderCache[path] = fd
+        let key = Array(path.utf8)
+        return lock.withLock {
+            guard !closed, openFolderCache.count < Self.folderCacheLimit, openFolderCache[key] == nil else { return false }
+            openFolderCache[key] = fd
             return true
         }
     }

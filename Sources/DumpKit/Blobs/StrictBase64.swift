@@ -41,7 +41,9 @@ public enum StrictBase64 {
         var start = 0
         while start < text.count {
             let end = min(text.count, start + slice)
-            if !decode(UnsafeRawBufferPointer(rebasing: text[start..<end]), into: out) { return false }
+            let part = UnsafeRawBufferPointer(rebasing: text[start..<end])
+            // Padding only in the last quad of the whole text, not of each slice.
+            if !(end == text.count ? decode(part, into: out) : decodeQuads(part, into: out)) { return false }
             start = end
         }
         return true
