@@ -144,12 +144,17 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(filesBelow(dir.path("s")).filter { !$0.hasPrefix(".dumpkit") }, [longest])
     }
 
-    func testSymbolicLinksInsideTheStoreAreNotFollowed() throws {
-        let dir = try TemporaryDirectory()
+    /// A store for writing in `dir/s`, holding a symbolic link `s/<link>` to the empty folder `dir/outside`.
+    private func storeWithLinkOutside(_ dir: TemporaryDirectory, link: String) throws -> DirectoryBlobStore {
         try FileManager.default.createDirectory(atPath: dir.path("outside"), withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: dir.path("s"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: dir.path("s/v1"), withDestinationPath: dir.path("outside"))
-        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        try FileManager.default.createSymbolicLink(atPath: dir.path("s/\(link)"), withDestinationPath: dir.path("outside"))
+        return try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+    }
+
+    func testSymbolicLinksInsideTheStoreAreNotFollowed() throws {
+        let dir = try TemporaryDirectory()
+        let store = try storeWithLinkOutside(dir, link: "v1")
         XCTAssertThrowsError(try put(store, "v1/x.png", [1])) { XCTAssertTrue("\($0)".contains("symbolic link"), "\($0)") }
         // As a parent, and as the object's folder below a parent that earlier objects opened.
         XCTAssertThrowsError(try put(store, "v1/a/x.png", [1])) { XCTAssertTrue("\($0)".contains("symbolic link"), "\($0)") }
@@ -166,10 +171,7 @@ final class BlobStoreTests: XCTestCase {
 
     func testNamesAreCutAndFoldersKeptByTheirBytes() throws {
         let dir = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: dir.path("outside"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: dir.path("s"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: dir.path("s/ln"), withDestinationPath: dir.path("outside"))
-        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        let store = try storeWithLinkOutside(dir, link: "ln")
         // Two spellings of "café": equal as Strings, two names and two folders. The first folder is
         // kept open once an object finds it existing; the second must not be taken for it.
         let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
