@@ -240,9 +240,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     /// earlier object opened it, so a new folder usually costs one `mkdirat` and one `openat`.
     private func objectFolder(_ folders: [Substring], name: String) throws -> (fd: Int32, owned: Bool, made: Bool) {
         guard let last = folders.last else { return (rootFD, false, false) }
-        let path = folders.joined(separator: "/")
+        let path = Array(folders.joined(separator: "/").utf8)
         if let fd = cachedFolder(path) { return (fd, false, false) }
-        let parentPath = folders.dropLast().joined(separator: "/")
+        let parentPath = Array(folders.dropLast().joined(separator: "/").utf8)
         var parent = folders.count == 1 ? rootFD : cachedFolder(parentPath)
         var ownsParent = false
         if parent == nil {
@@ -270,18 +270,17 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return (fd, true, made)
     }
 
-    /// The open descriptor of the folder `path`, if an earlier write kept it.
-    private func cachedFolder(_ path: String) -> Int32? {
-        lock.withLock { closed ? nil : openFolderCache[Array(path.utf8)] }
+    /// The open descriptor of the folder `path` (its bytes), if an earlier write kept it.
+    private func cachedFolder(_ path: [UInt8]) -> Int32? {
+        lock.withLock { closed ? nil : openFolderCache[path] }
     }
 
     /// Keeps `fd` open as the folder `path` until `close`; `false` (the caller keeps it) when the
     /// cache is full or already has the path, or the store is closed.
-    private func cacheFolder(_ path: String, _ fd: Int32) -> Bool {
-        let key = Array(path.utf8)
-        return lock.withLock {
-            guard !closed, openFolderCache.count < Self.folderCacheLimit, openFolderCache[key] == nil else { return false }
-            openFolderCache[key] = fd
+    private func cacheFolder(_ path: [UInt8], _ fd: Int32) -> Bool {
+        lock.withLock {
+            guard !closed, openFolderCache.count < Self.folderCacheLimit, openFolderCache[path] == nil else { return false }
+            openFolderCache[path] = fd
             return true
         }
     }
