@@ -9,10 +9,10 @@ Usage:
 
 For each job the harness makes sure its dataset exists (generated with
 Scripts/gen_dataset.py and cached in bench-data/ by dataset, size and seed),
-reads it once to warm the page cache, then runs the job's commands in turn
-(A B C A B C ...) --runs times. Each command runs as a direct child; os.wait4
-gives its CPU time (user+sys) and peak RSS, which on Linux include the
-processes it waited for. The table shows the median wall and CPU times, the
+then runs the job's commands in turn (A B C A B C ...) --runs times, each
+right after a read of its input that brings it into the page cache. Each
+command runs as a direct child; os.wait4 gives its CPU time (user+sys) and
+peak RSS, which on Linux include the processes it waited for. The table shows the median wall and CPU times, the
 largest peak RSS, throughput (input MB per second of median wall time; MB is
 10^6 bytes) and each tool's median wall time divided by DumpKit's.
 
@@ -524,10 +524,12 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
     # charge one run's cleanup to the next tool that writes many files (extract-blobs, restore). A
     # single output file is deleted at once (cheap), and every run starts after a sync, so no run
     # pays for flushing or reclaiming the gigabytes of dirty pages an earlier one left behind.
+    # The input is read again right before every run: this VM pages out page cache that has been idle
+    # for about a minute (a DAMON pageout scheme), so a run that follows a long peer run would
+    # otherwise read part of its input from disk.
     trash = os.path.join(work, ".trash")
     remove(trash)
     os.makedirs(trash)
-    warm_cache(input_path)
     for run in range(args.runs):
         for cmd, result, out, log in zip(job["commands"], results, outputs, logs):
             if result.failed or result.skipped:
@@ -537,6 +539,7 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
             elif os.path.lexists(out):
                 os.remove(out)
             os.sync()
+            warm_cache(input_path)
             status, wall, cpu, rss = run_once(result.argv, result.stdout, log)
             if status not in cmd.get("ok_status", [0]):
                 with open(log, "rb") as f:
@@ -696,8 +699,8 @@ def main(argv: list[str] | None = None) -> int:
         "Data:",
         *data_lines,
         "",
-        "Each job's commands ran in turn (A B C A B C ...) after one read of the input to warm "
-        "the page cache. Wall and CPU (user+sys, including child processes) are medians over "
+        "Each job's commands ran in turn (A B C A B C ...), each right after a read of its input "
+        "(so that it starts with the input in the page cache). Wall and CPU (user+sys, including child processes) are medians over "
         "the runs; peak RSS is the largest over the runs; MB/s is input bytes / 10^6 / median "
         "wall; × DumpKit time is the tool's median wall divided by DumpKit's (above 1 means "
         "DumpKit is faster). A peer's ratio counts only if its output is equivalent to DumpKit's.",
