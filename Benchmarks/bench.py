@@ -12,9 +12,10 @@ Scripts/gen_dataset.py and cached in bench-data/ by dataset, size and seed),
 then runs the job's commands in turn (A B C A B C ...) --runs times, each
 right after a read of its input that brings it into the page cache. Each
 command runs as a direct child; os.wait4 gives its CPU time (user+sys) and
-peak RSS, which on Linux include the processes it waited for. The table shows the median wall and CPU times, the
-largest peak RSS, throughput (input MB per second of median wall time; MB is
-10^6 bytes) and each tool's median wall time divided by DumpKit's.
+peak RSS, which on Linux include the processes it waited for. The table
+shows the median wall and CPU times, the largest peak RSS, throughput (input
+MB per second of median wall time; MB is 10^6 bytes) and each tool's median
+wall time divided by DumpKit's.
 
 A peer's time counts only if its output is equivalent to DumpKit's: parsed
 with json and compared (outputs that are byte-identical pass without
@@ -700,8 +701,8 @@ def main(argv: list[str] | None = None) -> int:
         *data_lines,
         "",
         "Each job's commands ran in turn (A B C A B C ...), each right after a read of its input "
-        "(so that it starts with the input in the page cache). Wall and CPU (user+sys, including child processes) are medians over "
-        "the runs; peak RSS is the largest over the runs; MB/s is input bytes / 10^6 / median "
+        "(so that it starts with the input in the page cache). Wall and CPU (user+sys, including "
+        "child processes) are medians over the runs; peak RSS is the largest over the runs; MB/s is input bytes / 10^6 / median "
         "wall; × DumpKit time is the tool's median wall divided by DumpKit's (above 1 means "
         "DumpKit is faster). A peer's ratio counts only if its output is equivalent to DumpKit's.",
         "",
