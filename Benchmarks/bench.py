@@ -702,9 +702,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "Each job's commands ran in turn (A B C A B C ...), each right after a read of its input "
         "(so that it starts with the input in the page cache). Wall and CPU (user+sys, including "
-        "child processes) are medians over the runs; peak RSS is the largest over the runs; MB/s is input bytes / 10^6 / median "
-        "wall; × DumpKit time is the tool's median wall divided by DumpKit's (above 1 means "
-        "DumpKit is faster). A peer's ratio counts only if its output is equivalent to DumpKit's.",
+        "child processes) are medians over the runs; peak RSS is the largest over the runs; "
+        "MB/s is input bytes / 10^6 / median wall; × DumpKit time is the tool's median wall "
+        "divided by DumpKit's (above 1 means DumpKit is faster). A peer's ratio counts only if "
+        "its output is equivalent to DumpKit's.",
         "",
         table(results, sizes),
         "",
