@@ -222,4 +222,73 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertNil(o["v2"])
         XCTAssertTrue(todos.values.allSatisfy { $0["detail"] == nil })
     }
+
+    /// Writes `text` to `name` in `dir` and returns the path.
+    private func file(_ dir: TemporaryDirectory, _ name: String, _ text: String) throws -> String {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: dir.path(name)))
+        return dir.path(name)
+    }
+
+    func testAMoveIntoObjectsThatExistReversesToTheInput() throws {
+        // The new user's two-user dump: the reverse moves records into /users/{uid}, which stands
+        // before their source and already has other children.
+        let dir = try TemporaryDirectory()
+        let input = #"{"users":{"a":{"games":1,"info":{"n":1}},"c":{"games":2,"info":{"n":3}}}}"#
+        let dump = try file(dir, "in.json", input)
+        let plan = try file(dir, "plan.yaml", "name: profiles\nfrom: v1\nto: v2\nsteps:\n  - name: profiles\n    match: /users/{uid}/info\n    ops:\n      - move: /profiles/{uid}\n")
+        var r = try CLI.run(["migrate", dump, "--plan", plan, "-o", dir.path("v2.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(String(decoding: try contents(dir.path("v2.json")), as: UTF8.self),
+                       #"{"users":{"a":{"games":1},"c":{"games":2}},"profiles":{"a":{"n":1},"c":{"n":3}}}"# + "\n")
+        r = try CLI.run(["migrate", dir.path("v2.json"), "--plan", plan, "--reverse", "-o", dir.path("back.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(String(decoding: try contents(dir.path("back.json")), as: UTF8.self), input + "\n")
+        // With --canonical, byte-equal to the canonical input.
+        XCTAssertEqual(try CLI.run(["convert", dump, "--canonical", "-o", dir.path("in.canonical.json")]).status, 0)
+        r = try CLI.run(["migrate", dir.path("v2.json"), "--plan", plan, "--reverse", "--canonical", "-o", dir.path("back.canonical.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try contents(dir.path("back.canonical.json")), try contents(dir.path("in.canonical.json")))
+        // The forward move with a second step on /users/{uid}/games/{n}, and a hand-written inverse.
+        let two = try file(dir, "two.yaml", "name: two\nfrom: v1\nto: v2\nsteps:\n  - match: /users/{uid}/info\n    ops:\n      - move: /profiles/{uid}\n  - match: /users/{uid}/games\n    ops:\n      - move: /games/{uid}\n")
+        r = try CLI.run(["migrate", dump, "--plan", two, "-o", dir.path("two.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let inverse = try file(dir, "inverse.yaml", "name: inverse\nfrom: v2\nto: v1\nsteps:\n  - match: /games/{uid}\n    ops:\n      - move: /users/{uid}/games\n  - match: /profiles/{uid}\n    ops:\n      - move: /users/{uid}/info\n")
+        r = try CLI.run(["migrate", dir.path("two.json"), "--plan", inverse, "-o", dir.path("two.back.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try json(dir.path("two.back.json")), try json(dump))
+    }
+
+    func testAPlanWithoutMovesKeepsEveryKeyWhereItWas() throws {
+        let dir = try TemporaryDirectory()
+        let dump = try file(dir, "in.json", #"{"a":1,"v1":{"todolist":{"-Kb":{"t":"x","n":2},"-Ka":{"t":"y"}},"z":{}},"z":2}"#)
+        let plan = try file(dir, "plan.yaml", "name: rename\nfrom: v1\nto: v2\nsteps:\n  - match: /v1/todolist/{id}\n    ops:\n      - rename: { t: title }\n")
+        let r = try CLI.run(["migrate", dump, "--plan", plan, "-o", dir.path("out.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(String(decoding: try contents(dir.path("out.json")), as: UTF8.self),
+                       #"{"a":1,"v1":{"todolist":{"-Kb":{"title":"x","n":2},"-Ka":{"title":"y"}},"z":{}},"z":2}"# + "\n")
+    }
+
+    func testMoveConflictsNameBothPointersOrGoToTheRejects() throws {
+        let dir = try TemporaryDirectory()
+        let dump = try file(dir, "in.json", #"{"old":{"a":{"n":1},"b":{"n":2}},"new":{"a":{"kept":true}}}"#)
+        let plan = try file(dir, "plan.yaml", "name: m\nfrom: v1\nto: v2\nsteps:\n  - match: /old/{id}\n    ops:\n      - move: /new/{id}\n")
+        var r = try CLI.run(["migrate", dump, "--plan", plan, "-o", dir.path("out.json")])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("record /old/a moved to /new/a: the input already has a value there"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
+        // Under keep, the record that cannot be placed is set aside whole, and the rest is written.
+        r = try CLI.run(["migrate", dump, "--plan", plan, "-o", dir.path("out.json"), "--on-error", "keep"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try json(dir.path("out.json")), try JSONSerialization.jsonObject(with: Data(#"{"new":{"a":{"kept":true},"b":{"n":2}}}"#.utf8)) as! NSObject)
+        let rejects = try lines(dir.path("out.json.rejects.ndjson"))
+        XCTAssertEqual(rejects.count, 1)
+        XCTAssertEqual(rejects.first?["pointer"], "/old/a" as NSString)
+        XCTAssertEqual(rejects.first?["operation"], "move" as NSString)
+        XCTAssertEqual(rejects.first?["value"], ["n": 1] as NSDictionary)
+        // A key the database forbids, made from a capture.
+        let dotted = try file(dir, "dotted.yaml", "name: m\nfrom: v1\nto: v2\nsteps:\n  - match: /old/{id}\n    ops:\n      - move: /new/{id}/x\n")
+        r = try CLI.run(["migrate", try file(dir, "dot.json", #"{"old":{"a.b":{"n":1}}}"#), "--plan", dotted, "-o", dir.path("dot.out.json")])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("record /old/a.b moved to /new/a.b/x: key 'a.b' holds '.'"), r.stderr)
+    }
 }

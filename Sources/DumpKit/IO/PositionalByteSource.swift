@@ -22,8 +22,8 @@ extension PositionalByteSource {
         }
     }
 
-    /// A sequential reader of the bytes from `offset` on, for `JSONReader`.
-    func stream(from offset: Int64 = 0) -> PositionalStream { PositionalStream(self, from: offset) }
+    /// A sequential reader of the bytes from `offset` on (up to `end`, else to the end), for `JSONReader`.
+    func stream(from offset: Int64 = 0, to end: Int64 = .max) -> PositionalStream { PositionalStream(self, from: offset, to: end) }
 }
 
 /// A plain (uncompressed) regular file opened for reads at any offset.
@@ -45,18 +45,22 @@ final class ReadOnlyFile: PositionalByteSource {
     }
 }
 
-/// Reads a `PositionalByteSource` front to back from an offset.
+/// Reads a `PositionalByteSource` front to back from an offset, up to an end offset.
 final class PositionalStream: JSONByteSource {
     private let file: PositionalByteSource
     private var offset: Int64
+    private let end: Int64
 
-    init(_ file: PositionalByteSource, from offset: Int64) {
+    init(_ file: PositionalByteSource, from offset: Int64, to end: Int64 = .max) {
         self.file = file
         self.offset = offset
+        self.end = end
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        let n = try file.read(at: offset, into: buffer)
+        let room = Int(min(Int64(buffer.count), end - offset))
+        guard room > 0 else { return 0 }
+        let n = try file.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<room]))
         offset += Int64(n)
         return n
     }

@@ -32,6 +32,8 @@ public struct MigrateJob {
     public struct Summary: Sendable {
         public var plans: [MigrationPlan]
         public var stats: MigrationStats
+        /// Moved records set aside because they could not be placed (`MoveConflict`), under skip and keep.
+        public var moveConflicts: Int
         public var warnings: [String]
         /// Records read at the plans' output patterns (already migrated data) or only for extract-blobs steps.
         public var alreadyMigrated: Int
@@ -46,7 +48,7 @@ public struct MigrateJob {
         public var seconds: Double
 
         /// Whether the run changed nothing because the dump is already in the target shape.
-        public var nothingToDo: Bool { stats.changed == 0 && stats.rejects == 0 && (blobs?.snapshot.extracted.count ?? 0) == 0 }
+        public var nothingToDo: Bool { stats.changed == 0 && stats.rejects == 0 && moveConflicts == 0 && (blobs?.snapshot.extracted.count ?? 0) == 0 }
     }
 
     /// Loads the plans (reversed and in reverse order for `reverse`).
@@ -76,8 +78,11 @@ public struct MigrateJob {
         // "not this kind of dump", and those the extract-blobs steps match; the runner passes them
         // through unchanged.
         let outputs = plans.last.map { $0.steps.flatMap(\.outputPatterns) } ?? []
+        // An output pattern above a step's pattern is left out: the reader would hand over its
+        // records whole, and the step would never see the records inside them.
+        let blobPatterns = runner.blobExtractions.flatMap(\.step.patterns)
         var probes: [PathPattern] = []
-        for p in outputs + runner.blobExtractions.flatMap(\.step.patterns) where !runner.patterns.contains(p) && !probes.contains(p) {
+        for p in outputs.filter({ !Self.shadows($0, runner.patterns) }) + blobPatterns where !runner.patterns.contains(p) && !probes.contains(p) {
             probes.append(p)
         }
         let inFile = try InputFile(path: input)
@@ -93,9 +98,16 @@ public struct MigrateJob {
         do {
             let sink: JSONByteSink = outFile.map { hashing ? HashingByteSink($0) : $0 as JSONByteSink } ?? DiscardingByteSink()
             let reader = DumpReader(source: hashedInput ?? inFile as JSONByteSource, patterns: runner.patterns + probes, sourceName: inFile.name)
-            let targets = plans.flatMap { $0.steps.flatMap(\.outputPatterns) }
-            let writer = DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), relocationTargets: targets)
+            let writer = try DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), moveTargets: Self.moveTargets(plans))
             let rejects = rejectsFile.map { RejectsWriter(file: $0) }
+            let conflicts = Counter()
+            if let rejects {
+                // Under skip and keep, a moved record that cannot be placed is set aside whole.
+                writer.onMoveConflict = { conflict in
+                    conflicts.increment()
+                    try rejects.write([Self.reject(conflict, plans)])
+                }
+            }
             let migrate = Migrate(runner: runner, probes: probes, rejects: rejects)
             let extractions = try zip(runner.blobExtractions, extractionOptions).map {
                 try ExtractStepBlobs($0, options: $1, store: store, report: blobs!)
@@ -112,9 +124,9 @@ public struct MigrateJob {
             try outFile?.commit()
             try rejectsFile?.commit()
             progress?.finish()
-            var summary = Summary(plans: plans, stats: stats, warnings: runner.warnings, alreadyMigrated: migrate.probed,
+            var summary = Summary(plans: plans, stats: stats, moveConflicts: conflicts.value, warnings: runner.warnings, alreadyMigrated: migrate.probed,
                                   inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
-                                  rejectsPath: stats.rejects > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
+                                  rejectsPath: stats.rejects + conflicts.value > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
             summary.staleBlobFilesRemoved = store?.staleTemporaryFilesRemoved ?? 0
             if let reportPath {
                 try writeReport(summary, to: reportPath)
@@ -127,6 +139,42 @@ public struct MigrateJob {
             progress?.finish()
             throw error
         }
+    }
+
+    /// Whether a path `probe` matches can be above a path one of `patterns` matches.
+    static func shadows(_ probe: PathPattern, _ patterns: [PathPattern]) -> Bool {
+        patterns.contains { p in
+            p.depth > probe.depth && zip(probe.segments, p.segments).allSatisfy { a, b in
+                if case .literal(let x) = a, case .literal(let y) = b { return x == y }
+                return true
+            }
+        }
+    }
+
+    /// The paths records may be moved to: the targets of every `move` (a plan without one writes in
+    /// one pass, keeping every key where it was).
+    static func moveTargets(_ plans: [MigrationPlan]) -> [PathPattern] {
+        var targets: [PathPattern] = []
+        for plan in plans {
+            for step in plan.steps {
+                for case let move as MoveOperation in step.operations where !targets.contains(move.target) { targets.append(move.target) }
+            }
+        }
+        return targets
+    }
+
+    /// A moved record that could not be placed, as a reject of the first step that moves records
+    /// from where it was read.
+    static func reject(_ conflict: MoveConflict, _ plans: [MigrationPlan]) -> Reject {
+        for plan in plans {
+            for step in plan.steps where step.operations.contains(where: { $0 is MoveOperation }) && step.patterns.contains(where: { $0.match(conflict.source) != nil }) {
+                return Reject(pointer: JSONPointer.string(conflict.source), value: conflict.value, plan: plan.name, step: step.index, stepName: step.name,
+                              operation: MoveOperation.name, reason: conflict.description)
+            }
+        }
+        let plan = plans.last
+        return Reject(pointer: JSONPointer.string(conflict.source), value: conflict.value, plan: plan?.name ?? "", step: 0, stepName: nil,
+                      operation: MoveOperation.name, reason: conflict.description)
     }
 
     /// Refuses extract-blobs steps the run would silently not apply: in a plan before the last one of a

@@ -1,13 +1,15 @@
 import JSONStream
 
 /// Rebuilds a dump tree around records: content passed through by `DumpReader` is copied as it
-/// was, records that kept their path are written in place, and records moved to a new path are
-/// placed at the end of the root object, grouped by path.
+/// was, records that kept their path are written in place, and records moved to a new path go into
+/// the objects on their way that the tree has, wherever those stand (see `MoveMerger`).
 ///
-/// Moved records may land in objects the input already has (`/v1/user` stays while records move
-/// into `/v1/todolist`): objects on the way to a move target (`relocationTargets`) are therefore not
-/// written where they stand; their content is spooled, like the moved records, to an anonymous
-/// temporary file and placed together with them at the end, so every object appears once.
+/// Without move targets the tree goes straight to the output in one pass, keeping every key where
+/// it was. With move targets it is written compactly to an anonymous temporary file while the moved
+/// records are spooled (`MoveSpool`); `finish()` then merges them in while copying the tree to the
+/// output. A moved record that cannot be placed (its path is taken, lies below a value that is not an
+/// object, or breaks the database's key and depth limits) is a `MoveConflict`: thrown, or handed to
+/// `onMoveConflict`.
 ///
 /// Objects whose every child was removed (deleted or moved records) are left out, as the Realtime
 /// Database has no empty objects; objects that were already empty in the input are kept.
@@ -17,33 +19,48 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         var name: String?  // key in the parent object
         var opened: Bool
         var hadChildren: Bool
-        /// Content below goes to the spool at full paths instead of the output.
-        var spooling: Bool
     }
 
-    public let writer: JSONWriter
-    private var levels: [Level] = []
-    private var path: [String] = []  // keys of the levels below the root (objects only; arrays give "")
-    private var pendingName: String?
-    private var rootKeys: Set<String> = []
-    private var spool: RecordSpool?
+    /// The output.
+    private let output: JSONWriter
+    /// Where the tree is written: the output, or the compact tree file when records may move.
+    private let writer: JSONWriter
+    private let tree: TemporaryFile?
+    private let spool: MoveSpool?
+    private let moveTargets: [PathPattern]
     private let temporaryDirectory: String?
-    private let deferredPrefixes: [[String]]
+    private var levels: [Level] = []
+    private var pendingName: String?
     private var placer: PathPlacer?  // for record-only input (no pass-through structure)
     private var sawStructure = false
+    /// Gets the moved records that cannot be placed; when nil, the first one is thrown.
+    public var onMoveConflict: ((MoveConflict) throws -> Void)?
 
-    /// `relocationTargets` are the patterns records may be moved to (their literal prefixes decide
-    /// which input objects are spooled).
-    public init(writer: JSONWriter, relocationTargets: [PathPattern] = [], temporaryDirectory: String? = nil) {
+    /// A writer of records that keep their path.
+    public init(writer: JSONWriter) {
+        output = writer
         self.writer = writer
+        tree = nil
+        spool = nil
+        moveTargets = []
+        temporaryDirectory = nil
+    }
+
+    /// A writer of records that may move to paths `moveTargets` match; temporary files go to
+    /// `temporaryDirectory` (default `$TMPDIR`).
+    public init(writer: JSONWriter, moveTargets: [PathPattern], temporaryDirectory: String? = nil) throws {
+        output = writer
+        self.moveTargets = moveTargets
         self.temporaryDirectory = temporaryDirectory
-        deferredPrefixes = relocationTargets.map { p in
-            var prefix: [String] = []
-            for s in p.segments.dropLast() {
-                guard case .literal(let l) = s else { break }
-                prefix.append(l)
-            }
-            return prefix
+        if moveTargets.isEmpty {
+            self.writer = writer
+            tree = nil
+            spool = nil
+        } else {
+            let tree = try TemporaryFile(directory: temporaryDirectory)
+            self.tree = tree
+            self.writer = JSONWriter(sink: tree)
+            spool = try MoveSpool(temporaryDirectory: temporaryDirectory)
         }
     }
 
@@ -56,32 +73,15 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         markChild()
         let name = pendingName
         pendingName = nil
-        let parentSpooling = levels.last?.spooling ?? false
-        var spooling = parentSpooling
-        if !spooling, !levels.isEmpty, let name {
-            let p = path + [name]
-            spooling = deferredPrefixes.contains { $0.count >= p.count && Array($0.prefix(p.count)) == p }
-        }
-        if !levels.isEmpty { path.append(name ?? "") }
-        levels.append(Level(isObject: isObject, name: name, opened: false, hadChildren: false, spooling: spooling))
+        levels.append(Level(isObject: isObject, name: name, opened: false, hadChildren: false))
     }
 
     public func endContainer() throws {
-        if levels.count == 1 { try placeSpooledRecords() }
         let level = levels.removeLast()
-        if !levels.isEmpty { path.removeLast() }
-        if level.spooling {
-            // An object that was empty in the input is kept as an empty value at its path.
-            if !level.hadChildren {
-                let empty: JSONValue = level.isObject ? .object([:]) : .array([])
-                try spoolRecord(path + [level.name ?? ""]) { try $0.value(empty) }
-            }
-            return
-        }
         if level.opened {
             if level.isObject { try writer.endObject() } else { try writer.endArray() }
-        } else if !level.hadChildren {
-            // Empty in the input: keep it.
+        } else if !level.hadChildren || levels.isEmpty {
+            // Empty in the input, or the root: keep it.
             try openLevels()
             if let name = level.name { try writer.name(name) }
             if level.isObject {
@@ -106,20 +106,12 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         try passThroughValue { try $0.value(compactJSON: json) }
     }
 
-    /// Writes one value of pass-through content with `body`: into the spool when its object is held
-    /// back for moved records, else into the output under the pending name.
+    /// Writes one value of pass-through content with `body` under the pending name.
     private func passThroughValue(_ body: (JSONWriter) throws -> Void) throws {
         sawStructure = true
         markChild()
-        if levels.last?.spooling == true {
-            try body(try beginSpoolFrame(path + [pendingName ?? ""]))
-            try spool!.endFrame()
-            pendingName = nil
-            return
-        }
         try openLevels()
         if let name = pendingName {
-            if levels.count == 1 { rootKeys.insert(name) }
             try writer.name(name)
             pendingName = nil
         }
@@ -131,10 +123,18 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     public var takesCompactJSON: Bool { writer.isCompact }
 
     public func write(_ record: Record, from original: [String]?) throws {
-        try write(path: record.path, from: original, value: record.value.map { value in { try $0.value(value) } })
+        guard let value = record.value else { return try write(path: record.path, from: original, value: nil) }
+        if let original, original != record.path {
+            return try move(record.path, from: original, nesting: MoveSpool.nesting(value), value: { value }) { try $0.value(value) }
+        }
+        try write(path: record.path, from: original) { try $0.value(value) }
     }
 
     public func write(path: [String], compactJSON json: UnsafeRawBufferPointer, from original: [String]?) throws {
+        if let original, original != path {
+            let value = { try JSONReader(bytes: Array(json)).readValue() }
+            return try move(path, from: original, nesting: MoveSpool.nesting(compactJSON: json), value: value) { try $0.value(compactJSON: json) }
+        }
         try write(path: path, from: original) { try $0.value(compactJSON: json) }
     }
 
@@ -143,44 +143,55 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         if let original, original == path, original.count == levels.count, !levels.isEmpty {
             markChild()
             guard let writeValue else { return }
-            if levels[levels.count - 1].spooling { return try spoolRecord(path, writeValue) }
             try openLevels()
-            if levels[levels.count - 1].isObject {
-                let key = original[original.count - 1]
-                if levels.count == 1 { rootKeys.insert(key) }
-                try writer.name(key)
-            }
+            if levels[levels.count - 1].isObject { try writer.name(original[original.count - 1]) }
             try writeValue(writer)
             return
         }
         if original != nil { markChild() }
         guard let writeValue else { return }
-        if !sawStructure {
-            // Record-only input: place records directly, in order.
-            if path.isEmpty {
-                guard placer == nil else { throw PlacementError.notBelowBase("") }
-                try writeValue(writer)
-                return
-            }
-            if placer == nil {
-                try writer.beginObject()
-                placer = PathPlacer(writer: writer, baseDepth: 0)
-            }
-            try placer!.place(path, writeValue: writeValue)
+        guard !sawStructure else { throw PlacementError.outOfOrder(JSONPointer.string(path)) }
+        // Record-only input: place records directly, in order.
+        if path.isEmpty {
+            guard placer == nil else { throw PlacementError.notBelowBase("") }
+            try writeValue(writer)
             return
         }
-        try spoolRecord(path, writeValue)
+        if placer == nil {
+            try writer.beginObject()
+            placer = PathPlacer(writer: writer, baseDepth: 0)
+        }
+        try placer!.place(path, writeValue: writeValue)
+    }
+
+    /// Spools a record moved from `original` to `path`, or hands it over as a conflict when the path
+    /// breaks the database's limits.
+    private func move(_ path: [String], from original: [String], nesting: Int, value: () throws -> JSONValue, writeValue: (JSONWriter) throws -> Void) throws {
+        markChild()
+        guard let spool else { throw PlacementError.undeclaredMove(from: JSONPointer.string(original), to: JSONPointer.string(path)) }
+        if let reason = MoveConflict.limitProblem(target: path, valueDepth: nesting) {
+            return try conflict(MoveConflict(source: original, target: path, reason: reason, value: value()))
+        }
+        try spool.add(target: path, source: original, writeValue: writeValue)
+    }
+
+    private func conflict(_ c: MoveConflict) throws {
+        guard let onMoveConflict else { throw c }
+        try onMoveConflict(c)
     }
 
     public func finish() throws {
         if let placer {
             try placer.closeAll()
             try writer.endObject()
-        } else if spool != nil {
-            throw PlacementError.conflict("the document root (it is not an object)")
         }
-        try writer.raw("\n")
-        try writer.flush()
+        if let tree, let spool {
+            try writer.flush()
+            try MoveMerger(tree: tree, spool: spool, targets: moveTargets, temporaryDirectory: temporaryDirectory)
+                .run(into: output, onConflict: conflict)
+        }
+        try output.raw("\n")
+        try output.flush()
     }
 
     // MARK: - Internals
@@ -193,50 +204,9 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     private func openLevels() throws {
         guard let first = levels.firstIndex(where: { !$0.opened }) else { return }
         for i in first..<levels.count {
-            if let name = levels[i].name {
-                if i == 1 { rootKeys.insert(name) }
-                try writer.name(name)
-            }
+            if let name = levels[i].name { try writer.name(name) }
             if levels[i].isObject { try writer.beginObject() } else { try writer.beginArray() }
             levels[i].opened = true
         }
-    }
-
-    /// Starts a spool frame at `path`; the caller writes the value with the returned writer.
-    private func beginSpoolFrame(_ path: [String]) throws -> JSONWriter {
-        if spool == nil { spool = try RecordSpool(temporaryDirectory: temporaryDirectory) }
-        try spool!.beginFrame(path)
-        return spool!.writer
-    }
-
-    private func spoolRecord(_ path: [String], _ writeValue: (JSONWriter) throws -> Void) throws {
-        try writeValue(try beginSpoolFrame(path))
-        try spool!.endFrame()
-    }
-
-    /// Places the spooled content inside the root object, before it closes. A compact output takes
-    /// the spooled values' bytes as they are; others rewrite them token by token, never building them.
-    private func placeSpooledRecords() throws {
-        guard let spool else { return }
-        try spool.finishWriting()
-        guard levels[0].isObject else { throw PlacementError.conflict("the document root (it is not an object)") }
-        try openLevels()
-        let placer = PathPlacer(writer: writer, baseDepth: 0)
-        let copyBytes = writer.isCompact
-        while let path = try spool.nextFrame() {
-            if let first = path.first, rootKeys.contains(first) {
-                throw PlacementError.conflict("/" + JSONPointer.escape(first))
-            }
-            try placer.place(path) { w in
-                if copyBytes {
-                    try w.value(compactJSON: { piece in while try spool.readValuePiece(piece) {} })
-                } else {
-                    let reader = JSONReader(source: spool.valueSource, options: .init(bufferSize: 1 << 16), sourceName: "spool")
-                    try reader.transfer(to: w)
-                }
-            }
-        }
-        try placer.closeAll()
-        self.spool = nil
     }
 }

@@ -1,8 +1,9 @@
 import JSONStream
 
-/// Writes records given by absolute paths into a tree, opening and closing objects as paths
-/// change; records must come grouped by path (a closed object is never reopened). It remembers the
-/// paths of the objects it closed (not of the records), to refuse reopening one.
+/// Writes records given by absolute paths into the object the writer is in (`baseDepth` keys deep),
+/// opening and closing objects below it as paths change; records must come grouped by path (a closed
+/// object is never reopened). It remembers the paths of the objects it closed (not of the records),
+/// to refuse reopening one.
 final class PathPlacer {
     private let writer: JSONWriter
     /// Depth of the object the placer writes into (its keys are not written).
@@ -15,29 +16,24 @@ final class PathPlacer {
         self.baseDepth = baseDepth
     }
 
-    /// The top-level keys (first key below the base) that the placer has written.
-    private(set) var topKeys: Set<String> = []
-
     /// Places at `path` (the full path from the root) the value `writeValue` writes.
     func place(_ path: [String], writeValue: (JSONWriter) throws -> Void) throws {
         guard path.count > baseDepth else { throw PlacementError.notBelowBase(JSONPointer.string(path)) }
-        let rel = Array(path[baseDepth...])
+        let rel = path[baseDepth...]
         var common = 0
-        while common < open.count, common < rel.count - 1, open[common] == rel[common] { common += 1 }
+        while common < open.count, common < rel.count - 1, open[common] == rel[rel.startIndex + common] { common += 1 }
         while open.count > common {
             try writer.endObject()
             closed.insert(open)
             open.removeLast()
         }
-        for key in rel[common..<(rel.count - 1)] {
+        for key in rel[(rel.startIndex + common)..<(rel.endIndex - 1)] {
             open.append(key)
             if closed.contains(open) { throw PlacementError.outOfOrder(JSONPointer.string(path)) }
-            if open.count == 1 { topKeys.insert(key) }
             try writer.name(key)
             try writer.beginObject()
         }
-        if open.count == 0 { topKeys.insert(rel[0]) }
-        try writer.name(rel[rel.count - 1])
+        try writer.name(rel[rel.endIndex - 1])
         try writeValue(writer)
     }
 
@@ -54,7 +50,7 @@ final class PathPlacer {
 public enum PlacementError: Error, CustomStringConvertible, Sendable {
     case outOfOrder(String)
     case notBelowBase(String)
-    case conflict(String)
+    case undeclaredMove(from: String, to: String)
 
     public var description: String {
         switch self {
@@ -62,8 +58,8 @@ public enum PlacementError: Error, CustomStringConvertible, Sendable {
             return "record \(p) comes after its parent object was closed; records must be grouped by path (sort the NDJSON by path)"
         case .notBelowBase(let p):
             return "record \(p) cannot be placed: it would replace the whole document"
-        case .conflict(let p):
-            return "records are moved to \(p), which the input already has; move them to a new path"
+        case .undeclaredMove(let from, let to):
+            return "record \(from) is moved to \(to), but the writer was not told that records move"
         }
     }
 }
