@@ -327,7 +327,7 @@ def same_invalid_records(reference: str, output: str, parse: bool = True) -> tup
 
 
 def timing_reference(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
-    return None, "timing reference: validate's target is at most 2× this (× column ≥ 0.50)"
+    return None, "timing reference: the job's target is at most 2× this (× column ≥ 0.50)"
 
 
 JOBS += [
@@ -346,6 +346,17 @@ JOBS += [
                      "DumpKit does), json.dump(separators=(',', ':'), ensure_ascii=False); renamed "
                      "keys keep their place, so the output is byte-identical to DumpKit's. The "
                      "peers write no rejects file."},
+            {"tool": "python orjson",
+             "argv": ["{python}", "{peers}/migrate_todolist_orjson.py", "{in}", "-o", "{out}"],
+             "requires": "python:orjson",
+             "note": "migrate/python orjson: the same operations as the json peer (imported from "
+                     "it), with orjson.loads of the whole file and orjson.dumps: the fastest JSON "
+                     "library a Python user would pick. Target: DumpKit at least 10x faster."},
+            {"tool": "dumpkit convert",
+             "argv": ["{dumpkit}", "convert", "{in}", "-o", "{out}"],
+             "check": timing_reference,
+             "note": "migrate/dumpkit convert: the same file re-written by `dumpkit convert`, for "
+                     "the target that migrate takes at most twice convert's time."},
             {"tool": "jq",
              "argv": ["jq", "-c", "-f", "{peers}/migrate_todolist.jq", "{in}"], "stdout": "{out}",
              "requires": "jq",

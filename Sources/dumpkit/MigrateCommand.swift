@@ -58,6 +58,9 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Indented output.")
     var pretty = false
 
+    @Option(help: "Records to migrate at once (default: the number of cores).")
+    var jobs: Int?
+
     @OptionGroup var common: CommonOptions
 
     func run() throws {
@@ -71,6 +74,7 @@ struct MigrateCommand: ParsableCommand {
             job.blobStore = blobStore
             job.bucket = bucket
             job.writerOptions = JSONWriter.Options(pretty: pretty, sortKeys: canonical)
+            job.jobs = try concurrency(jobs)
             for w in try job.loadPlans().flatMap(\.warnings) { common.note("warning: \(w)") }
             let s = try job.run(progress: common.progress())
             if dryRun {

@@ -17,6 +17,8 @@ public struct MigrateJob {
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
     public var threads: Int?
+    /// Records migrated at once, on worker threads (1: on the reading thread).
+    public var jobs = ProcessInfo.processInfo.activeProcessorCount
     /// The blob store the plans' `extract-blobs` steps write to (a directory); needed when they have any.
     public var blobStore: String?
     /// The bucket of download URLs, for `extract-blobs` steps with `ref-style: salada-file`.
@@ -105,10 +107,10 @@ public struct MigrateJob {
                 // Under skip and keep, a moved record that cannot be placed is set aside whole.
                 writer.onMoveConflict = { conflict in
                     conflicts.increment()
-                    try rejects.write([Self.reject(conflict, plans)])
+                    try rejects.write([Self.reject(conflict, plans)], readAt: conflict.source)
                 }
             }
-            let migrate = Migrate(runner: runner, probes: probes, rejects: rejects)
+            let migrate = Migrate(runner: runner, probes: probes, rejects: rejects, concurrency: max(1, jobs))
             let extractions = try zip(runner.blobExtractions, extractionOptions).map {
                 try ExtractStepBlobs($0, options: $1, store: store, report: blobs!)
             }
@@ -231,15 +233,18 @@ struct Migrate: RecordTransformer {
     let runner: PlanRunner
     let probes: [PathPattern]
     let rejects: RejectsWriter?
+    let concurrency: Int
     private let probeCount = Counter()
 
-    init(runner: PlanRunner, probes: [PathPattern], rejects: RejectsWriter?) {
+    init(runner: PlanRunner, probes: [PathPattern], rejects: RejectsWriter?, concurrency: Int) {
         self.runner = runner
         self.probes = probes
         self.rejects = rejects
+        self.concurrency = concurrency
     }
 
     var name: String { "migrate" }
+    var maxConcurrency: Int { concurrency }
     /// Records read at the output patterns only.
     var probed: Int { probeCount.value }
 
@@ -249,7 +254,7 @@ struct Migrate: RecordTransformer {
             return [record]
         }
         let result = try runner.apply(record)
-        if !result.rejects.isEmpty { try rejects?.write(result.rejects) }
+        if !result.rejects.isEmpty { try rejects?.write(result.rejects, readAt: record.path) }
         return result.records
     }
 
@@ -271,23 +276,47 @@ final class Counter: @unchecked Sendable {
     func increment() { lock.withLock { n += 1 } }
 }
 
-/// Writes rejected values as NDJSON, one `Reject.jsonValue` per line.
+/// Writes rejected values as NDJSON, one `Reject.jsonValue` per line, in the order of the paths
+/// their records were read at (the database's key order; one record's rejects in the order they
+/// were made), whichever thread made them: they gather in an `ExternalSorter` until `finish()`.
 final class RejectsWriter: @unchecked Sendable {
     private let lock = NSLock()
-    private let writer: JSONWriter
+    private let file: OutputFile
+    private let sorter = ExternalSorter()
 
-    init(file: OutputFile) { writer = JSONWriter(sink: file) }
+    init(file: OutputFile) { self.file = file }
 
-    func write(_ rejects: [Reject]) throws {
+    /// Adds the rejects of the record read at `path`.
+    func write(_ rejects: [Reject], readAt path: [String]) throws {
+        var entries: [(key: [UInt8], line: [UInt8])] = []
+        for (index, r) in rejects.enumerated() {
+            var key = PathKey.of(path) + PathKey.separator
+            withUnsafeBytes(of: UInt64(index).bigEndian) { key.append(contentsOf: $0) }
+            let sink = MemoryByteSink()
+            let writer = JSONWriter(sink: sink)
+            try writer.value(r.jsonValue)
+            try writer.raw("\n")
+            try writer.flush()
+            entries.append((key, sink.bytes))
+        }
         try lock.withLock {
-            for r in rejects {
-                try writer.value(r.jsonValue)
-                try writer.raw("\n")
-            }
+            for e in entries { try sorter.add(key: e.key, payload: e.line) }
         }
     }
 
-    func finish() throws { try writer.flush() }
+    /// Writes the rejects to the file, in order.
+    func finish() throws {
+        let sorted = try sorter.sorted()
+        var buffer: [UInt8] = []
+        while try sorted.next() {
+            buffer += sorted.payload
+            if buffer.count >= 1 << 20 {
+                try buffer.withUnsafeBytes { try file.write($0) }
+                buffer.removeAll(keepingCapacity: true)
+            }
+        }
+        try buffer.withUnsafeBytes { try file.write($0) }
+    }
 }
 
 /// The dump holds no data the plans apply to.

@@ -54,24 +54,39 @@ final class MoveSpool {
         }
     }
 
+    /// The values file's bytes from `cacheStart` on: placements read values mostly in the order they
+    /// were written, so one read serves many small values.
+    private var cache: [UInt8] = []
+    private var cacheStart: Int64 = 0
+    private static let cacheSize = 1 << 20
+
     /// Writes the value stored at `range` with `writer`: a compact writer copies its bytes, others
     /// rewrite it token by token; never held whole in memory.
     func writeValue(_ range: Range<Int64>, to writer: JSONWriter) throws {
-        if writer.isCompact {
-            try writer.value(compactJSON: { piece in
-                var buffer = [UInt8](repeating: 0, count: Int(min(range.count, 1 << 16)))
-                var offset = range.lowerBound
-                while offset < range.upperBound {
-                    let want = Int(min(Int64(buffer.count), range.upperBound - offset))
-                    let got = try buffer.withUnsafeMutableBytes { try values.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<want])) }
-                    guard got > 0 else { throw InputError(file: "moved records", message: "truncated value") }
-                    try buffer.withUnsafeBytes { try piece(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
-                    offset += Int64(got)
-                }
-            })
-        } else {
-            try reader(range).transfer(to: writer)
+        guard writer.isCompact else { return try reader(range).transfer(to: writer) }
+        try writer.value(compactJSON: { piece in
+            var offset = range.lowerBound
+            while offset < range.upperBound {
+                if offset < cacheStart || offset >= cacheStart + Int64(cache.count) { try fillCache(at: offset) }
+                let from = Int(offset - cacheStart)
+                let n = min(cache.count - from, Int(range.upperBound - offset))
+                try cache.withUnsafeBytes { try piece(UnsafeRawBufferPointer(rebasing: $0[from..<(from + n)])) }
+                offset += Int64(n)
+            }
+        })
+    }
+
+    private func fillCache(at offset: Int64) throws {
+        if cache.count != Self.cacheSize { cache = [UInt8](repeating: 0, count: Self.cacheSize) }
+        var got = 0
+        while got < cache.count {
+            let n = try cache.withUnsafeMutableBytes { try values.read(at: offset + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got...])) }
+            if n == 0 { break }
+            got += n
         }
+        guard got > 0 else { throw InputError(file: "moved records", message: "truncated value") }
+        cache.removeLast(cache.count - got)
+        cacheStart = offset
     }
 
     /// The value stored at `range`, built in memory (for a record set aside as a reject).
