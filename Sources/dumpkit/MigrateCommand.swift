@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import DumpKit
 import JSONStream
 
@@ -79,6 +80,10 @@ struct MigrateCommand: ParsableCommand {
             let s = try job.run(progress: common.progress())
             if dryRun {
                 print(MigrationSummaryText.dryRun(s), terminator: "")
+                if onError == .fail && s.failures > 0 {
+                    FileHandle.standardError.write(Data("dumpkit: error: \(s.failures) values would stop the run under --on-error fail (listed above); --on-error skip or keep sets them aside in a rejects file\n".utf8))
+                    throw Exit.findings
+                }
             } else {
                 common.note(MigrationSummaryText.done(s, output: output))
                 if let blobs = s.blobs { common.note("extract-blobs steps: " + blobs.text) }

@@ -291,4 +291,22 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("record /old/a.b moved to /new/a.b/x: key 'a.b' holds '.'"), r.stderr)
     }
+
+    func testADryRunGoesThroughTheWholeDumpAndCountsEveryFailure() throws {
+        // The todolist sample has values the plan cannot convert: a dry run under the default
+        // --on-error fail lists them all, per step and operation, then exits 1.
+        let expected = try lines(sample("todolist", "v2.rejects.ndjson"))
+        XCTAssertGreaterThan(expected.count, 1)
+        let r = try CLI.run(["migrate", sample("todolist", "v1.json"), "--plan", plan("todolist"), "--dry-run"])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stdout.contains("\(expected.count) values would be rejected"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("failed"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("values that would be rejected:"), r.stdout)
+        for reject in expected { XCTAssertTrue(r.stdout.contains(reject["pointer"] as! String), r.stdout) }
+        XCTAssertTrue(r.stderr.contains("\(expected.count) values would stop the run under --on-error fail"), r.stderr)
+        // Under keep, the same counts and exit 0.
+        let keep = try CLI.run(["migrate", sample("todolist", "v1.json"), "--plan", plan("todolist"), "--dry-run", "--on-error", "keep"])
+        XCTAssertEqual(keep.status, 0, keep.stderr)
+        XCTAssertTrue(keep.stdout.contains("\(expected.count) values would be rejected"), keep.stdout)
+    }
 }

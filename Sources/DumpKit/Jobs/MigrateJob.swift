@@ -34,8 +34,13 @@ public struct MigrateJob {
     public struct Summary: Sendable {
         public var plans: [MigrationPlan]
         public var stats: MigrationStats
-        /// Moved records set aside because they could not be placed (`MoveConflict`), under skip and keep.
+        /// Moved records set aside because they could not be placed (`MoveConflict`), under skip and
+        /// keep (and counted by a dry run).
         public var moveConflicts: Int
+        /// The first rejected values (in the rejects file's order), as people read them.
+        public var rejectExamples: [String] = []
+        /// Values that would stop a real run under `--on-error fail` (a dry run counts them all).
+        public var failures: Int { stats.rejects + moveConflicts }
         public var warnings: [String]
         /// Records read at the plans' output patterns (already migrated data) or only for extract-blobs steps.
         public var alreadyMigrated: Int
@@ -64,7 +69,8 @@ public struct MigrateJob {
     public func run(progress: ProgressMeter? = nil) throws -> Summary {
         let started = Date()
         let plans = try loadPlans()
-        let runner = PlanRunner(plans: plans, onError: onError)
+        // A dry run goes through the whole dump: values that would stop a real run are counted.
+        let runner = PlanRunner(plans: plans, onError: dryRun && onError == .fail ? .keep : onError)
         try Self.checkBlobExtractions(plans)
         if !runner.blobExtractions.isEmpty && blobStore == nil && !dryRun {
             throw UsageError("the plans have extract-blobs steps: give --blobs DIR, the blob store their images go to")
@@ -101,7 +107,7 @@ public struct MigrateJob {
             let sink: JSONByteSink = outFile.map { hashing ? HashingByteSink($0) : $0 as JSONByteSink } ?? DiscardingByteSink()
             let reader = DumpReader(source: hashedInput ?? inFile as JSONByteSource, patterns: runner.patterns + probes, sourceName: inFile.name)
             let writer = try DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), moveTargets: Self.moveTargets(plans))
-            let rejects = rejectsFile.map { RejectsWriter(file: $0) }
+            let rejects = rejectsFile.map { RejectsWriter(file: $0) } ?? (dryRun ? RejectsWriter(file: nil) : nil)
             let conflicts = Counter()
             if let rejects {
                 // Under skip and keep, a moved record that cannot be placed is set aside whole.
@@ -129,6 +135,7 @@ public struct MigrateJob {
             var summary = Summary(plans: plans, stats: stats, moveConflicts: conflicts.value, warnings: runner.warnings, alreadyMigrated: migrate.probed,
                                   inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
                                   rejectsPath: stats.rejects + conflicts.value > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
+            summary.rejectExamples = rejects?.examples ?? []
             summary.staleBlobFilesRemoved = store?.staleTemporaryFilesRemoved ?? 0
             if let reportPath {
                 try writeReport(summary, to: reportPath)
@@ -279,28 +286,37 @@ final class Counter: @unchecked Sendable {
 /// Writes rejected values as NDJSON, one `Reject.jsonValue` per line, in the order of the paths
 /// their records were read at (the database's key order; one record's rejects in the order they
 /// were made), whichever thread made them: they gather in an `ExternalSorter` until `finish()`.
+/// Without a file (a dry run) it only keeps the first few as examples.
 final class RejectsWriter: @unchecked Sendable {
     private let lock = NSLock()
-    private let file: OutputFile
+    private let file: JSONByteSink?
     private let sorter = ExternalSorter()
+    /// The first rejects, as people read them; set by `finish()`.
+    private(set) var examples: [String] = []
+    static let exampleCount = 5
 
-    init(file: OutputFile) { self.file = file }
+    init(file: JSONByteSink?) { self.file = file }
 
     /// Adds the rejects of the record read at `path`.
     func write(_ rejects: [Reject], readAt path: [String]) throws {
-        var entries: [(key: [UInt8], line: [UInt8])] = []
+        var entries: [(key: [UInt8], payload: [UInt8])] = []
         for (index, r) in rejects.enumerated() {
             var key = PathKey.of(path) + PathKey.separator
             withUnsafeBytes(of: UInt64(index).bigEndian) { key.append(contentsOf: $0) }
+            // The payload: the line's length (u32), the line, the description.
             let sink = MemoryByteSink()
             let writer = JSONWriter(sink: sink)
             try writer.value(r.jsonValue)
             try writer.raw("\n")
             try writer.flush()
-            entries.append((key, sink.bytes))
+            var payload: [UInt8] = []
+            withUnsafeBytes(of: UInt32(sink.bytes.count).littleEndian) { payload.append(contentsOf: $0) }
+            payload += sink.bytes
+            payload += Array(r.description.utf8)
+            entries.append((key, payload))
         }
         try lock.withLock {
-            for e in entries { try sorter.add(key: e.key, payload: e.line) }
+            for e in entries { try sorter.add(key: e.key, payload: e.payload) }
         }
     }
 
@@ -309,13 +325,17 @@ final class RejectsWriter: @unchecked Sendable {
         let sorted = try sorter.sorted()
         var buffer: [UInt8] = []
         while try sorted.next() {
-            buffer += sorted.payload
+            let payload = sorted.payload
+            let n = payload.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
+            if examples.count < Self.exampleCount { examples.append(String(decoding: payload[(4 + n)...], as: UTF8.self)) }
+            guard file != nil else { continue }
+            buffer += payload[4..<(4 + n)]
             if buffer.count >= 1 << 20 {
-                try buffer.withUnsafeBytes { try file.write($0) }
+                try buffer.withUnsafeBytes { try file!.write($0) }
                 buffer.removeAll(keepingCapacity: true)
             }
         }
-        try buffer.withUnsafeBytes { try file.write($0) }
+        try buffer.withUnsafeBytes { try file?.write($0) }
     }
 }
 

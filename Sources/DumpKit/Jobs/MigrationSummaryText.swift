@@ -6,7 +6,8 @@ public enum MigrationSummaryText {
     /// and the first record before and after.
     public static func dryRun(_ s: MigrateJob.Summary) -> String {
         var out = "dry run: nothing written\n"
-        out += "\(s.stats.records) records read, \(s.stats.matched) matched, \(s.stats.changed) would change (\(s.stats.moved) moved, \(s.stats.deleted) deleted), \(s.stats.rejects) values would be rejected\n"
+        out += "\(s.stats.records) records read, \(s.stats.matched) matched, \(s.stats.changed) would change (\(s.stats.moved) moved, \(s.stats.deleted) deleted), \(s.stats.rejects) values would be rejected"
+        out += (s.moveConflicts > 0 ? ", \(s.moveConflicts) moved records could not be placed" : "") + "\n"
         if s.nothingToDo { out += alreadyDone(s) + "\n" }
         for step in s.stats.steps {
             out += "\n\(step.plan) step \(step.step)\(step.name.map { " '\($0)'" } ?? "") [\(step.patterns.joined(separator: ", "))]: \(step.matched) records\n"
@@ -20,6 +21,10 @@ public enum MigrationSummaryText {
             }
         }
         if let blobs = s.blobs { out += "\nextract-blobs steps: " + blobs.text + "\n" }
+        if !s.rejectExamples.isEmpty {
+            out += "\nvalues that would be rejected" + (s.failures > s.rejectExamples.count ? " (the first \(s.rejectExamples.count) of \(s.failures))" : "") + ":\n"
+            for e in s.rejectExamples { out += "  \(e)\n" }
+        }
         return out
     }
 
