@@ -121,6 +121,9 @@ public struct MigrateJob {
                 try ExtractStepBlobs($0, options: $1, store: store, report: blobs!)
             }
             let pipeline = Pipeline(transformers: [migrate] + extractions)
+            // Values are built on the worker threads; the reading thread only copies them.
+            reader.readsRecordValues = false
+            pipeline.recordValues = reader.reader
             pipeline.onRecord = { progress?.recordDone() }
             try pipeline.run(reader: reader, writer: writer)
             try rejects?.finish()

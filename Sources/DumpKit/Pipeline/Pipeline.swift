@@ -19,6 +19,10 @@ public final class Pipeline {
     public var onRecord: (() -> Void)?
     /// Records read so far.
     public private(set) var recordsRead = 0
+    /// Set when records come without their values (`DumpReader.readsRecordValues` off): each
+    /// record's value is read from this reader. With worker threads it is copied as compact JSON on
+    /// the reading thread and built into a `JSONValue` on a worker, so the reading thread only scans.
+    public var recordValues: JSONReader?
 
     public init(transformers: [RecordTransformer] = []) {
         self.transformers = transformers
@@ -42,8 +46,9 @@ public final class Pipeline {
         if window > 1 {
             try runWindowed(reader: reader, writer: writer, window: window)
         } else {
-            while let record = try reader.next(passThrough: writer.passThrough) {
+            while var record = try reader.next(passThrough: writer.passThrough) {
                 recordsRead += 1
+                if let recordValues { record.value = try recordValues.readValue() }
                 onRecord?()
                 for out in try apply(record) { try writer.write(out, from: record.path) }
             }
@@ -127,6 +132,10 @@ public final class Pipeline {
         var preceding: [[PassThroughRecorder.Event]?] = []  // content read before each record of the batch
         var batchStart: Int64 = 0  // where the batch's first record began
         var consumed = reader.bytesConsumed
+        // With `recordValues`, the batch's values as compact JSON, one a line.
+        let values = MemoryByteSink()
+        let valueWriter = JSONWriter(sink: values)
+        let valueOptions = recordValues.map { JSONReader.Options(maxDepth: $0.options.maxDepth, maxValueBytes: $0.options.maxValueBytes, multipleDocuments: true) }
 
         func drain(all: Bool) throws {
             while head < queue.count {
@@ -161,6 +170,14 @@ public final class Pipeline {
         func dispatch() throws {
             guard !batch.isEmpty else { return }
             let records = batch
+            let json: [UInt8]? = try valueOptions.map { _ in
+                try valueWriter.flush()
+                defer {
+                    values.removeAll(keepingCapacityUpTo: 4 << 20)
+                    valueWriter.reset()
+                }
+                return values.bytes
+            }
             let job = Job(originals: records.map(\.path), preceding: preceding)
             batch = []
             preceding = []
@@ -178,6 +195,13 @@ public final class Pipeline {
                     return
                 }
                 do {
+                    var records = records
+                    if let json, let valueOptions {
+                        let reader = JSONReader(bytes: json, options: valueOptions)
+                        for i in records.indices {
+                            records[i].value = try reader.readValue()
+                        }
+                    }
                     job.succeed(try BatchOutput(box.value.apply(batch: records), rendering: renders))
                 } catch {
                     cancelled.set()
@@ -193,6 +217,10 @@ public final class Pipeline {
                 onRecord?()
                 if batch.isEmpty { batchStart = consumed }
                 consumed = reader.bytesConsumed
+                if let recordValues {
+                    try recordValues.transfer(to: valueWriter)
+                    try valueWriter.raw("\n")
+                }
                 batch.append(record)
                 preceding.append(recorder?.take())  // written just before the record
                 if batch.count >= Self.batchRecords || consumed - batchStart >= Self.batchBytes { try dispatch() }

@@ -172,7 +172,9 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
         if let reason = MoveConflict.limitProblem(target: path, valueDepth: nesting) {
             return try conflict(MoveConflict(source: original, target: path, reason: reason, value: value()))
         }
-        try spool.add(target: path, source: original, writeValue: writeValue)
+        if let reason = try spool.add(target: path, source: original, writeValue: writeValue) {
+            try conflict(MoveConflict(source: original, target: path, reason: reason, value: value()))
+        }
     }
 
     private func conflict(_ c: MoveConflict) throws {

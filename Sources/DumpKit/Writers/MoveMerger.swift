@@ -37,23 +37,48 @@ final class MoveMerger {
     /// be placed (it throws to stop, or returns to leave the record out).
     func run(into writer: JSONWriter, onConflict: (MoveConflict) throws -> Void) throws {
         try spool.finishWriting()
-        let anchors = ExternalSorter(temporaryDirectory: temporaryDirectory)
-        if spool.count > 0 {
-            try walk(writer: nil) { path, number, isObject in
-                var payload: [UInt8] = []
-                withUnsafeBytes(of: number.littleEndian) { payload.append(contentsOf: $0) }
-                payload.append(isObject ? 1 : 0)
-                try anchors.add(key: PathKey.of(path), payload: payload)
+        if spool.count == 0 {
+            var none = try Placement(reader: ExternalSorter().sorted())
+            return try walk(writer: writer, placing: &none)
+        }
+        if spool.inOrder, try rootLacks(Set(spool.members.map(\.key))) {
+            // Every record goes into the root, under keys it does not have: the spooled values are
+            // those members, ready to copy.
+            try walk(writer: writer) { number, depth, _ in
+                if depth == 0 { try self.writeMembers(to: writer) }
             }
+            return
+        }
+        let anchors = ExternalSorter(temporaryDirectory: temporaryDirectory)
+        try walk(writer: nil) { path, number, isObject in
+            var payload: [UInt8] = []
+            withUnsafeBytes(of: number.littleEndian) { payload.append(contentsOf: $0) }
+            payload.append(isObject ? 1 : 0)
+            try anchors.add(key: PathKey.of(path), payload: payload)
         }
         let placements = try join(anchors: anchors.sorted(), onConflict: onConflict).sorted()
         var placement = Placement(reader: placements)
         try placement.advance()
         try walk(writer: writer, placing: &placement)
-        if placement.anchor == Self.noRoot {
-            try writer.beginObject()
-            try place(&placement, anchor: Self.noRoot, depth: 0, writer: writer)
-            try writer.endObject()
+    }
+
+    /// Whether the tree has no root, or a root object with none of `keys`.
+    private func rootLacks(_ keys: Set<String>) throws -> Bool {
+        let reader = JSONReader(source: tree.stream(from: 0), sourceName: "tree of moved records")
+        guard tree.size > 0, try reader.peek() != .end else { return true }
+        guard try reader.next() == .beginObject else { return false }
+        while try reader.next() == .name {
+            if keys.contains(reader.stringValue) { return false }
+            try reader.skipValue()
+        }
+        return true
+    }
+
+    /// Writes the spooled members into the object `writer` is in.
+    private func writeMembers(to writer: JSONWriter) throws {
+        for m in spool.members {
+            try writer.name(m.key)
+            try spool.writeValue(m.range, to: writer)
         }
     }
 
@@ -70,7 +95,7 @@ final class MoveMerger {
     /// range as payload.
     private func join(anchors: ExternalSorter.Reader, onConflict: (MoveConflict) throws -> Void) throws -> ExternalSorter {
         let placements = ExternalSorter(temporaryDirectory: temporaryDirectory)
-        let moves = try spool.entries.sorted()
+        let moves = try spool.sortedEntries(temporaryDirectory: temporaryDirectory)
         var stack: [Anchor] = []
         var hasAnchor = try anchors.next()
         var last: MoveSpool.Entry?
@@ -147,18 +172,36 @@ final class MoveMerger {
     }
 
     private func walk(writer: JSONWriter?, anchor: ([String], UInt64, Bool) throws -> Void) throws {
-        var none = Placement(reader: try ExternalSorter().sorted())
-        try walk(writer: writer, placing: &none, anchor: anchor)
+        try walk(writer: writer, beforeClosing: { _, _, _ in }, anchor: anchor)
     }
 
     private func walk(writer: JSONWriter, placing placement: inout Placement) throws {
-        try walk(writer: writer, placing: &placement) { _, _, _ in }
+        try walk(writer: writer, beforeClosing: { number, depth, _ in
+            try self.place(&placement, anchor: number, depth: depth, writer: writer)
+        }, anchor: { _, _, _ in })
+        if placement.anchor == Self.noRoot {
+            try writer.beginObject()
+            try place(&placement, anchor: Self.noRoot, depth: 0, writer: writer)
+            try writer.endObject()
+        }
+    }
+
+    /// Walks the tree to `writer`, calling `beforeClosing` with each anchor object's number and depth
+    /// before it closes (and once with depth 0 around an empty tree).
+    private func walk(writer: JSONWriter, beforeClosing: (UInt64, Int, Bool) throws -> Void) throws {
+        if tree.size == 0 {
+            try writer.beginObject()
+            try beforeClosing(Self.noRoot, 0, true)
+            try writer.endObject()
+            return
+        }
+        try walk(writer: writer, beforeClosing: beforeClosing, anchor: { _, _, _ in })
     }
 
     /// Walks the tree, descending only into containers at a proper prefix of a target: calls
     /// `anchor` with each anchor's path, number and objectness as it ends; with a `writer`, copies
     /// the tree to it and writes each anchor object's placements before it closes.
-    private func walk(writer: JSONWriter?, placing placement: inout Placement, anchor: ([String], UInt64, Bool) throws -> Void) throws {
+    private func walk(writer: JSONWriter?, beforeClosing: (UInt64, Int, Bool) throws -> Void, anchor: ([String], UInt64, Bool) throws -> Void) throws {
         let reader = JSONReader(source: tree.stream(from: 0), sourceName: "tree of moved records")
         var path: [String] = []
         var containers: [(isObject: Bool, index: Int)] = []
@@ -183,7 +226,7 @@ final class MoveMerger {
             return false
         }
 
-        guard try reader.peek() != .end else { return }
+        guard tree.size > 0 else { return }
         _ = try value()
         while let top = containers.last {
             let token = try reader.peek()
@@ -192,7 +235,7 @@ final class MoveMerger {
                 containers.removeLast()
                 if let writer {
                     if top.isObject {
-                        try place(&placement, anchor: number, depth: path.count, writer: writer)
+                        try beforeClosing(number, path.count, true)
                         try writer.endObject()
                     } else {
                         try writer.endArray()
