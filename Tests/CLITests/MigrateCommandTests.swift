@@ -309,4 +309,31 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertEqual(keep.status, 0, keep.stderr)
         XCTAssertTrue(keep.stdout.contains("\(expected.count) values would be rejected"), keep.stdout)
     }
+
+    func testOutputsAreSyncedThenRenamedRejectsFirstAndTheirFolderSynced() throws {
+        // A power cut cannot be simulated here: the order of syncs and renames is read from strace.
+        try TestData.requireTool("strace")
+        let dir = try TemporaryDirectory()
+        let out = dir.path("v2.json"), rejects = dir.path("v2.rejects.ndjson"), trace = dir.path("trace.txt")
+        let r = try Shell.execute(URL(fileURLWithPath: "/usr/bin/env"), [
+            "strace", "-f", "-y", "-o", trace, "-e", "trace=fsync,rename,renameat,renameat2",
+            CLI.binary.path, "migrate", sample("todolist", "v1.json"), "-o", out, "--plan", plan("todolist"), "--on-error", "keep", "--rejects", rejects,
+        ])
+        XCTAssertEqual(r.status, 0, String(decoding: r.stderr, as: UTF8.self))
+        let calls = String(decoding: try contents(trace), as: UTF8.self).split(separator: "\n").map(String.init)
+        func index(_ what: String, _ predicate: (String) -> Bool) throws -> Int {
+            try XCTUnwrap(calls.firstIndex(where: predicate), "no \(what) in\n\(calls.joined(separator: "\n"))")
+        }
+        let renameRejects = try index("rename of the rejects") { $0.contains("rename") && $0.contains("\"\(rejects)\"") }
+        let renameOutput = try index("rename of the output") { $0.contains("rename") && $0.contains("\"\(out)\"") }
+        XCTAssertLessThan(renameRejects, renameOutput, "the rejects are published first")
+        // Each file is synced before any rename, and the folder after each rename.
+        let syncs = calls.indices.filter { calls[$0].contains("fsync(") && calls[$0].contains(".dumpkit-") }
+        XCTAssertEqual(syncs.count, 2, calls.joined(separator: "\n"))
+        XCTAssertTrue(syncs.allSatisfy { $0 < renameRejects }, calls.joined(separator: "\n"))
+        let folder = dir.url.resolvingSymlinksInPath().path
+        let folderSyncs = calls.indices.filter { calls[$0].contains("fsync(") && calls[$0].contains("<\(folder)>") }
+        XCTAssertTrue(folderSyncs.contains { $0 > renameRejects && $0 < renameOutput }, calls.joined(separator: "\n"))
+        XCTAssertTrue(folderSyncs.contains { $0 > renameOutput }, calls.joined(separator: "\n"))
+    }
 }

@@ -22,6 +22,8 @@ public final class OutputFile: JSONByteSink {
     private let temporaryPath: String?
     private var compressor: CompressingWriter?
     private var finished = false
+    /// Compression finished and the temporary file synced and closed (`prepare()`).
+    private var prepared = false
     /// Bytes handed to `write` (before compression).
     public private(set) var bytesWritten: Int64 = 0
     /// How many bytes of the file are asked to go to disk at a time.
@@ -142,19 +144,25 @@ public final class OutputFile: JSONByteSink {
         writebackOffset = end
     }
 
-    /// Finishes compression, syncs, and renames the temporary file over `path`.
+    /// Finishes compression, syncs, and renames the temporary file over `path` (`prepare()`, then
+    /// `publish()`).
     public func commit() throws {
-        guard !finished else { return }
+        try prepare()
+        try publish()
+    }
+
+    /// Finishes compression and syncs the temporary file, so that `publish()` only renames: a
+    /// command with several outputs prepares them all, then publishes them in the order it wants.
+    public func prepare() throws {
+        guard !finished, !prepared else { return }
         do {
             try compressor?.finish()
         } catch {
             abort()
             throw OutputError(file: path, message: error.message)
         }
-        guard let temporaryPath else {
-            finished = true
-            return
-        }
+        prepared = true
+        guard let temporaryPath else { return }
         if fsync(fd) != 0 || close(fd) != 0 {
             let message = String(cString: strerror(errno))
             finished = true
@@ -165,11 +173,31 @@ public final class OutputFile: JSONByteSink {
         let mask = umask(0)
         umask(mask)
         chmod(temporaryPath, 0o666 & ~mask)
+    }
+
+    /// Renames the prepared temporary file over `path` and syncs its folder, so that the rename
+    /// itself survives a power cut.
+    public func publish() throws {
+        try prepare()
+        guard !finished else { return }
         finished = true
+        guard let temporaryPath else { return }
         guard rename(temporaryPath, path) == 0 else {
             let message = String(cString: strerror(errno))
             unlink(temporaryPath)
             throw OutputError(file: path, message: "cannot replace the file: \(message)")
+        }
+        try Self.syncDirectory(Self.directory(of: path), for: path)
+    }
+
+    /// `fsync` of a folder, after a rename in it. File systems that cannot sync folders say EINVAL;
+    /// only a failed write (EIO and the like) is an error.
+    static func syncDirectory(_ dir: String, for path: String) throws {
+        let d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard d >= 0 else { return }
+        defer { close(d) }
+        if fsync(d) != 0 && errno != EINVAL && errno != EROFS {
+            throw OutputError(file: path, message: "renamed, but its folder cannot be synced: \(String(cString: strerror(errno)))")
         }
     }
 
@@ -179,7 +207,7 @@ public final class OutputFile: JSONByteSink {
         finished = true
         compressor = nil
         if let temporaryPath {
-            close(fd)
+            if !prepared { close(fd) }
             unlink(temporaryPath)
         }
     }

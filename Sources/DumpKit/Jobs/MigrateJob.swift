@@ -132,8 +132,12 @@ public struct MigrateJob {
                 let expected = runner.patterns.map(\.text).joined(separator: ", ")
                 throw MigrationMismatch(message: "\(inFile.name) has no data at the plans' patterns (\(expected)): it does not look like a '\(plans.first?.from ?? "")' dump; nothing was written")
             }
-            try outFile?.commit()
-            try rejectsFile?.commit()
+            // The rejects go first: a crash between the renames can leave new rejects beside the
+            // old output, never a new output beside old rejects.
+            try rejectsFile?.prepare()
+            try outFile?.prepare()
+            try rejectsFile?.publish()
+            try outFile?.publish()
             progress?.finish()
             var summary = Summary(plans: plans, stats: stats, moveConflicts: conflicts.value, warnings: runner.warnings, alreadyMigrated: migrate.probed,
                                   inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
