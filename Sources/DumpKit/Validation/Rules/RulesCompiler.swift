@@ -521,7 +521,7 @@ struct RulesCompiler {
                 let s = try Self.string(rt, c, for: name)
                 let v = try a(c)
                 guard case .regex(let regex) = v else { throw RulesEvaluationError("'matches' needs a regular expression, got \(v.display)") }
-                return .bool(regex.matches(s))
+                return .bool(try regex.matches(s))
             }
         }
     }
