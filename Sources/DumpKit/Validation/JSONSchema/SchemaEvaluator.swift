@@ -228,7 +228,7 @@ struct SchemaEvaluator {
             switch regex.search(utf8: bytes(value)) {
             case .matched: return true
             case .notMatched: if report { reportPattern(regex) }
-            case .overBudget: if report { reportPatternBudget(regex, value) }
+            case .overBudget(let steps): if report { reportPatternBudget(regex, steps, value) }
             }
             return false
         case .format(let format):
@@ -355,10 +355,9 @@ struct SchemaEvaluator {
         fail("pattern", "string does not match the pattern \(SchemaEvaluator.quoted(regex.source))")
     }
 
-    private mutating func reportPatternBudget(_ regex: ECMARegex, _ value: Int) {
-        let count = Int(entries[value].length)
-        fail("pattern-budget", "the pattern \(SchemaEvaluator.quoted(regex.source)) needs more than "
-            + "\(ECMARegex.stepBudget(forBytes: count)) steps on this \(count)-byte string: not checked")
+    private mutating func reportPatternBudget(_ regex: ECMARegex, _ steps: Int, _ value: Int) {
+        fail("pattern-budget", "the pattern \(SchemaEvaluator.quoted(regex.source)) needs more than \(steps) steps "
+            + "on this \(entries[value].length)-byte string: not checked")
     }
 
     private mutating func reportFormat(_ name: String) {
@@ -694,10 +693,10 @@ struct SchemaEvaluator {
                 let result = pattern.regex.search(utf8: bytes(key))
                 if result == .notMatched { continue }
                 matched = true
-                if result == .overBudget {
+                if case .overBudget(let steps) = result {
                     if !report { return false }
                     path.append(.key(key))
-                    reportPatternBudget(pattern.regex, key)
+                    reportPatternBudget(pattern.regex, steps, key)
                     path.removeLast()
                     valid = false
                     continue

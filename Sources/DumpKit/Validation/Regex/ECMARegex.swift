@@ -8,8 +8,9 @@
 ///
 /// Time is bounded: a pattern without backreferences and lookarounds is tried by the backtracker
 /// with a small budget (fast on the usual patterns) and, when that runs out, by `RegexAutomaton`, in
-/// time linear in the string (`^(a+)+$` included). Other patterns only backtrack; a search that needs
-/// more than `stepBudget(forBytes:)` steps ends with `.overBudget` instead of running for hours.
+/// time linear in the string (`^(a+)+$` included). Other patterns only backtrack, within
+/// `backtrackingBudget(forBytes:)` steps. A search that runs out ends with `.overBudget` instead of
+/// running for hours.
 final class ECMARegex: Sendable {
     /// The pattern as written.
     let source: String
@@ -44,8 +45,8 @@ final class ECMARegex: Sendable {
         if case .atom(.scalar(let c))? = items.first, c < 0x80 { firstByte = UInt8(c) } else { firstByte = nil }
     }
 
-    /// The steps a search of a string of `count` UTF-8 bytes may take: a million, plus 64 a byte.
-    static func stepBudget(forBytes count: Int) -> Int { 1_000_000 + 64 * count }
+    /// The steps backtracking may take on a string of `count` UTF-8 bytes: a million, plus 64 a byte.
+    static func backtrackingBudget(forBytes count: Int) -> Int { 1_000_000 + 64 * count }
 
     /// Searches `string` for a match.
     func search(_ string: String) -> RegexResult {
@@ -58,20 +59,22 @@ final class ECMARegex: Sendable {
         let bytes = utf8.assumingMemoryBound(to: UInt8.self)
         if anchored, let firstByte, bytes.first != firstByte { return .notMatched }
         let first = anchored ? nil : firstByte
-        let budget = ECMARegex.stepBudget(forBytes: bytes.count)
+        let budget = ECMARegex.backtrackingBudget(forBytes: bytes.count)
         guard let automaton else { return backtracker.search(bytes, anchored: anchored, firstByte: first, budget: budget) }
         let quick = backtracker.search(bytes, anchored: anchored, firstByte: first, budget: min(budget, 10_000 + 4 * bytes.count))
-        if quick != .overBudget { return quick }
-        return automaton.search(bytes, anchored: anchored, firstByte: first, budget: budget)
+        if case .overBudget = quick {
+            return automaton.search(bytes, anchored: anchored, firstByte: first, budget: RegexAutomaton.maxSteps)
+        }
+        return quick
     }
 }
 
 /// The outcome of a search.
-enum RegexResult: Sendable {
+enum RegexResult: Sendable, Equatable {
     case matched
     case notMatched
-    /// The search took more steps than its budget allows: the answer is unknown.
-    case overBudget
+    /// The search needed more than `steps` steps: the answer is unknown.
+    case overBudget(steps: Int)
 }
 
 extension UnsafeBufferPointer<UInt8> {

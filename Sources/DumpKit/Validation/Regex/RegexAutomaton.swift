@@ -21,6 +21,10 @@ struct RegexAutomaton: Sendable {
     /// and its budget decide.
     static let maxInstructions = 20_000
 
+    /// The budget of a search: a search takes at most 2 x (instructions + 1) x (bytes + 1) steps, so
+    /// only a large automaton on a long string (a second or more of work) meets it.
+    static let maxSteps = 1_000_000_000
+
     private let program: [Instruction]
 
     /// The automaton for `tree`; `nil` when the tree has a backreference or a lookaround, or when it
@@ -37,6 +41,7 @@ struct RegexAutomaton: Sendable {
     func search(_ bytes: UnsafeBufferPointer<UInt8>, anchored: Bool, firstByte: UInt8?, budget: Int) -> RegexResult {
         var current = StateSet(capacity: program.count), next = StateSet(capacity: program.count)
         var stack: [Int] = []
+        let limit = budget
         var budget = budget
         var pos = 0
         while true {
@@ -58,7 +63,7 @@ struct RegexAutomaton: Sendable {
                 if add(pc + 1, at: pos + length, to: &next, bytes, &stack, &budget) { return .matched }
             }
             budget -= current.count
-            if budget < 0 { return .overBudget }
+            if budget < 0 { return .overBudget(steps: limit) }
             swap(&current, &next)
             next.removeAll()
             pos += length

@@ -59,7 +59,7 @@ struct RegexBacktracker: Sendable {
                 if start == bytes.count { return .notMatched }
             }
             if machine.run(from: 0, at: start) { return .matched }
-            if machine.exhausted { return .overBudget }
+            if machine.exhausted { return .overBudget(steps: budget) }
             if anchored || start >= bytes.count { return .notMatched }
             start += bytes.scalarLength(at: start)
         }

@@ -64,10 +64,8 @@ public final class RulesRegex: Sendable {
         switch regex.search(string) {
         case .matched: return true
         case .notMatched: return false
-        case .overBudget:
-            let count = string.utf8.count
-            throw RulesEvaluationError("the regular expression \(regex.source) needs more than "
-                + "\(ECMARegex.stepBudget(forBytes: count)) steps on this \(count)-byte string")
+        case .overBudget(let steps):
+            throw RulesEvaluationError("the regular expression \(regex.source) needs more than \(steps) steps on this \(string.utf8.count)-byte string")
         }
     }
 
