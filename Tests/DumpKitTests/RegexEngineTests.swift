@@ -46,6 +46,53 @@ final class RegexEngineTests: XCTestCase {
         }
     }
 
+    /// The same agreement on 400 random patterns (a fixed seed) over a small alphabet.
+    func testAutomatonAgreesWithBacktrackerOnRandomPatterns() throws {
+        var seed: UInt64 = 25
+        func random(_ n: Int) -> Int {
+            seed = seed &* 6364136223846793005 &+ 1442695040888963407
+            return Int((seed >> 33) % UInt64(n))
+        }
+        func pattern(_ depth: Int) -> String {
+            var out = ""
+            for _ in 0...random(3) {
+                var atom: String
+                switch random(depth > 2 ? 8 : 10) {
+                case 0, 1: atom = "a"
+                case 2: atom = "b"
+                case 3: atom = "."
+                case 4: atom = "[a-]"
+                case 5: atom = ["^", "$", #"\b"#, #"\B"#][random(4)]
+                case 6: atom = "-"
+                case 7: atom = ""
+                case 8: atom = "(" + pattern(depth + 1) + "|" + pattern(depth + 1) + ")"
+                default: atom = "(?:" + pattern(depth + 1) + ")"
+                }
+                if !atom.isEmpty, !["^", "$", #"\b"#, #"\B"#].contains(atom) {
+                    atom += ["", "", "*", "+", "?", "{2}", "{0,2}", "{1,}", "*?"][random(9)]
+                }
+                out += atom
+            }
+            return out
+        }
+        var subjects = [""]
+        for length in 1...4 {
+            subjects += subjects.filter { $0.count == length - 1 }.flatMap { s in ["a", "b", "-"].map { s + $0 } }
+        }
+        for _ in 0..<400 {
+            let source = pattern(0)
+            let (tree, groups) = try parse(source)
+            let backtracker = RegexBacktracker(tree, groups: groups)
+            let automaton = try XCTUnwrap(RegexAutomaton(tree), source)
+            for subject in subjects {
+                withBytes(subject) { bytes in
+                    XCTAssertEqual(automaton.search(bytes, anchored: false, firstByte: nil, budget: 1_000_000),
+                                   backtracker.search(bytes, anchored: false, firstByte: nil, budget: 1_000_000), "/\(source)/ on \"\(subject)\"")
+                }
+            }
+        }
+    }
+
     func testAutomatonIsOnlyBuiltWithoutBackreferencesAndLookarounds() throws {
         for pattern in [#"(a)\1"#, "a(?=b)", "(?<!a)b", "(?:(?:(?:a{1,100}){1,100}){1,100})"] {
             XCTAssertNil(RegexAutomaton(try parse(pattern).0), pattern)
