@@ -86,8 +86,9 @@ final class RegexEngineTests: XCTestCase {
             let automaton = try XCTUnwrap(RegexAutomaton(tree), source)
             for subject in subjects {
                 withBytes(subject) { bytes in
-                    XCTAssertEqual(automaton.search(bytes, anchored: false, firstByte: nil, budget: 1_000_000),
-                                   backtracker.search(bytes, anchored: false, firstByte: nil, budget: 1_000_000), "/\(source)/ on \"\(subject)\"")
+                    let expected = backtracker.search(bytes, anchored: false, firstByte: nil, budget: 1_000_000)
+                    let found = automaton.search(bytes, anchored: false, firstByte: nil, budget: 1_000_000)
+                    XCTAssertEqual(found, expected, "/\(source)/ on \"\(subject)\"")
                 }
             }
         }
@@ -132,12 +133,14 @@ final class RegexEngineTests: XCTestCase {
 
     func testBacktrackingOnlyPatternsStopAtTheBudget() throws {
         let subject = String(repeating: "a", count: 30) + "!"
-        XCTAssertEqual(try ECMARegex(#"^(a+)+\1$"#).search(subject), .overBudget(steps: ECMARegex.backtrackingBudget(forBytes: subject.utf8.count)))
-        XCTAssertEqual(try ECMARegex(#"^(?=(a|a)*$)"#).search(subject), .overBudget(steps: ECMARegex.backtrackingBudget(forBytes: subject.utf8.count)))
+        let budget = ECMARegex.backtrackingBudget(forBytes: subject.utf8.count)
+        XCTAssertEqual(try ECMARegex(#"^(a+)+\1$"#).search(subject), .overBudget(steps: budget))
+        XCTAssertEqual(try ECMARegex(#"^(?=(a|a)*$)"#).search(subject), .overBudget(steps: budget))
         XCTAssertEqual(try ECMARegex(#"^(a+)\1$"#).search(String(repeating: "a", count: 10_000)), .matched)
         let (tree, groups) = try parse(#"^(a+)+\1$"#)
         withBytes(subject) { bytes in
-            XCTAssertEqual(RegexBacktracker(tree, groups: groups).search(bytes, anchored: true, firstByte: nil, budget: 5_000), .overBudget(steps: 5_000))
+            let result = RegexBacktracker(tree, groups: groups).search(bytes, anchored: true, firstByte: nil, budget: 5_000)
+            XCTAssertEqual(result, .overBudget(steps: 5_000))
         }
     }
 
@@ -146,7 +149,8 @@ final class RegexEngineTests: XCTestCase {
             {"properties": {"name": {"pattern": "^(a+)+\\1$"}}, "patternProperties": {"^(b+)+\\1$": {}}}
             """#.utf8)).readValue())
         let slowKey = String(repeating: "b", count: 30) + "!"
-        let instance = try JSONReader(bytes: Array(#"{"name": "\#(String(repeating: "a", count: 30))!", "\#(slowKey)": 1}"#.utf8)).readValue()
+        let text = #"{"name": "\#(String(repeating: "a", count: 30))!", "\#(slowKey)": 1}"#
+        let instance = try JSONReader(bytes: Array(text.utf8)).readValue()
         let findings = schema.validate(instance)
         XCTAssertEqual(findings.map(\.rule), ["schema:pattern-budget", "schema:pattern-budget"])
         XCTAssertEqual(Set(findings.map(\.pointer)), ["/name", "/" + slowKey])
@@ -189,8 +193,8 @@ final class RegexEngineTests: XCTestCase {
         // Through a rule, a pathological pattern on 30,000 characters is simply false.
         let rule = try RulesRule(expression: "newData.val().matches(/^(a+)+$/)", kind: .validate, wildcards: [])
         let source = InMemoryRulesSource(.string(String(repeating: "a", count: 30_000) + "!"))
-        let context = RulesContext(now: 0, root: RulesSnapshot(source: source), data: RulesSnapshot(source: InMemoryRulesSource(.null)),
-                                   newData: RulesSnapshot(source: source))
+        let empty = RulesSnapshot(source: InMemoryRulesSource(.null))
+        let context = RulesContext(now: 0, root: RulesSnapshot(source: source), data: empty, newData: RulesSnapshot(source: source))
         XCTAssertFalse(try rule.evaluate(in: context))
     }
 

@@ -101,7 +101,8 @@ final class RulesTests: XCTestCase {
         assertTrue(String(repeating: "newData.exists() && ", count: n) + "true", database: .bool(true))
         assertFalse(String(repeating: "true && ", count: n) + "1 > 2")
         assertTrue(String(repeating: "false || 1 < 2 && ", count: n / 2) + "true")
-        XCTAssertEqual(rejection("true || true || 1 || true"), RulesExpressionError("'||' needs boolean operands; its right operand is a number", at: 13))
+        XCTAssertEqual(rejection("true || true || 1 || true"),
+                       RulesExpressionError("'||' needs boolean operands; its right operand is a number", at: 13))
         XCTAssertEqual(rejection("1 && true && true"), RulesExpressionError("'&&' needs boolean operands; its left operand is a number", at: 2))
     }
 
@@ -109,7 +110,9 @@ final class RulesTests: XCTestCase {
     /// through the automaton, 10 MiB through the backtracker).
     func testRegularExpressionsOnLongStrings() throws {
         let rules = try load(#"{"rules": {"$k": {".validate": "newData.val().matches(/^(a+)+$/)"}}}"#)
-        let dump: JSONObject = ["short": .string(String(repeating: "a", count: 30_000) + "!"), "long": .string(String(repeating: "a", count: 10 << 20))]
+        let dump: JSONObject = [
+            "short": .string(String(repeating: "a", count: 30_000) + "!"), "long": .string(String(repeating: "a", count: 10 << 20)),
+        ]
         let findings = RulesEvaluator(rules: rules, now: 0).validateDump(InMemoryRulesSource(.object(dump)))
         XCTAssertEqual(findings.map(\.pointer), ["/short"])
     }

@@ -89,7 +89,8 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
             case .matched: return true
             case .notMatched: return false
             case .overBudget(let steps):
-                throw Undecided(condition: self, reason: "'\(field)' matches /\(regex.source)/ needs more than \(steps) steps on this \(s.utf8.count)-byte string")
+                let reason = "'\(field)' matches /\(regex.source)/ needs more than \(steps) steps on this \(s.utf8.count)-byte string"
+                throw Undecided(condition: self, reason: reason)
             }
         case .type(let name):
             guard let value else { return false }

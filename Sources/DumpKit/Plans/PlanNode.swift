@@ -90,8 +90,8 @@ struct PlanNode {
         let location = node.mark.map { PlanLocation(line: $0.line, column: $0.column) } ?? PlanLocation(line: 1, column: 1)
         budget -= 1
         if budget < 0 {
-            throw PlanError(file: file, line: location.line, column: location.column,
-                            message: "YAML: the plan has more than \(limit) nodes with its aliases expanded (an alias bomb?)")
+            let message = "YAML: the plan has more than \(limit) nodes with its aliases expanded (an alias bomb?)"
+            throw PlanError(file: file, line: location.line, column: location.column, message: message)
         }
         switch node {
         case .scalar(let s):
@@ -110,7 +110,8 @@ struct PlanNode {
         case .mapping(let m):
             var pairs: [(key: PlanNode, value: PlanNode)] = []
             for (k, v) in m {
-                pairs.append((try convert(k, file: file, budget: &budget, limit: limit), try convert(v, file: file, budget: &budget, limit: limit)))
+                let key = try convert(k, file: file, budget: &budget, limit: limit)
+                pairs.append((key, try convert(v, file: file, budget: &budget, limit: limit)))
             }
             return PlanNode(content: .mapping(pairs), location: location)
         case .sequence(let seq):

@@ -323,8 +323,8 @@ struct RulesCompiler {
     /// `operators` are the offsets of the operators between the operands.
     private func logical(_ op: RulesBinaryOperator, _ operands: [Compiled], operators: [Int]) throws(RulesExpressionError) -> Compiled {
         for (k, operand) in operands.enumerated() where operand.type != .boolean {
-            throw RulesExpressionError("'\(op.rawValue)' needs boolean operands; its \(k == 0 ? "left" : "right") operand is a \(operand.type.name)",
-                                       at: operators[max(k - 1, 0)])
+            let message = "'\(op.rawValue)' needs boolean operands; its \(k == 0 ? "left" : "right") operand is a \(operand.type.name)"
+            throw RulesExpressionError(message, at: operators[max(k - 1, 0)])
         }
         let isAnd = op == .and
         let all = operands.map(\.thunk)

@@ -65,7 +65,8 @@ public final class RulesRegex: Sendable {
         case .matched: return true
         case .notMatched: return false
         case .overBudget(let steps):
-            throw RulesEvaluationError("the regular expression \(regex.source) needs more than \(steps) steps on this \(string.utf8.count)-byte string")
+            throw RulesEvaluationError(
+                "the regular expression \(regex.source) needs more than \(steps) steps on this \(string.utf8.count)-byte string")
         }
     }
 
