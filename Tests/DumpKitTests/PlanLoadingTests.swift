@@ -154,6 +154,26 @@ final class PlanLoadingTests: XCTestCase {
         XCTAssertEqual(error("- a\n- b\n")?.message, "a plan must be a mapping, not a list")
     }
 
+    /// "Billion laughs": nine levels of nine aliases would expand to 9^9 nodes (gigabytes); the plan is
+    /// refused once it passes its node budget. Aliases that expand modestly still load.
+    func testAliasBombsAreRefused() throws {
+        var yaml = "name: laughs\nfrom: v1\nto: v2\nlol0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+        for level in 1...8 {
+            yaml += "lol\(level): &l\(level) [" + Array(repeating: "*l\(level - 1)", count: 9).joined(separator: ", ") + "]\n"
+        }
+        yaml += "steps:\n  - match: /a/{id}\n    ops: [delete]\n"
+        XCTAssertLessThan(yaml.utf8.count, 600)
+        let e = error(yaml)
+        let limit = PlanNode.maxNodes(forBytes: yaml.utf8.count)
+        XCTAssertEqual(e?.message, "YAML: the plan has more than \(limit) nodes with its aliases expanded (an alias bomb?)")
+        XCTAssertEqual(e?.file, "todolist.yaml")
+        XCTAssertNotNil(e?.line)
+
+        let shared = "name: x\nfrom: v1\nto: v2\nsteps:\n  - match: /a/{id}\n    ops:\n      - default: &d { x: 1, y: 2 }\n"
+            + "  - match: /b/{id}\n    ops:\n      - default: *d\n"
+        XCTAssertNil(error(shared))
+    }
+
     func testBadOptionsNameTheOptionAndItsPosition() {
         func op(_ text: String) -> String? {
             error("name: x\nfrom: v1\nto: v2\nsteps:\n  - name: s\n    match: /a/{id}\n    ops:\n      - \(text)\n")?.description

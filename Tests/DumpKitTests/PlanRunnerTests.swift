@@ -255,6 +255,35 @@ final class PlanRunnerTests: XCTestCase {
         }
     }
 
+    /// `matches` is ECMA-262, matched by the engine schemas and rules use: `\d` is ASCII, and a
+    /// pathological pattern is decided in linear time.
+    func testWhereMatchesUsesTheSharedEngine() throws {
+        let cases: [(String, String, Bool)] = [
+            (#"'^\d+$'"#, "৪", false), (#"'^\p{Nd}+$'"#, "৪", true), ("'^(a+)+$'", String(repeating: "a", count: 10_000) + "!", false),
+            ("'(a|aa)+$'", String(repeating: "a", count: 10_000), true),
+        ]
+        for (pattern, value, expected) in cases {
+            let r = try run("- default: { x: 1 }", #"{"s":"\#(value)"}"#, where: "{ s: { matches: \(pattern) } }")
+            XCTAssertEqual(r.matched, expected, pattern)
+        }
+        XCTAssertThrowsError(try plan("- delete", where: "{ s: { matches: '(?i)abc' } }"))
+    }
+
+    /// A `where` that cannot be decided within the step budget neither applies the step nor passes
+    /// silently: the record is a reject named `where` (and under `fail`, an error).
+    func testWhereOverBudgetIsAReject() throws {
+        let record = #"{"s":"\#(String(repeating: "a", count: 30))!"}"#
+        let r = try run("- default: { x: 1 }", record, where: #"{ s: { matches: '^(a+)+\1$' } }"#)
+        XCTAssertFalse(r.matched)
+        XCTAssertEqual(output(r), #"{"s":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!"}"#)
+        let reject = try XCTUnwrap(r.rejects.first)
+        XCTAssertEqual(reject.operation, "where")
+        XCTAssertEqual(reject.pointer, "/items/-KZy__8VkJ6DHmJYPkt0")
+        let reason = #"'s' matches /^(a+)+\1$/ needs more than 1001984 steps on this 31-byte string"#
+        XCTAssertTrue(reject.reason.hasPrefix(reason), reject.reason)
+        XCTAssertThrowsError(try run("- default: { x: 1 }", record, policy: .fail, where: #"{ s: { matches: '^(a+)+\1$' } }"#))
+    }
+
     // MARK: - policies, stats and rejects
 
     func testRejectsCarryStepAndOperation() throws {

@@ -78,6 +78,45 @@ final class RulesTests: XCTestCase {
         XCTAssertEqual(rejection("a & b")?.message, "bitwise '&' is not supported; use '&&'")
     }
 
+    /// Nesting past 256 levels is a load error at the offset where it happens, not a stack overflow.
+    func testDeepNestingIsRefusedWithItsOffset() {
+        let limit = "expression nested deeper than 256 levels"
+        let parens = String(repeating: "(", count: 10_000) + "true" + String(repeating: ")", count: 10_000)
+        XCTAssertEqual(rejection(parens), RulesExpressionError(limit, at: 256))
+        XCTAssertEqual(rejection(String(repeating: "!", count: 100_000) + "true"), RulesExpressionError(limit, at: 256))
+        XCTAssertEqual(rejection(String(repeating: "-", count: 100_000) + "1 > 0"), RulesExpressionError(limit, at: 256))
+        XCTAssertEqual(rejection(String(repeating: "true ? true : ", count: 10_000) + "true")?.message, limit)
+        XCTAssertEqual(rejection(String(repeating: "[", count: 10_000))?.message, limit)
+        let sum = "1" + String(repeating: " + 1", count: 300) + " > 0"
+        XCTAssertEqual(rejection(sum), RulesExpressionError(limit, at: 1 + 4 * 255 + 1))
+        XCTAssertNil(rejection(String(repeating: "(", count: 255) + "true" + String(repeating: ")", count: 255)))
+        XCTAssertNil(rejection(String(repeating: "!", count: 254) + "true"))
+    }
+
+    /// `&&` and `||` chains stay flat: 100,000 operands compile and evaluate without deep recursion.
+    func testLongLogicalChainsCompileAndEvaluate() throws {
+        let n = 100_000
+        assertTrue(String(repeating: "false || ", count: n) + "true")
+        assertFalse(String(repeating: "false || ", count: n) + "false")
+        assertTrue(String(repeating: "newData.exists() && ", count: n) + "true", database: .bool(true))
+        assertFalse(String(repeating: "true && ", count: n) + "1 > 2")
+        assertTrue(String(repeating: "false || 1 < 2 && ", count: n / 2) + "true")
+        XCTAssertEqual(rejection("true || true || 1 || true"),
+                       RulesExpressionError("'||' needs boolean operands; its right operand is a number", at: 13))
+        XCTAssertEqual(rejection("1 && true && true"), RulesExpressionError("'&&' needs boolean operands; its left operand is a number", at: 2))
+    }
+
+    /// A pathological pattern on long strings: the rule's answer, no crash, no hang (30,000 characters
+    /// through the automaton, 10 MiB through the backtracker).
+    func testRegularExpressionsOnLongStrings() throws {
+        let rules = try load(#"{"rules": {"$k": {".validate": "newData.val().matches(/^(a+)+$/)"}}}"#)
+        let dump: JSONObject = [
+            "short": .string(String(repeating: "a", count: 30_000) + "!"), "long": .string(String(repeating: "a", count: 10 << 20)),
+        ]
+        let findings = RulesEvaluator(rules: rules, now: 0).validateDump(InMemoryRulesSource(.object(dump)))
+        XCTAssertEqual(findings.map(\.pointer), ["/short"])
+    }
+
     func testUnknownNamesAreRejected() {
         XCTAssertEqual(rejection("foo(1) == true"), RulesExpressionError("unknown function 'foo'", at: 0))
         XCTAssertEqual(rejection("skies === 'blue'"), RulesExpressionError("unknown variable 'skies'", at: 0))

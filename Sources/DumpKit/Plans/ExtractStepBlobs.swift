@@ -14,7 +14,7 @@ struct ExtractStepBlobs: RecordTransformer {
     }
 
     func transform(_ record: Record) throws -> [Record] {
-        guard extraction.step.match(path: record.path, value: record.value) != nil else { return [record] }
+        guard try extraction.step.match(path: record.path, value: record.value) != nil else { return [record] }
         var named = record
         named.captures["key"] = record.path.last ?? ""
         return try extractor.transform(named)

@@ -16,7 +16,8 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
         case equals(JSONValue)
         case exists(Bool)
         case oneOf([JSONValue])
-        /// The field is a string in which the regular expression finds a match (anchor it with `^...$`).
+        /// The field is a string in which the regular expression (ECMA-262, as JSON Schema's `pattern`)
+        /// finds a match (anchor it with `^...$`).
         case matches(String)
         /// The field has this JSON type: `string`, `number`, `integer`, `boolean`, `object`, `array`.
         case type(String)
@@ -28,12 +29,12 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
     public let test: Test
     /// Where the condition is written.
     public let location: PlanLocation
-    private let regex: SendableRegex?
+    private let regex: ECMARegex?
 
     /// The JSON type names `type` accepts.
     static let typeNames = ["string", "number", "integer", "boolean", "object", "array"]
 
-    init(field: FieldPath, test: Test, location: PlanLocation, regex: SendableRegex?) {
+    init(field: FieldPath, test: Test, location: PlanLocation, regex: ECMARegex?) {
         self.field = field
         self.test = test
         self.location = location
@@ -53,15 +54,15 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
             if tests.members.isEmpty { throw d.error(m.value.location, "the condition on '\(field)' is empty") }
             for t in tests.members {
                 let test: Test
-                var regex: SendableRegex?
+                var regex: ECMARegex?
                 switch t.key {
                 case "equals": test = .equals(t.value.jsonValue)
                 case "exists": test = .exists(try d.bool(t.value, "'exists'"))
                 case "in": test = .oneOf(try d.list(t.value, "'in'").map(\.jsonValue))
                 case "matches":
                     let pattern = try d.string(t.value, "'matches'")
-                    do {
-                        regex = try SendableRegex(pattern)
+                    do throws(ECMARegexError) {
+                        regex = try ECMARegex(pattern)
                     } catch {
                         throw d.error(t.value.location, "'\(pattern)' is not a regular expression: \(error)")
                     }
@@ -74,8 +75,9 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
         return out
     }
 
-    /// Whether the condition holds for a record value.
-    public func holds(in record: JSONValue?) -> Bool {
+    /// Whether the condition holds for a record value; throws when a `matches` search runs out of its
+    /// step budget, so the answer is unknown.
+    public func holds(in record: JSONValue?) throws(Undecided) -> Bool {
         let value = record?.field(field)
         switch test {
         case .equals(let expected): return value.map { $0.isEquivalent(to: expected) } ?? false
@@ -83,13 +85,27 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
         case .oneOf(let options): return value.map { v in options.contains { $0.isEquivalent(to: v) } } ?? false
         case .matches:
             guard case .string(let s)? = value, let regex else { return false }
-            return regex.matches(s)
+            switch regex.search(s) {
+            case .matched: return true
+            case .notMatched: return false
+            case .overBudget(let steps):
+                let reason = "'\(field)' matches /\(regex.source)/ needs more than \(steps) steps on this \(s.utf8.count)-byte string"
+                throw Undecided(condition: self, reason: reason)
+            }
         case .type(let name):
             guard let value else { return false }
             if name == "integer" { return value.numberValue.flatMap { DecimalNumber($0.text)?.isInteger } ?? false }
             if name == "number" { return value.numberValue != nil }
             return value.typeName == name
         }
+    }
+
+    /// A condition whose `matches` search ran out of its step budget.
+    public struct Undecided: Error, Sendable {
+        /// The condition.
+        public let condition: PlanCondition
+        /// Why, for a reject.
+        public let reason: String
     }
 
     public var description: String {
@@ -101,14 +117,4 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
         case .type(let t): return "\(field) is \(t.article) \(t)"
         }
     }
-}
-
-/// A compiled regular expression that may be shared between threads (it is never mutated).
-struct SendableRegex: @unchecked Sendable {
-    private let regex: Regex<AnyRegexOutput>
-
-    init(_ pattern: String) throws { regex = try Regex(pattern) }
-
-    /// Whether the expression matches somewhere in `s`.
-    func matches(_ s: String) -> Bool { (try? regex.firstMatch(in: s)) != nil }
 }

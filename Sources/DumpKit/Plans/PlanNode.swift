@@ -49,6 +49,11 @@ struct PlanNode {
             .appending(.null, "^(?:~|null|Null|NULL|)$")
     }()
 
+    /// The most nodes a YAML plan of `count` bytes may have with its aliases expanded: 100,000 more
+    /// than twice its bytes, which a plan without aliases never reaches, so an alias bomb ("billion
+    /// laughs": nine aliases of nine aliases ...) is refused instead of expanded.
+    static func maxNodes(forBytes count: Int) -> Int { 100_000 + 2 * count }
+
     /// Reads a YAML document.
     static func parseYAML(_ text: String, file: String) throws(PlanError) -> PlanNode {
         let root: Node?
@@ -60,7 +65,9 @@ struct PlanNode {
             throw PlanError(file: file, message: "YAML: \(error)")
         }
         guard let root else { throw PlanError(file: file, line: 1, column: 1, message: "the plan is empty") }
-        return try convert(root, file: file)
+        let limit = maxNodes(forBytes: text.utf8.count)
+        var budget = limit
+        return try convert(root, file: file, budget: &budget, limit: limit)
     }
 
     private static func yamlError(_ e: YamlError, file: String) -> PlanError {
@@ -78,8 +85,14 @@ struct PlanNode {
         }
     }
 
-    private static func convert(_ node: Node, file: String) throws(PlanError) -> PlanNode {
+    /// Converts `node`, counting the nodes against `budget` (`limit` at the start).
+    private static func convert(_ node: Node, file: String, budget: inout Int, limit: Int) throws(PlanError) -> PlanNode {
         let location = node.mark.map { PlanLocation(line: $0.line, column: $0.column) } ?? PlanLocation(line: 1, column: 1)
+        budget -= 1
+        if budget < 0 {
+            let message = "YAML: the plan has more than \(limit) nodes with its aliases expanded (an alias bomb?)"
+            throw PlanError(file: file, line: location.line, column: location.column, message: message)
+        }
         switch node {
         case .scalar(let s):
             let value: JSONValue
@@ -96,11 +109,14 @@ struct PlanNode {
             return PlanNode(content: .scalar(value, text: s.string), location: location)
         case .mapping(let m):
             var pairs: [(key: PlanNode, value: PlanNode)] = []
-            for (k, v) in m { pairs.append((try convert(k, file: file), try convert(v, file: file))) }
+            for (k, v) in m {
+                let key = try convert(k, file: file, budget: &budget, limit: limit)
+                pairs.append((key, try convert(v, file: file, budget: &budget, limit: limit)))
+            }
             return PlanNode(content: .mapping(pairs), location: location)
         case .sequence(let seq):
             var items: [PlanNode] = []
-            for n in seq { items.append(try convert(n, file: file)) }
+            for n in seq { items.append(try convert(n, file: file, budget: &budget, limit: limit)) }
             return PlanNode(content: .sequence(items), location: location)
         case .alias:
             throw PlanError(file: file, line: location.line, column: location.column, message: "YAML aliases are not supported in plans")

@@ -94,8 +94,13 @@ public final class PlanRunner: @unchecked Sendable {
         var rare = RareTrace()
         for si in steps.indices {
             let step = steps[si]
-            guard edit.value != nil, let context = step.match(path: edit.path, value: edit.value) else { continue }
+            guard edit.value != nil, let (context, undecided) = step.match(path: edit.path, value: edit.value) else { continue }
             edit.begin(context)
+            if let undecided {
+                // Neither applied nor skipped knowingly: the record is a reject of the step's `where`.
+                try edit.reject(at: nil, value: edit.value!, reason: undecided.reason, removing: [], operation: "where")
+                continue
+            }
             // The record before the step is kept only when it may become the step's example (the
             // one first in key order); holding it otherwise would make the operations copy it.
             let before = mayBeExample(si, edit.path) ? Record(path: edit.path, captures: edit.captures, value: edit.value) : nil
@@ -165,10 +170,16 @@ private final class RunnerStep {
     }
 
     /// The context of the first of the step's patterns that matches `path`, when every condition
-    /// holds for `value` (what `PlanStep.match` decides, without building the captures).
-    func match(path: [String], value: JSONValue?) -> StepContext? {
+    /// holds for `value` (what `PlanStep.match` decides, without building the captures), or cannot
+    /// be decided (`undecided`).
+    func match(path: [String], value: JSONValue?) -> (context: StepContext, undecided: PlanCondition.Undecided?)? {
         for (i, p) in patterns.enumerated() where Self.matches(p, path) {
-            return conditions.allSatisfy({ $0.holds(in: value) }) ? contexts[i] : nil
+            do throws(PlanCondition.Undecided) {
+                for condition in conditions where !(try condition.holds(in: value)) { return nil }
+            } catch {
+                return (contexts[i], error)
+            }
+            return (contexts[i], nil)
         }
         return nil
     }

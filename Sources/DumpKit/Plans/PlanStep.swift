@@ -38,10 +38,13 @@ public struct PlanStep: Sendable {
     /// `step 2 ('todolist')`.
     public var label: String { "step \(index)" + (name.map { " ('\($0)')" } ?? "") }
 
-    /// The captures of the first pattern matching `path`, when every condition holds for `value`.
-    public func match(path: [String], value: JSONValue?) -> [String: String]? {
+    /// The captures of the first pattern matching `path`, when every condition holds for `value`;
+    /// throws when a condition cannot be decided (see `PlanCondition.holds`).
+    public func match(path: [String], value: JSONValue?) throws(PlanCondition.Undecided) -> [String: String]? {
         for p in patterns {
-            if let captures = p.match(path), conditions.allSatisfy({ $0.holds(in: value) }) { return captures }
+            guard let captures = p.match(path) else { continue }
+            for condition in conditions where !(try condition.holds(in: value)) { return nil }
+            return captures
         }
         return nil
     }

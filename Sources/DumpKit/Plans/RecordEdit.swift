@@ -129,12 +129,15 @@ public struct RecordEdit {
     /// `skip` removes the bad value (the fields in `removing` when given; the whole record when `at`
     /// is `nil`), `keep` leaves everything as it is; both record a `Reject`.
     ///
-    /// - Parameter at: the field holding the value; `nil` for the record itself.
-    public mutating func reject(at field: FieldPath?, value bad: JSONValue, reason: String, removing: [FieldPath]? = nil) throws(MigrationError) {
+    /// - Parameters:
+    ///   - at: the field holding the value; `nil` for the record itself.
+    ///   - name: what the reject names instead of the running operation (`where`).
+    public mutating func reject(at field: FieldPath?, value bad: JSONValue, reason: String, removing: [FieldPath]? = nil,
+                                operation name: String? = nil) throws(MigrationError) {
         let r = Reject(
             pointer: stepPointer + (field?.pointer ?? ""), value: bad, plan: context?.plan ?? "", step: context?.step ?? 0,
             stepName: context?.stepName,
-            operation: operation, reason: reason)
+            operation: name ?? operation, reason: reason)
         switch policy {
         case .fail: throw MigrationError(r)
         case .skip:

@@ -11,7 +11,7 @@ enum FormatCheckers {
         case "date-time": return isDateTime
         case "date": return { isDate(Array($0.utf8)[...]) }
         case "time": return { isTime(Array($0.utf8)[...]) }
-        case "duration": return { durationPattern.matches($0) }
+        case "duration": return { durationPattern.search($0) == .matched }
         case "email": return { isEmail($0, international: false) }
         case "idn-email": return { isEmail($0, international: true) }
         case "hostname": return { isHostname($0, international: false) }

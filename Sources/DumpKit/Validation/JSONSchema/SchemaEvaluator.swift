@@ -224,8 +224,12 @@ struct SchemaEvaluator {
             guard kind == .string else { return true }
             return checkLength(bytes(value), min, max, report)
         case .pattern(let regex):
-            guard kind == .string, !regex.matches(utf8: bytes(value)) else { return true }
-            if report { reportPattern(regex) }
+            guard kind == .string else { return true }
+            switch regex.search(utf8: bytes(value)) {
+            case .matched: return true
+            case .notMatched: if report { reportPattern(regex) }
+            case .overBudget(let steps): if report { reportPatternBudget(regex, steps, value) }
+            }
             return false
         case .format(let format):
             guard kind == .string, !format.check(tape.string(value)) else { return true }
@@ -349,6 +353,11 @@ struct SchemaEvaluator {
 
     private mutating func reportPattern(_ regex: ECMARegex) {
         fail("pattern", "string does not match the pattern \(SchemaEvaluator.quoted(regex.source))")
+    }
+
+    private mutating func reportPatternBudget(_ regex: ECMARegex, _ steps: Int, _ value: Int) {
+        fail("pattern-budget", "the pattern \(SchemaEvaluator.quoted(regex.source)) needs more than \(steps) steps "
+            + "on this \(entries[value].length)-byte string: not checked")
     }
 
     private mutating func reportFormat(_ name: String) {
@@ -680,8 +689,18 @@ struct SchemaEvaluator {
                     valid = false
                 }
             }
-            for pattern in properties.patterns where pattern.regex.matches(utf8: bytes(key)) {
+            for pattern in properties.patterns {
+                let result = pattern.regex.search(utf8: bytes(key))
+                if result == .notMatched { continue }
                 matched = true
+                if case .overBudget(let steps) = result {
+                    if !report { return false }
+                    path.append(.key(key))
+                    reportPatternBudget(pattern.regex, steps, key)
+                    path.removeLast()
+                    valid = false
+                    continue
+                }
                 if !evaluateChild(pattern.schema, value, .key(key), report, keyword: "patternProperties",
                                   notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed") {
                     if !report { return false }

@@ -174,6 +174,11 @@ struct RulesCompiler {
             return try unary(op, try compile(operand), at: e.offset)
         case .binary(let op, let l, let r):
             return try binary(op, try compile(l), try compile(r), at: e.offset)
+        case .logical(let op, let operands, let operators):
+            var compiled: [Compiled] = []
+            compiled.reserveCapacity(operands.count)
+            for operand in operands { compiled.append(try compile(operand)) }
+            return try logical(op, compiled, operators: operators)
         case .conditional(let test, let then, let otherwise):
             let t = try compile(test), a = try compile(then), b = try compile(otherwise)
             guard t.type == .boolean else {
@@ -267,16 +272,7 @@ struct RulesCompiler {
         let (lt, rt) = (l.thunk, r.thunk)
         switch op {
         case .and, .or:
-            for (side, t) in [("left", l.type), ("right", r.type)] where t != .boolean {
-                throw RulesExpressionError("'\(op.rawValue)' needs boolean operands; its \(side) operand is a \(t.name)", at: offset)
-            }
-            let isAnd = op == .and
-            return Compiled(type: .boolean) { c throws(RulesEvaluationError) in
-                guard case .bool(let a) = try lt(c) else { throw RulesEvaluationError("'\(op.rawValue)' needs boolean operands") }
-                if a != isAnd { return .bool(a) }
-                guard case .bool(let b) = try rt(c) else { throw RulesEvaluationError("'\(op.rawValue)' needs boolean operands") }
-                return .bool(b)
-            }
+            return try logical(op, [l, r], operators: [offset])
         case .plus:
             try require([.string, .number], "strings or numbers")
             let type: RulesType = l.type == .string || r.type == .string ? .string : (l.type == .number && r.type == .number ? .number : .primitive)
@@ -319,6 +315,25 @@ struct RulesCompiler {
                 let a = try lt(c), b = try rt(c)
                 return .bool(swapped ? try RulesValue.less(b, a, orEqual: orEqual) : try RulesValue.less(a, b, orEqual: orEqual))
             }
+        }
+    }
+
+    /// `a && b && ...` or `a || b || ...` in one loop (a chain of 100,000 operands does not nest):
+    /// the first operand that is false (`&&`) or true (`||`) decides.
+    /// `operators` are the offsets of the operators between the operands.
+    private func logical(_ op: RulesBinaryOperator, _ operands: [Compiled], operators: [Int]) throws(RulesExpressionError) -> Compiled {
+        for (k, operand) in operands.enumerated() where operand.type != .boolean {
+            let message = "'\(op.rawValue)' needs boolean operands; its \(k == 0 ? "left" : "right") operand is a \(operand.type.name)"
+            throw RulesExpressionError(message, at: operators[max(k - 1, 0)])
+        }
+        let isAnd = op == .and
+        let all = operands.map(\.thunk)
+        return Compiled(type: .boolean) { c throws(RulesEvaluationError) in
+            for thunk in all {
+                guard case .bool(let b) = try thunk(c) else { throw RulesEvaluationError("'\(op.rawValue)' needs boolean operands") }
+                if b != isAnd { return .bool(b) }
+            }
+            return .bool(isAnd)
         }
     }
 
@@ -521,7 +536,7 @@ struct RulesCompiler {
                 let s = try Self.string(rt, c, for: name)
                 let v = try a(c)
                 guard case .regex(let regex) = v else { throw RulesEvaluationError("'matches' needs a regular expression, got \(v.display)") }
-                return .bool(regex.matches(s))
+                return .bool(try regex.matches(s))
             }
         }
     }

@@ -18,6 +18,9 @@ struct RulesExpression {
         case array([RulesExpression])
         case unary(RulesUnaryOperator, RulesExpression)
         case binary(RulesBinaryOperator, RulesExpression, RulesExpression)
+        /// `a || b || c`: the operands of consecutive `&&` or `||` (one operator), kept flat so that
+        /// a long chain does not nest; `operators` are the offsets of the operators between them.
+        case logical(RulesBinaryOperator, [RulesExpression], operators: [Int])
         case conditional(RulesExpression, RulesExpression, RulesExpression)
         /// `object.name`
         case member(RulesExpression, String)
@@ -30,6 +33,26 @@ struct RulesExpression {
     var node: Node
     /// Where the node is in the expression (see the type's summary).
     var offset: Int
+    /// The number of nodes on the longest path down from this one (1 for a leaf).
+    let height: Int
+
+    /// The most `height` (and nesting of brackets and prefix operators) the parser accepts, so that
+    /// compiling, evaluating and freeing an expression never recurse deeply.
+    static let maxDepth = 256
+
+    init(node: Node, offset: Int) {
+        self.node = node
+        self.offset = offset
+        switch node {
+        case .null, .boolean, .number, .string, .regex, .variable: height = 1
+        case .array(let items): height = 1 + (items.map(\.height).max() ?? 0)
+        case .unary(_, let x), .member(let x, _): height = 1 + x.height
+        case .binary(_, let l, let r), .index(let l, let r): height = 1 + max(l.height, r.height)
+        case .logical(_, let operands, _): height = 1 + (operands.map(\.height).max() ?? 0)
+        case .conditional(let t, let a, let b): height = 1 + max(t.height, a.height, b.height)
+        case .call(let callee, let arguments): height = 1 + max(callee.height, arguments.map(\.height).max() ?? 0)
+        }
+    }
 }
 
 /// A prefix operator of the rules language.

@@ -3,9 +3,14 @@
 /// It accepts the JavaScript subset Firebase rules use: literals, variables, `!`/`-` prefixes, the
 /// binary operators with JavaScript precedence, `?:`, member access, indexing, calls and array literals.
 /// Anything else (assignment, several statements, `**`, object literals, ...) is a syntax error.
+///
+/// Nesting is limited to `RulesExpression.maxDepth` levels, both of brackets, conditionals and prefix
+/// operators while parsing and of the resulting tree; chains of `&&` or `||` stay flat (`logical`).
 struct RulesParser {
     private var lexer: RulesLexer
     private var token: RulesToken
+    /// Brackets, conditionals and prefix operators open at the current token.
+    private var depth = 0
 
     /// Parses a whole expression; fails unless all of `text` is one expression.
     static func parse(_ text: String) throws(RulesExpressionError) -> RulesExpression {
@@ -38,26 +43,65 @@ struct RulesParser {
         try advance()
     }
 
+    /// Goes one nesting level deeper at `offset`; refuses more than `RulesExpression.maxDepth`.
+    private mutating func enter(at offset: Int) throws(RulesExpressionError) {
+        depth += 1
+        if depth > RulesExpression.maxDepth { throw Self.tooDeep(at: offset) }
+    }
+
+    private static func tooDeep(at offset: Int) -> RulesExpressionError {
+        RulesExpressionError("expression nested deeper than \(RulesExpression.maxDepth) levels", at: offset)
+    }
+
+    /// A node, refused when the tree gets deeper than `RulesExpression.maxDepth`.
+    private func make(_ node: RulesExpression.Node, at offset: Int) throws(RulesExpressionError) -> RulesExpression {
+        let e = RulesExpression(node: node, offset: offset)
+        guard e.height <= RulesExpression.maxDepth else { throw Self.tooDeep(at: offset) }
+        return e
+    }
+
     /// Parses operators binding tighter than `precedence` (0 admits everything, 1 stops before `?:`).
     private mutating func expression(above precedence: Int) throws(RulesExpressionError) -> RulesExpression {
         var left = try prefix()
+        // Consecutive operands of one `&&` or `||`, collected before they become one `logical` node.
+        var chain: (op: RulesBinaryOperator, operands: [RulesExpression], operators: [Int])?
+        func close() throws(RulesExpressionError) {
+            guard let c = chain else { return }
+            left = try make(.logical(c.op, c.operands, operators: c.operators), at: c.operators[0])
+            chain = nil
+        }
         while case .symbol(let s) = token.kind {
             if s == "?" {
                 guard precedence < 1 else { break }
+                try close()
                 let at = token.offset
                 try advance()
+                try enter(at: at)
                 let then = try expression(above: 0)
                 try expect(":")
                 let otherwise = try expression(above: 0)
-                left = RulesExpression(node: .conditional(left, then, otherwise), offset: at)
+                depth -= 1
+                left = try make(.conditional(left, then, otherwise), at: at)
                 continue
             }
             guard let op = RulesBinaryOperator(rawValue: s), op.precedence > precedence else { break }
             let at = token.offset
             try advance()
             let right = try expression(above: op.precedence)
-            left = RulesExpression(node: .binary(op, left, right), offset: at)
+            if op == .and || op == .or {
+                if chain?.op == op {
+                    chain!.operands.append(right)
+                    chain!.operators.append(at)
+                } else {
+                    try close()
+                    chain = (op, [left, right], [at])
+                }
+            } else {
+                try close()
+                left = try make(.binary(op, left, right), at: at)
+            }
         }
+        try close()
         return left
     }
 
@@ -66,7 +110,10 @@ struct RulesParser {
         let offset = token.offset
         if case .symbol(let s) = token.kind, let op = RulesUnaryOperator(rawValue: s) {
             try advance()
-            return RulesExpression(node: .unary(op, try prefix()), offset: offset)
+            try enter(at: offset)
+            let operand = try prefix()
+            depth -= 1
+            return try make(.unary(op, operand), at: offset)
         }
         var e = try primary()
         while case .symbol(let s) = token.kind {
@@ -79,16 +126,18 @@ struct RulesParser {
                 }
                 let nameOffset = token.offset
                 try advance()
-                e = RulesExpression(node: .member(e, name), offset: nameOffset)
+                e = try make(.member(e, name), at: nameOffset)
             case "[":
                 try advance()
+                try enter(at: at)
                 let key = try expression(above: 0)
+                depth -= 1
                 try expect("]")
-                e = RulesExpression(node: .index(e, key), offset: at)
+                e = try make(.index(e, key), at: at)
             case "(":
                 try advance()
-                let arguments = try list(closing: ")")
-                e = RulesExpression(node: .call(e, arguments), offset: at)
+                let arguments = try list(closing: ")", openedAt: at)
+                e = try make(.call(e, arguments), at: at)
             default:
                 return e
             }
@@ -112,33 +161,38 @@ struct RulesParser {
             }
         case .symbol("("):
             try advance()
+            try enter(at: offset)
             var inner = try expression(above: 0)
+            depth -= 1
             try expect(")")
             inner.offset = offset
             return inner
         case .symbol("["):
             try advance()
-            return RulesExpression(node: .array(try list(closing: "]")), offset: offset)
+            return try make(.array(try list(closing: "]", openedAt: offset)), at: offset)
         default:
             throw unexpected()
         }
         try advance()
-        return RulesExpression(node: node, offset: offset)
+        return try make(node, at: offset)
     }
 
-    /// Parses comma-separated expressions up to `closing`, which has not been read yet.
-    private mutating func list(closing: String) throws(RulesExpressionError) -> [RulesExpression] {
+    /// Parses comma-separated expressions up to `closing`, which has not been read yet; the opening
+    /// bracket was at `openedAt`.
+    private mutating func list(closing: String, openedAt: Int) throws(RulesExpressionError) -> [RulesExpression] {
         var items: [RulesExpression] = []
         if token.kind == .symbol(closing) {
             try advance()
             return items
         }
+        try enter(at: openedAt)
         while true {
             items.append(try expression(above: 0))
             if token.kind == .symbol(",") {
                 try advance()
                 continue
             }
+            depth -= 1
             try expect(closing)
             return items
         }

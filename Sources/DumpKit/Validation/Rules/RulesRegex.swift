@@ -1,22 +1,21 @@
 /// A regular expression literal of the rules language, checked against the subset Firebase accepts and
-/// matched by a small backtracking engine.
+/// matched by `ECMARegex` (the same engine as JSON Schema's `pattern`).
 ///
 /// Accepted: literals and escaped punctuation, `.`, classes `[a-z]`/`[^...]`, `\d \D \w \W \s \S`,
 /// `\b \B`, `\n \t \r \f \v`, `\xHH`, `\uHHHH`, groups `(...)` and `(?:...)`, alternation `|`, quantifiers
 /// `* + ? {n} {n,} {n,m}` (a trailing `?` for laziness is accepted; it cannot change whether a string
 /// matches), `^` only as the very first and `$` only as the very last character, and the flag `i`.
 /// Rejected at load time: other flags (`g`, `m`, ...), anchors anywhere else, empty alternatives,
-/// back-references, look-arounds and unknown escapes. `matches()` searches: the pattern may match anywhere
-/// unless anchored. Characters are Unicode scalars.
+/// back-references, look-arounds, unknown escapes and groups nested deeper than 256. `matches()`
+/// searches: the pattern may match anywhere unless anchored. Characters are Unicode scalars. Since the
+/// subset has no back-references or look-arounds, matching takes time linear in the string.
 public final class RulesRegex: Sendable {
-    private let root: Node
-    private let ignoreCase: Bool
-    private let anchoredStart: Bool
+    private let regex: ECMARegex
 
-    fileprivate indirect enum Node: Sendable {
+    private indirect enum Node {
         case scalar(Unicode.Scalar)
         case any
-        case set(ScalarSet)
+        case set(ClassRanges)
         case start
         case end
         case boundary(Bool)
@@ -24,22 +23,29 @@ public final class RulesRegex: Sendable {
         case alternation([Node])
         case repetition(Node, min: Int, max: Int?)
 
-        /// Whether the node consumes exactly one scalar, so repetitions of it can be matched in a loop.
-        var isSingle: Bool {
+        /// The engine's tree for the node, with scalars and classes case-insensitive for the flag `i`.
+        func regexNode(ignoreCase: Bool) -> RegexNode {
             switch self {
-            case .scalar, .any, .set: return true
-            default: return false
+            case .scalar(let c): return .atom(ignoreCase ? .caseless(folded: RegexAtom.lower(c.value)) : .scalar(c.value))
+            case .any: return .atom(.any)
+            case .set(let ranges):
+                let set = ScalarSet(items: ranges.ranges.map { .range($0.lowerBound, $0.upperBound) }, negated: ranges.negated)
+                return .atom(ignoreCase ? .caselessSet(set) : .set(set))
+            case .start: return .lineStart
+            case .end: return .lineEnd
+            case .boundary(let expected): return .wordBoundary(negated: !expected)
+            case .sequence(let items): return .sequence(items.map { $0.regexNode(ignoreCase: ignoreCase) })
+            case .alternation(let branches): return .alternation(branches.map { $0.regexNode(ignoreCase: ignoreCase) })
+            case .repetition(let item, let min, let max):
+                return .quantified(item.regexNode(ignoreCase: ignoreCase), min: min, max: max, greedy: true)
             }
         }
     }
 
-    fileprivate struct ScalarSet: Sendable {
+    /// A character class as scalar ranges.
+    private struct ClassRanges {
         var ranges: [ClosedRange<UInt32>] = []
         var negated = false
-
-        func contains(_ c: Unicode.Scalar) -> Bool {
-            ranges.contains { $0.contains(c.value) } != negated
-        }
     }
 
     /// Parses `pattern` with `flags`; errors carry the offset within the pattern.
@@ -47,32 +53,21 @@ public final class RulesRegex: Sendable {
         guard flags.isEmpty || flags == "i" else {
             throw RulesExpressionError("unsupported regular expression flags '\(flags)' (only 'i' is allowed)", at: pattern.unicodeScalars.count)
         }
-        ignoreCase = flags == "i"
         var parser = Parser(text: Array(pattern.unicodeScalars))
-        root = try parser.parseAll()
-        switch root {
-        case .start: anchoredStart = true
-        case .sequence(let items): if case .start = items[0] { anchoredStart = true } else { anchoredStart = false }
-        default: anchoredStart = false
+        let tree = try parser.parseAll().regexNode(ignoreCase: flags == "i")
+        regex = ECMARegex(tree: tree, groups: 0, source: "/\(pattern)/\(flags)")
+    }
+
+    /// Whether the pattern matches somewhere in `string`; throws when the search needs more steps than
+    /// its budget (a pattern such as `(a{1,1000}){1,1000}` on a long string).
+    public func matches(_ string: String) throws(RulesEvaluationError) -> Bool {
+        switch regex.search(string) {
+        case .matched: return true
+        case .notMatched: return false
+        case .overBudget(let steps):
+            throw RulesEvaluationError(
+                "the regular expression \(regex.source) needs more than \(steps) steps on this \(string.utf8.count)-byte string")
         }
-    }
-
-    /// Whether the pattern matches somewhere in `string`.
-    public func matches(_ string: String) -> Bool {
-        let input = Array(string.unicodeScalars)
-        let matcher = Matcher(input: input, folded: ignoreCase ? input.map(Self.fold) : input, ignoreCase: ignoreCase)
-        let starts = anchoredStart ? 0...0 : 0...input.count
-        return starts.contains { start in matcher.match(root, at: start) { _ in true } }
-    }
-
-    fileprivate static func fold(_ c: Unicode.Scalar) -> Unicode.Scalar {
-        let lower = c.properties.lowercaseMapping.unicodeScalars
-        return lower.count == 1 ? lower.first! : c
-    }
-
-    fileprivate static func upper(_ c: Unicode.Scalar) -> Unicode.Scalar {
-        let upper = c.properties.uppercaseMapping.unicodeScalars
-        return upper.count == 1 ? upper.first! : c
     }
 
     // MARK: - Parsing
@@ -80,6 +75,8 @@ public final class RulesRegex: Sendable {
     private struct Parser {
         let text: [Unicode.Scalar]
         var position = 0
+        /// Groups open around `position`.
+        var depth = 0
 
         private static let digit: [ClosedRange<UInt32>] = [0x30...0x39]
         private static let word: [ClosedRange<UInt32>] = [0x30...0x39, 0x41...0x5A, 0x5F...0x5F, 0x61...0x7A]
@@ -198,7 +195,12 @@ public final class RulesRegex: Sendable {
                     }
                     position += 2
                 }
+                guard depth < RegexNode.maxNesting else {
+                    throw RulesExpressionError("groups nested deeper than \(RegexNode.maxNesting) levels in regular expression", at: at)
+                }
+                depth += 1
                 let inner = try alternation()
+                depth -= 1
                 guard position < text.count, text[position] == ")" else {
                     throw RulesExpressionError("missing ')' in regular expression", at: at)
                 }
@@ -225,12 +227,12 @@ public final class RulesRegex: Sendable {
             let e = text[position]
             position += 1
             switch e {
-            case "d": return .set(ScalarSet(ranges: Self.digit))
-            case "D": return .set(ScalarSet(ranges: Self.digit, negated: true))
-            case "w": return .set(ScalarSet(ranges: Self.word))
-            case "W": return .set(ScalarSet(ranges: Self.word, negated: true))
-            case "s": return .set(ScalarSet(ranges: Self.space))
-            case "S": return .set(ScalarSet(ranges: Self.space, negated: true))
+            case "d": return .set(ClassRanges(ranges: Self.digit))
+            case "D": return .set(ClassRanges(ranges: Self.digit, negated: true))
+            case "w": return .set(ClassRanges(ranges: Self.word))
+            case "W": return .set(ClassRanges(ranges: Self.word, negated: true))
+            case "s": return .set(ClassRanges(ranges: Self.space))
+            case "S": return .set(ClassRanges(ranges: Self.space, negated: true))
             case "b" where !inClass: return .boundary(true)
             case "B" where !inClass: return .boundary(false)
             case "n": return .scalar("\n")
@@ -256,7 +258,7 @@ public final class RulesRegex: Sendable {
         }
 
         private mutating func characterClass(openedAt at: Int) throws(RulesExpressionError) -> Node {
-            var set = ScalarSet()
+            var set = ClassRanges()
             if position < text.count, text[position] == "^" {
                 set.negated = true
                 position += 1
@@ -306,78 +308,6 @@ public final class RulesRegex: Sendable {
             }
             if next <= 0x10FFFF { out.append(next...0x10FFFF) }
             return out
-        }
-    }
-
-    // MARK: - Matching
-
-    private struct Matcher {
-        let input: [Unicode.Scalar]
-        /// `input` lower-cased when ignoring case, else `input`.
-        let folded: [Unicode.Scalar]
-        let ignoreCase: Bool
-
-        func test(_ node: Node, _ i: Int) -> Bool {
-            switch node {
-            case .scalar(let c):
-                return ignoreCase ? folded[i] == RulesRegex.fold(c) : input[i] == c
-            case .any:
-                return input[i] != "\n" && input[i] != "\r" && input[i] != "\u{2028}" && input[i] != "\u{2029}"
-            case .set(let set):
-                let c = input[i]
-                if !ignoreCase { return set.contains(c) }
-                return set.contains(c) || set.contains(folded[i]) || set.contains(RulesRegex.upper(c))
-            default:
-                return false
-            }
-        }
-
-        private func isWord(_ i: Int) -> Bool {
-            guard i >= 0, i < input.count else { return false }
-            let v = input[i].value
-            return (v >= 0x30 && v <= 0x39) || (v >= 0x41 && v <= 0x5A) || v == 0x5F || (v >= 0x61 && v <= 0x7A)
-        }
-
-        /// Whether `node` matches at `i` with `rest` accepting where it ends.
-        func match(_ node: Node, at i: Int, _ rest: (Int) -> Bool) -> Bool {
-            switch node {
-            case .scalar, .any, .set:
-                return i < input.count && test(node, i) && rest(i + 1)
-            case .start:
-                return i == 0 && rest(i)
-            case .end:
-                return i == input.count && rest(i)
-            case .boundary(let expected):
-                return (isWord(i - 1) != isWord(i)) == expected && rest(i)
-            case .sequence(let items):
-                return sequence(items, 0, at: i, rest)
-            case .alternation(let branches):
-                return branches.contains { match($0, at: i, rest) }
-            case .repetition(let item, let min, let max):
-                if item.isSingle {
-                    var n = 0
-                    while i + n < input.count, max.map({ n < $0 }) ?? true, test(item, i + n) { n += 1 }
-                    guard n >= min else { return false }
-                    return (min...n).reversed().contains { rest(i + $0) }
-                }
-                return repeated(item, min: min, max: max, count: 0, at: i, rest)
-            }
-        }
-
-        private func sequence(_ items: [Node], _ k: Int, at i: Int, _ rest: (Int) -> Bool) -> Bool {
-            guard k < items.count else { return rest(i) }
-            return match(items[k], at: i) { j in sequence(items, k + 1, at: j, rest) }
-        }
-
-        private func repeated(_ item: Node, min: Int, max: Int?, count: Int, at i: Int, _ rest: (Int) -> Bool) -> Bool {
-            if max.map({ count < $0 }) ?? true {
-                let more = match(item, at: i) { j in
-                    // An empty iteration past the minimum cannot lead anywhere new.
-                    j == i && count >= min ? false : repeated(item, min: min, max: max, count: count + 1, at: j, rest)
-                }
-                if more { return true }
-            }
-            return count >= min && rest(i)
         }
     }
 }

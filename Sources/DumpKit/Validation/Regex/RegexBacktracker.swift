@@ -1,22 +1,12 @@
-/// A compiled ECMA-262 regular expression (Unicode mode, no flags), as JSON Schema's `pattern` uses.
+/// ECMA-262's backtracking matcher: captures, backreferences, lookarounds, greedy and lazy loops.
 ///
-/// Patterns compile once to a small instruction list run by a backtracking machine with an explicit
-/// stack, directly over a string's UTF-8 bytes (decoding scalars as it goes), so matching allocates
-/// little and cannot overflow the call stack. Semantics follow ECMA-262: `\d` and `\w` are ASCII,
-/// `\s` is Unicode white space, `.` excludes line terminators, `^`/`$` anchor the whole string, and
-/// matching is a search (the pattern may match anywhere).
-final class ECMARegex: Sendable {
-    /// The pattern as written.
-    let source: String
-    private let program: [Instruction]
-    private let captureSlots: Int
-    private let registers: Int
-    /// The match can only start at offset 0 (the pattern starts with `^`).
-    private let anchored: Bool
-    /// An ASCII byte every match starts with, when known (for an anchored pattern: the string).
-    private let firstByte: UInt8?
-
-    fileprivate enum Instruction: Sendable {
+/// The pattern compiles once to a small instruction list run with an explicit stack, directly over a
+/// string's UTF-8 bytes (decoding scalars as it goes), so matching allocates little and cannot overflow
+/// the call stack however long the string. Backtracking can take exponential time (`^(a+)+$`), so
+/// every run has a step budget: instructions executed plus scalars scanned by repeats and
+/// backreferences, and at most `maxFrames` entries on its stack.
+struct RegexBacktracker: Sendable {
+    enum Instruction: Sendable {
         case atom(RegexAtom)
         /// A single-scalar atom repeated `min...max` times, without per-iteration bookkeeping.
         case repeatAtom(RegexAtom, min: Int, max: Int, greedy: Bool)
@@ -42,43 +32,36 @@ final class ECMARegex: Sendable {
         case match
     }
 
-    /// Parses and compiles `pattern`; throws when it is not valid ECMA-262 (Unicode mode) syntax.
-    init(_ pattern: String) throws(ECMARegexError) {
-        var parser = ECMARegexParser(pattern)
-        let (tree, groups) = try parser.parse()
+    /// Most entries the backtracking stack may hold (about 32 MiB).
+    static let maxFrames = 1 << 20
+
+    private let program: [Instruction]
+    private let captureSlots: Int
+    private let registers: Int
+
+    init(_ tree: RegexNode, groups: Int) {
         var builder = Builder()
         builder.emit(tree)
         builder.code.append(.match)
-        source = pattern
         program = builder.code
         captureSlots = 2 * (groups + 1)
         registers = builder.registers
-        if case .lineStart = builder.code[0] { anchored = true } else { anchored = false }
-        let first = anchored && builder.code.count > 1 ? builder.code[1] : builder.code[0]
-        if case .atom(.scalar(let c)) = first, c < 0x80 { firstByte = UInt8(c) } else { firstByte = nil }
     }
 
-    /// Whether the pattern matches somewhere in `string`.
-    func matches(_ string: String) -> Bool {
-        var s = string
-        return s.withUTF8 { matches(utf8: UnsafeRawBufferPointer($0)) }
-    }
-
-    /// Whether the pattern matches somewhere in the valid UTF-8 `utf8`.
-    func matches(utf8: UnsafeRawBufferPointer) -> Bool {
-        let bytes = utf8.assumingMemoryBound(to: UInt8.self)
-        if anchored, let firstByte, bytes.first != firstByte { return false }
-        var machine = Machine(program: program, bytes: bytes, captureSlots: captureSlots, registers: registers)
-        if anchored { return machine.run(from: 0, at: 0) }
+    /// Searches `bytes` (valid UTF-8) within `budget` steps; only at offset 0 when `anchored`, and
+    /// only at `firstByte` when given.
+    func search(_ bytes: UnsafeBufferPointer<UInt8>, anchored: Bool, firstByte: UInt8?, budget: Int) -> RegexResult {
+        var machine = Machine(program: program, bytes: bytes, captureSlots: captureSlots, registers: registers, budget: budget)
         var start = 0
         while true {
             if let firstByte {
                 while start < bytes.count && bytes[start] != firstByte { start += 1 }
-                if start == bytes.count { return false }
+                if start == bytes.count { return .notMatched }
             }
-            if machine.run(from: 0, at: start) { return true }
-            if start >= bytes.count { return false }
-            start += Machine.scalarLength(bytes[start])
+            if machine.run(from: 0, at: start) { return .matched }
+            if machine.exhausted { return .overBudget(steps: budget) }
+            if anchored || start >= bytes.count { return .notMatched }
+            start += bytes.scalarLength(at: start)
         }
     }
 
@@ -157,9 +140,9 @@ final class ECMARegex: Sendable {
     }
 }
 
-/// The backtracking machine for one `matches` call.
+/// The backtracking machine for one search.
 private struct Machine {
-    typealias Instruction = ECMARegex.Instruction
+    typealias Instruction = RegexBacktracker.Instruction
 
     /// What to do when the current path fails.
     enum Frame {
@@ -181,33 +164,18 @@ private struct Machine {
     var stack: [Frame] = []
     /// Where the innermost lookbehind body must end.
     var lookbehindEnd = 0
+    /// Steps left before the run gives up.
+    var budget: Int
+    /// Whether the budget ran out (every `run` then fails at once).
+    var exhausted = false
 
-    init(program: [Instruction], bytes: UnsafeBufferPointer<UInt8>, captureSlots: Int, registers: Int) {
+    init(program: [Instruction], bytes: UnsafeBufferPointer<UInt8>, captureSlots: Int, registers: Int, budget: Int) {
         self.program = program
         self.bytes = bytes
+        self.budget = budget
         captures = captureSlots > 2 ? Array(repeating: -1, count: captureSlots) : []
         counts = registers > 0 ? Array(repeating: 0, count: registers) : []
         starts = counts
-    }
-
-    /// The byte length of the UTF-8 sequence starting with `lead`.
-    static func scalarLength(_ lead: UInt8) -> Int {
-        if lead < 0x80 { return 1 }
-        if lead < 0xE0 { return 2 }
-        if lead < 0xF0 { return 3 }
-        return 4
-    }
-
-    /// The scalar at `pos` and its length in bytes (`pos` must be below the end).
-    func decode(_ pos: Int) -> (UInt32, Int) {
-        let b0 = UInt32(bytes[pos])
-        if b0 < 0x80 { return (b0, 1) }
-        if b0 < 0xE0 { return ((b0 & 0x1F) << 6 | UInt32(bytes[pos + 1] & 0x3F), 2) }
-        if b0 < 0xF0 {
-            return ((b0 & 0x0F) << 12 | UInt32(bytes[pos + 1] & 0x3F) << 6 | UInt32(bytes[pos + 2] & 0x3F), 3)
-        }
-        return ((b0 & 0x07) << 18 | UInt32(bytes[pos + 1] & 0x3F) << 12 | UInt32(bytes[pos + 2] & 0x3F) << 6
-            | UInt32(bytes[pos + 3] & 0x3F), 4)
     }
 
     /// The byte offset after `atom` matched at `pos`, or `nil`.
@@ -217,7 +185,7 @@ private struct Machine {
         if b < 0x80 {
             return atom.matches(UInt32(b)) ? pos + 1 : nil
         }
-        let (c, length) = decode(pos)
+        let (c, length) = bytes.scalar(at: pos)
         return atom.matches(c) ? pos + length : nil
     }
 
@@ -234,11 +202,18 @@ private struct Machine {
         return ScalarSet.isWord(UInt32(bytes[pos]))
     }
 
-    /// Runs from instruction `pc` at byte `pos` until `match` (true) or every path failed (false).
+    /// Runs from instruction `pc` at byte `pos` until `match` (true), every path failed or the budget
+    /// ran out (false; `exhausted` tells which).
     mutating func run(from startPC: Int, at startPos: Int) -> Bool {
         let base = stack.count
         var pc = startPC, pos = startPos
         while true {
+            budget -= 1
+            if budget < 0 || stack.count > RegexBacktracker.maxFrames {
+                exhausted = true
+                stack.removeSubrange(base...)
+                return false
+            }
             var failed = false
             switch program[pc] {
             case .atom(let a):
@@ -262,10 +237,12 @@ private struct Machine {
                         p = next
                         n += 1
                     }
+                    budget -= n
                     if p > floor { stack.append(.retreat(pc: pc, pos: p, floor: floor)) }
                     pos = p
                     pc += 1
                 } else {
+                    budget -= n
                     if max > min { stack.append(.advance(pc: pc, pos: p, remaining: max - min)) }
                     pos = p
                     pc += 1
@@ -315,7 +292,12 @@ private struct Machine {
                     pc = test
                 }
             case .look(let behind, let negated, let end):
-                if lookaround(body: pc + 1, behind: behind, at: pos) != negated { pc = end } else { failed = true }
+                let found = lookaround(body: pc + 1, behind: behind, at: pos)
+                if exhausted {
+                    stack.removeSubrange(base...)
+                    return false
+                }
+                if found != negated { pc = end } else { failed = true }
             case .lookMatch(let behind):
                 if behind && pos != lookbehindEnd {
                     failed = true
@@ -327,12 +309,16 @@ private struct Machine {
                 let from = captures.isEmpty ? -1 : captures[2 * n], to = captures.isEmpty ? -1 : captures[2 * n + 1]
                 if from < 0 || to < 0 {
                     pc += 1
-                } else if pos + (to - from) <= bytes.count
-                    && (0..<(to - from)).allSatisfy({ bytes[from + $0] == bytes[pos + $0] }) {
-                    pos += to - from
-                    pc += 1
                 } else {
-                    failed = true
+                    let length = to - from
+                    let fits = pos + length <= bytes.count
+                    if fits { budget -= length }
+                    if fits && (0..<length).allSatisfy({ bytes[from + $0] == bytes[pos + $0] }) {
+                        pos += length
+                        pc += 1
+                    } else {
+                        failed = true
+                    }
                 }
             case .match:
                 stack.removeSubrange(base...)
@@ -380,7 +366,7 @@ private struct Machine {
         var start = pos
         while true {
             if run(from: body, at: start) { return true }
-            if start == 0 { return false }
+            if start == 0 || exhausted { return false }
             start = previousBoundary(start)
         }
     }
