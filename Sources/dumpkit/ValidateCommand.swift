@@ -20,6 +20,14 @@ struct ValidateCommand: ParsableCommand {
             SHA-256, MD5 or token mismatches are errors, objects no reference names are warnings \
             (blobs:orphan: a store may hold objects of other dumps).
 
+            A schema pattern that matches no record is an error (schema:unmatched), since a typo in it \
+            would make its schema check nothing; --allow-unmatched accepts it (a dump may lack a part).
+
+            A --schema-map file is a YAML or JSON map of path patterns to schema files, the files \
+            relative to the map's folder:
+              /v2/todolist/{id}: todolist/v2.schema.json
+              /users/{uid}: user.schema.json
+
             Exit codes: 0 no error findings, 1 error findings, 2 usage or input errors (reported before any finding).
 
             Examples:
@@ -37,8 +45,11 @@ struct ValidateCommand: ParsableCommand {
     @Option(name: .customLong("schema"), help: "PATTERN=FILE: validate the records PATTERN matches with the JSON Schema in FILE (repeatable).")
     var schemas: [String] = []
 
-    @Option(help: "A YAML or JSON map of path patterns to schema files (relative to the map).")
+    @Option(help: "A YAML or JSON map of path patterns to schema files (relative to the map), as below.")
     var schemaMap: String?
+
+    @Flag(help: "Accept schema patterns that match no record (otherwise a schema:unmatched error).")
+    var allowUnmatched = false
 
     @Option(help: "A database.rules.json whose .validate rules are evaluated over the dump.")
     var rules: String?
@@ -77,6 +88,7 @@ struct ValidateCommand: ParsableCommand {
             var job = ValidateJob(input: input)
             job.maxFindings = maxFindings
             job.strict = strict
+            job.allowUnmatched = allowUnmatched
             job.rulesMemoryLimit = Int64(rulesMemoryLimit) << 20
             if let blobs {
                 job.blobs = ValidateJob.BlobCheck(store: blobs)

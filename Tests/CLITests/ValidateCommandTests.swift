@@ -125,6 +125,41 @@ final class ValidateCommandTests: XCTestCase {
         }
     }
 
+    /// A pattern that matches no record (`/user/{uid}` for `/users/{uid}`) would let its schema check
+    /// nothing: an error naming the pattern and the schema, unless `--allow-unmatched`.
+    func testSchemaPatternThatMatchesNoRecordIsAnError() throws {
+        let dump = path("samples/chat/v1.json")
+        let schema = path("schemas/chat/v1.schema.json")
+        let typo = ["--schema", "/user/{uid}/messages/{id}=\(schema)"]
+        let r = try CLI.run(["validate", dump] + typo)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stdout.contains("schema:unmatched (error): 1 finding"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("no record matches /user/{uid}/messages/{id}: the schema \(schema) checked nothing"), r.stdout)
+        // The same with the dump held whole for rules, and in JSON.
+        let dir = try TemporaryDirectory()
+        try Data(#"{"rules": {".write": true}}"#.utf8).write(to: dir.url.appendingPathComponent("open.rules.json"))
+        let withRules = try findings([dump, "--rules", dir.path("open.rules.json")] + typo)
+        XCTAssertEqual(withRules.status, 1)
+        XCTAssertEqual(withRules.rules, ["schema:unmatched"])
+        // A pattern that matches, beside it, is not reported; --allow-unmatched accepts the typo.
+        let both = try findings([dump, "--schema", "/users/{uid}/messages/{id}=\(schema)"] + typo)
+        XCTAssertEqual(both.rules.filter { $0 == "schema:unmatched" }.count, 1, "\(both.rules)")
+        let allowed = try CLI.run(["validate", dump, "--allow-unmatched"] + typo)
+        XCTAssertEqual(allowed.status, 0, allowed.stdout + allowed.stderr)
+        XCTAssertTrue(allowed.stdout.contains("no findings"), allowed.stdout)
+        // A schema map in the documented format (YAML, files relative to the map) is checked too.
+        try FileManager.default.copyItem(atPath: schema, toPath: dir.path("message.schema.json"))
+        try Data("/users/{uid}/messages/{id}: message.schema.json\n/user/{uid}/profile: message.schema.json\n".utf8)
+            .write(to: dir.url.appendingPathComponent("schemas.yaml"))
+        let map = try CLI.run(["validate", dump, "--schema-map", dir.path("schemas.yaml")])
+        XCTAssertEqual(map.status, 1, map.stderr)
+        XCTAssertTrue(map.stdout.contains("no record matches /user/{uid}/profile: the schema \(dir.path("message.schema.json"))"), map.stdout)
+        XCTAssertTrue(map.stdout.contains("schema:unmatched (error): 1 finding"), map.stdout)
+        let help = try CLI.run(["validate", "--help"])
+        XCTAssertTrue(help.stdout.contains("--allow-unmatched"), help.stdout)
+        XCTAssertTrue(help.stdout.contains("/users/{uid}: user.schema.json"), help.stdout)
+    }
+
     func testSchemaFindingsPointAtTheFailingValue() throws {
         let dir = try TemporaryDirectory()
         try Data("{\"v1\":{\"todolist\":{\n \"a\":{\"_createdAt\":1,\"title\":\"t\"},\n \"b\":{\"_createdAt\":1,\n   \"title\":5, \"x\": [1,\n {\"y\":2}]},\n \"c\":{\"title\":\"t\", \"progress\": \"no\"}}}}\n".utf8)

@@ -31,6 +31,9 @@ public struct ValidateJob {
     public var strict = false
     public var blobs: BlobCheck?
     public var maxFindings = 1000
+    /// Accept schema patterns that match no record; otherwise each is a `schema:unmatched` error
+    /// (a typo in a pattern would make its schema check nothing).
+    public var allowUnmatched = false
     /// Dumps up to this size (decompressed) are held in memory for rules; larger ones are indexed in
     /// the same pass as the other checks and read back from the file (`OnDiskRulesSource`).
     public var rulesMemoryLimit: Int64 = 512 << 20
@@ -93,6 +96,8 @@ public struct ValidateJob {
         let source: JSONByteSource = spool?.stream() ?? file
         let rulesOnDisk = rules != nil && (spool?.size ?? file.size ?? 0) > rulesMemoryLimit
         var findings: [Finding] = []
+        // The schemas whose pattern has matched no record yet.
+        var unmatched = Set(schemas.indices)
         let limits = DatabaseLimitsChecker(patterns: schemas.map(\.pattern)) { findings.append($0) }
 
         if let rules, !rulesOnDisk {
@@ -101,8 +106,9 @@ public struct ValidateJob {
             reader.reader.tokenObserver = { limits.observe($0, $1) }
             if let record = try reader.next(passThrough: nil), let dump = record.value {
                 _ = try reader.next(passThrough: nil)
-                for binding in schemas {
+                for (i, binding) in schemas.enumerated() {
                     Self.forEachMatch(of: binding.pattern, in: dump) { path, value in
+                        unmatched.remove(i)
                         findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map { Self.tagged($0, binding) }
                     }
                 }
@@ -129,6 +135,7 @@ public struct ValidateJob {
             while let record = try reader.next(passThrough: discard) {
                 try reader.reader.readValue(into: checker.nextTape())
                 progress?.recordDone()
+                if !unmatched.isEmpty { unmatched = unmatched.filter { schemas[$0].pattern.match(record.path) == nil } }
                 checker.submit(path: record.path, findingsBefore: &findings)
             }
             // The findings after the last record follow its schema findings.
@@ -143,6 +150,9 @@ public struct ValidateJob {
         if rules != nil {
             // Rules (and schemas over a dump held whole) were checked after reading: find their values.
             try locate(&findings, in: try spool?.stream() ?? InputFile(path: input), name: file.name)
+        }
+        if !allowUnmatched {
+            findings += unmatched.sorted().map { Self.unmatchedFinding(schemas[$0]) }
         }
         flush(&findings, into: &report)
         progress?.finish()
@@ -196,6 +206,13 @@ public struct ValidateJob {
     static func blobRules(style: BlobReferenceStyle) -> [String] {
         ["blobs:missing", "blobs:size", "blobs:sha256", "blobs:md5", "blobs:metadata", "blobs:content-type", "blobs:orphan"]
             + (style.needsBucket ? ["blobs:token"] : [])
+    }
+
+    /// The error for a schema whose pattern matched no record.
+    static func unmatchedFinding(_ binding: SchemaBinding) -> Finding {
+        tagged(Finding(severity: .error, rule: "schema:unmatched", pointer: "",
+                       message: "no record matches \(binding.pattern): the schema \(binding.file) checked nothing (check the pattern, or pass --allow-unmatched)"),
+               binding)
     }
 
     /// Puts a schema finding in its schema's group.
