@@ -160,6 +160,51 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(help.stdout.contains("/users/{uid}: user.schema.json"), help.stdout)
     }
 
+    /// Schemas that name each other by `$id` resolve offline: by `$id` in the schema's folder and in
+    /// `--schema-dir` folders, and through `--ref-map` prefixes.
+    func testSchemasReferToEachOtherByID() throws {
+        let dir = try TemporaryDirectory()
+        func write(_ name: String, _ text: String) throws {
+            let url = dir.url.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        try write("schemas/package.json", #"{"$id": "https://json.schemastore.org/package.json", "type": "object", "properties": {"eslintConfig": {"$ref": "eslintrc.json"}}}"#)
+        try write("schemas/eslintrc.json", #"{"$id": "https://json.schemastore.org/eslintrc.json", "type": "object", "properties": {"root": {"type": "boolean"}}}"#)
+        try write("schemas/team.json", """
+            {"$id": "https://teams.example/team.json", "properties": {"lead": {"$ref": "https://people.example/v1/person.json"},
+             "tags": {"$ref": "https://lib.example/common.json#/$defs/tags"}}}
+            """)
+        try write("people/v1/person.json", #"{"properties": {"name": {"type": "string"}}}"#)
+        try write("lib/nested/common.json", #"{"$id": "https://lib.example/common.json", "$defs": {"tags": {"type": "array", "items": {"type": "string"}}}}"#)
+        try write("d.json", """
+            {"packages": {"a": {"eslintConfig": {"root": "yes"}}, "b": {"eslintConfig": {"root": true}}},
+             "teams": {"t": {"lead": {"name": 5}, "tags": ["x", 1]}}}
+            """)
+        let dump = dir.path("d.json")
+        // eslintrc.json is found by its $id in package.json's folder.
+        let package = ["--schema", "/packages/{name}=\(dir.path("schemas/package.json"))"]
+        let p = try findings([dump] + package)
+        XCTAssertEqual(p.status, 1)
+        XCTAssertEqual(p.pointers, ["/packages/a/eslintConfig/root"])
+        // The others need --ref-map and --schema-dir (searched below the folder); without them the
+        // error says where schemas are looked up.
+        let team = ["--schema", "/teams/{t}=\(dir.path("schemas/team.json"))"]
+        let missing = try CLI.run(["validate", dump] + team)
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("no schema is known as https://people.example/v1/person.json"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("--ref-map"), missing.stderr)
+        let t = try findings([dump, "--ref-map", "https://people.example/=\(dir.path("people"))", "--schema-dir", dir.path("lib")] + team)
+        XCTAssertEqual(t.status, 1)
+        XCTAssertEqual(t.pointers, ["/teams/t/lead/name", "/teams/t/tags/1"])
+        // Two files with one $id are an error naming both.
+        try FileManager.default.copyItem(atPath: dir.path("schemas/eslintrc.json"), toPath: dir.path("schemas/eslintrc-copy.json"))
+        let twice = try CLI.run(["validate", dump] + package)
+        XCTAssertEqual(twice.status, 2)
+        XCTAssertTrue(twice.stderr.contains("eslintrc-copy.json"), twice.stderr)
+        XCTAssertTrue(twice.stderr.contains("is also that of"), twice.stderr)
+    }
+
     func testSchemaFindingsPointAtTheFailingValue() throws {
         let dir = try TemporaryDirectory()
         try Data("{\"v1\":{\"todolist\":{\n \"a\":{\"_createdAt\":1,\"title\":\"t\"},\n \"b\":{\"_createdAt\":1,\n   \"title\":5, \"x\": [1,\n {\"y\":2}]},\n \"c\":{\"title\":\"t\", \"progress\": \"no\"}}}}\n".utf8)
