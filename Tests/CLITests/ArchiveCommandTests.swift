@@ -242,4 +242,17 @@ final class ArchiveCommandTests: XCTestCase {
         let missing = try run(["verify", directory.path("missing.tar.zst")], expect: 2)
         XCTAssertEqual(missing.stderr, "dumpkit: error: \(directory.path("missing.tar.zst")): cannot open: No such file or directory\n")
     }
+
+    /// An empty file or a text file is not an archive: one clear line and exit 2 from each command.
+    func testFilesThatAreNotArchives() throws {
+        let empty = directory.path("empty.tar.zst"), text = directory.path("notes.tar")
+        FileManager.default.createFile(atPath: empty, contents: Data())
+        FileManager.default.createFile(atPath: text, contents: Data(String(repeating: "just some text\n", count: 100).utf8))
+        for (file, message) in [(empty, "the file is empty, not a tar or zip archive"), (text, "not a tar or zip archive (Unrecognized archive format)")] {
+            for command in [["list", file], ["verify", file], ["restore", file, directory.path("out")]] {
+                let result = try run(command, expect: 2)
+                XCTAssertEqual(result.stderr, "dumpkit: error: \(file): \(message)\n", "\(command)")
+            }
+        }
+    }
 }
