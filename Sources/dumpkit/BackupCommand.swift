@@ -39,6 +39,7 @@ struct BackupCommand: ParsableCommand {
             common.note(
                 "wrote \(output): \(summary.objects) files, \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
             )
+            try summary.checkIncludes()
         }
     }
 }
