@@ -204,6 +204,7 @@ final class ArchiveCommandTests: XCTestCase {
             verified.stderr.hasSuffix("1 problem found while verifying\n") || verified.stderr.contains("3 problems"), verified.stderr)
         let restored = try run(["restore", altered, directory.path("r"), "--verify"], expect: 1)
         XCTAssertTrue(restored.stderr.contains("not restored: SHA-256"), restored.stderr)
+        XCTAssertTrue(restored.stderr.contains(" kept, 1 problem\n"), restored.stderr)
     }
 
     func testADestinationThatIsAFileIsAUsageProblem() throws {

@@ -88,6 +88,19 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("limits:value-beside-children (error): 1 finding"), r.stdout)
     }
 
+    /// The text output shows ten findings a rule and says how to see the others.
+    func testTextOutputSaysHowToSeeTheFindingsItLeavesOut() throws {
+        let dir = try TemporaryDirectory()
+        let keys = (0..<15).map { "\"k.\($0)\": 1" }.joined(separator: ", ")
+        try Data("{\(keys), \"x\": {\".value\": 1, \"y\": 2}}".utf8).write(to: dir.url.appendingPathComponent("d.json"))
+        let r = try CLI.run(["validate", dir.path("d.json")])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stdout.contains("\n  ... and 5 more (--format json lists them all)\n"), r.stdout)
+        XCTAssertTrue(r.stdout.hasSuffix("d.json: 16 errors, 0 warnings\n"), r.stdout)
+        let capped = try CLI.run(["validate", dir.path("d.json"), "--max-findings", "12"])
+        XCTAssertTrue(capped.stdout.contains("\n  ... and 5 more (--format json lists the first 12 findings; --max-findings N keeps more)\n"), capped.stdout)
+    }
+
     func testJUnitAndGitHubFormats() throws {
         let args = [path("samples/todolist/v1.json"), "--schema", "/v1/todolist/{id}=\(path("schemas/todolist/v1.schema.json"))"]
         let junit = try CLI.run(["validate"] + args + ["--format", "junit"])

@@ -60,7 +60,12 @@ public struct FindingsReport: Sendable {
             for f in list.prefix(firstPerRule) {
                 out.append("  \(source):\(location(f))\(f.pointer.isEmpty ? "/" : f.pointer): \(f.message)")
             }
-            if n > min(firstPerRule, list.count) { out.append("  ... and \(n - min(firstPerRule, list.count)) more") }
+            let hidden = n - min(firstPerRule, list.count)
+            if hidden > 0 {
+                // `json` and the other formats list every kept finding: the first `maxFindings`.
+                out.append("  ... and \(hidden) more (--format json lists "
+                           + (n > list.count ? "the first \(maxFindings) findings; --max-findings N keeps more)" : "them all)"))
+            }
         }
         let summary = total == 0
             ? "\(source): no findings" + (checkedRules.isEmpty ? "" : " (\(checkedRules.count) checks)")
