@@ -101,6 +101,23 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(capped.stdout.contains("\n  ... and 5 more (--format json lists the first 12 findings; --max-findings N keeps more)\n"), capped.stdout)
     }
 
+    /// Control characters in keys never reach the terminal raw (an escape sequence would recolour it
+    /// or move the cursor): the text and GitHub outputs write them as `\u001B`; JSON keeps the key.
+    func testControlCharactersInKeysAreEscaped() throws {
+        let dir = try TemporaryDirectory()
+        try Data(#"{"a\u001b[31mred": 1, "b\u0007x": {"c\nd": 2}}"#.utf8).write(to: dir.url.appendingPathComponent("d.json"))
+        for format in ["text", "github"] {
+            let r = try CLI.run(["validate", dir.path("d.json"), "--format", format])
+            XCTAssertEqual(r.status, 1)
+            XCTAssertFalse(r.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || (0x7F..<0xA0).contains($0.value) }, r.stdout)
+            XCTAssertEqual(r.stdout.split(separator: "\n").filter { $0.contains(format == "text" ? "  " : "::error") }.count, 3, r.stdout)
+            for pointer in [#"/a\u001B[31mred: "#, #"/b\u0007x: "#, #"/b\u0007x/c\u000Ad: "#] {
+                XCTAssertTrue(r.stdout.contains(pointer), "\(format): \(pointer)\n\(r.stdout)")
+            }
+        }
+        XCTAssertTrue(try findings([dir.path("d.json")]).pointers.contains("/a\u{1B}[31mred"))
+    }
+
     func testJUnitAndGitHubFormats() throws {
         let args = [path("samples/todolist/v1.json"), "--schema", "/v1/todolist/{id}=\(path("schemas/todolist/v1.schema.json"))"]
         let junit = try CLI.run(["validate"] + args + ["--format", "junit"])
