@@ -174,6 +174,10 @@ final class ValidateCommandTests: XCTestCase {
         // A pattern that matches, beside it, is not reported; --allow-unmatched accepts the typo.
         let both = try findings([dump, "--schema", "/users/{uid}/messages/{id}=\(schema)"] + typo)
         XCTAssertEqual(both.rules.filter { $0 == "schema:unmatched" }.count, 1, "\(both.rules)")
+        // A pattern inside another's records is not checked either, and says why.
+        let nested = try CLI.run(["validate", dump, "--schema", "/users/{uid}=\(schema)", "--schema", "/users/{uid}/messages/{id}=\(schema)"])
+        XCTAssertEqual(nested.status, 1)
+        XCTAssertTrue(nested.stdout.contains("/users/{uid}/messages/{id} lies inside the records of /users/{uid}"), nested.stdout)
         let allowed = try CLI.run(["validate", dump, "--allow-unmatched"] + typo)
         XCTAssertEqual(allowed.status, 0, allowed.stdout + allowed.stderr)
         XCTAssertTrue(allowed.stdout.contains("no findings"), allowed.stdout)

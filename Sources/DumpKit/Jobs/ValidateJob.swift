@@ -159,7 +159,9 @@ public struct ValidateJob {
             try locate(&findings, in: try spool?.stream() ?? InputFile(path: input), name: file.name)
         }
         if !allowUnmatched {
-            findings += unmatched.sorted().map { Self.unmatchedFinding(schemas[$0]) }
+            findings += unmatched.sorted().map { i in
+                Self.unmatchedFinding(schemas[i], inside: schemas.first { Self.pattern(schemas[i].pattern, nestsIn: $0.pattern) })
+            }
         }
         flush(&findings, into: &report)
         progress?.finish()
@@ -215,11 +217,25 @@ public struct ValidateJob {
             + (style.needsBucket ? ["blobs:token"] : [])
     }
 
-    /// The error for a schema whose pattern matched no record.
-    static func unmatchedFinding(_ binding: SchemaBinding) -> Finding {
-        tagged(Finding(severity: .error, rule: "schema:unmatched", pointer: "",
-                       message: "no record matches \(binding.pattern): the schema \(binding.file) checked nothing (check the pattern, or pass --allow-unmatched)"),
-               binding)
+    /// The error for a schema whose pattern matched no record: a typo, or a pattern inside the
+    /// records of `outer` (the reader makes records of the outer pattern only).
+    static func unmatchedFinding(_ binding: SchemaBinding, inside outer: SchemaBinding?) -> Finding {
+        let message = if let outer {
+            "the schema \(binding.file) checked nothing: \(binding.pattern) lies inside the records of \(outer.pattern) "
+                + "(\(outer.file)), and schemas on nested patterns are not checked; give patterns that do not nest"
+        } else {
+            "no record matches \(binding.pattern): the schema \(binding.file) checked nothing "
+                + "(check the pattern, or pass --allow-unmatched)"
+        }
+        return tagged(Finding(severity: .error, rule: "schema:unmatched", pointer: "", message: message), binding)
+    }
+
+    /// Whether the paths `inner` matches can lie inside the records of `outer`.
+    static func pattern(_ inner: PathPattern, nestsIn outer: PathPattern) -> Bool {
+        outer.depth < inner.depth && zip(outer.segments, inner.segments).allSatisfy { a, b in
+            if case .literal(let x) = a, case .literal(let y) = b { return x == y }
+            return true
+        }
     }
 
     /// Puts a schema finding in its schema's group.
