@@ -41,7 +41,8 @@ extension ArchiveJob.Summary {
     /// Warns of `--include` patterns that matched no object, and then fails with exit code 1.
     func checkIncludes() throws {
         guard let unmatched = unmatchedIncludes else { return }
-        FileHandle.standardError.write(Data("dumpkit: warning: \(unmatched) (the archive holds the other patterns' \(counted(objects, "object")))\n".utf8))
+        let message = "dumpkit: warning: \(unmatched) (the archive holds the other patterns' \(counted(objects, "object")))\n"
+        FileHandle.standardError.write(Data(message.utf8))
         throw Exit.findings
     }
 }

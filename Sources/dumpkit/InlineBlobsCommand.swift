@@ -38,7 +38,8 @@ struct InlineBlobsCommand: ParsableCommand {
             job.options.concurrency = try concurrency(jobs)
             let summary = try job.run(progress: common.progress())
             common.note("inlined \(counted(summary.tally.inlined, "reference")) (\(ProgressMeter.format(bytes: summary.tally.bytes)))"
-                + (summary.tally.foreign > 0 ? "; left \(counted(summary.tally.foreign, "reference")) that extract-blobs did not make" : ""))
+                + (summary.tally.foreign > 0
+                    ? "; left \(counted(summary.tally.foreign, "reference")) that extract-blobs did not make" : ""))
         }
     }
 }

@@ -108,12 +108,15 @@ struct ValidateCommand: ParsableCommand {
             let catalog = SchemaCatalog()
             for dir in schemaDirs { try catalog.addDirectory(dir, recursive: true) }
             for m in refMaps {
-                guard let eq = m.firstIndex(of: "="), eq != m.startIndex else { throw UsageError("--ref-map takes URI-PREFIX=DIR, got '\(m)'") }
+                guard let eq = m.firstIndex(of: "="), eq != m.startIndex else {
+                    throw UsageError("--ref-map takes URI-PREFIX=DIR, got '\(m)'")
+                }
                 catalog.addPrefix(String(m[..<eq]), directory: String(m[m.index(after: eq)...]))
             }
             for s in schemas {
                 guard let eq = s.firstIndex(of: "=") else { throw UsageError("--schema takes PATTERN=FILE, got '\(s)'") }
-                job.schemas.append(try ValidateJob.loadSchema(pattern: String(s[..<eq]), file: String(s[s.index(after: eq)...]), catalog: catalog))
+                let file = String(s[s.index(after: eq)...])
+                job.schemas.append(try ValidateJob.loadSchema(pattern: String(s[..<eq]), file: file, catalog: catalog))
             }
             if let schemaMap { job.schemas += try ValidateJob.loadSchemaMap(schemaMap, catalog: catalog) }
             if let rules { job.rules = try RulesFile(contentsOfFile: rules) }

@@ -5,7 +5,10 @@ final class UsageErrorTests: XCTestCase {
     func testParserAndValidationErrorsExit2InTheToolsStyle() throws {
         for (args, expected) in [
             (["convert"], "dumpkit: error: Missing expected argument '<input>'"),
-            (["migrate", "in.json", "--plan", "p.yaml", "--on-error", "bogus"], "dumpkit: error: The value 'bogus' is invalid for '--on-error"),
+            (
+                ["migrate", "in.json", "--plan", "p.yaml", "--on-error", "bogus"],
+                "dumpkit: error: The value 'bogus' is invalid for '--on-error"
+            ),
             (["frobnicate"], "dumpkit: error: Unexpected argument 'frobnicate'"),
             (["validate", "in.json", "--strict"], "dumpkit: error: --strict needs --rules"),
         ] {

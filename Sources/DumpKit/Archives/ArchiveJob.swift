@@ -107,7 +107,9 @@ public struct ArchiveJob {
             try SinglePassArchiver(output: output, level: level ?? 3, threads: threads).write(
                 items: items, collected: collected, created: created ?? newest, kind: kind, parts: parts, progress: progress)
             progress?.finish()
-            return Summary(objects: items.count, bytes: totalBytes, format: format, compression: compression, notes: notes, unmatchedIncludes: unmatched)
+            return Summary(
+                objects: items.count, bytes: totalBytes, format: format, compression: compression, notes: notes,
+                unmatchedIncludes: unmatched)
         }
         let manifest = ArchiveManifest(
             created: created ?? newest, kind: kind, parts: parts,
@@ -132,7 +134,8 @@ public struct ArchiveJob {
             throw error
         }
         return Summary(
-            objects: items.count, bytes: manifest.totalBytes, format: format, compression: compression, notes: notes, unmatchedIncludes: unmatched)
+            objects: items.count, bytes: manifest.totalBytes, format: format, compression: compression, notes: notes,
+            unmatchedIncludes: unmatched)
     }
 
     /// The files to archive, sorted by entry path, and the parts they belong to.

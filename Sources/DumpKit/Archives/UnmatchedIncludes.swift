@@ -12,6 +12,7 @@ public struct UnmatchedIncludes: DataError, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        "--include \(patterns.map { "'\($0)'" }.joined(separator: ", ")) \(patterns.count == 1 ? "matches" : "match") no object in \(bucket)"
+        let list = patterns.map { "'\($0)'" }.joined(separator: ", ")
+        return "--include \(list) \(patterns.count == 1 ? "matches" : "match") no object in \(bucket)"
     }
 }

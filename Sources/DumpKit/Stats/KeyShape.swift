@@ -22,7 +22,8 @@ enum KeyShape: Equatable {
         } else if !u.isEmpty && u.count <= 20 && u.allSatisfy(Self.isDigit) {
             self = .number
         } else if let at = u.firstIndex(of: UInt8(ascii: "@")), at != u.startIndex, u.index(after: at) != u.endIndex,
-                  !u[u.index(after: at)...].contains(UInt8(ascii: "@")), !u.contains(UInt8(ascii: " ")) {
+            !u[u.index(after: at)...].contains(UInt8(ascii: "@")), !u.contains(UInt8(ascii: " "))
+        {
             self = .email
         } else {
             return nil

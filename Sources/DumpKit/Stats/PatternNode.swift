@@ -64,7 +64,8 @@ final class PatternNode {
             if !uids.isEmpty { collapse(uids, as: .uid) }
         }
         if !isRoot, let members = children.first?.value.memberKeys, !members.isEmpty,
-           children.values.allSatisfy({ $0.memberKeys == members }) {
+            children.values.allSatisfy({ $0.memberKeys == members })
+        {
             if let variable, let shape = variableShape {
                 if variable.memberKeys == members { collapse(Array(children.keys), as: shape) }
             } else if children.count >= 2 {
@@ -94,7 +95,9 @@ final class PatternNode {
     /// records below them (`/users/{uid}/messages/{id}`, not `/users/{uid}` holding only them);
     /// and objects under a number (list items) with no record pattern above or below them.
     /// Also says whether the subtree holds an object under an id.
-    func recordPatterns(prefix: String, used: [String: Int] = [:], shape: KeyShape? = nil, capturedAbove: Bool = false) -> (patterns: [String], hasIDRecord: Bool) {
+    func recordPatterns(prefix: String, used: [String: Int] = [:], shape: KeyShape? = nil, capturedAbove: Bool = false) -> (
+        patterns: [String], hasIDRecord: Bool
+    ) {
         let isObject = (types["object"] ?? 0) > 0
         let isIDRecord = isObject && shape != nil && shape != .number
         let isListItem = isObject && shape == .number

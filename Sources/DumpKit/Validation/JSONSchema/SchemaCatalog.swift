@@ -35,7 +35,9 @@ public final class SchemaCatalog: @unchecked Sendable {
 
     /// Serves the files below `directory` as the URIs starting with `prefix` (`--ref-map`).
     public func addPrefix(_ prefix: String, directory: String) {
-        lock.withLock { prefixes.append((prefix.hasSuffix("/") ? prefix : prefix + "/", URL(fileURLWithPath: directory).standardizedFileURL)) }
+        lock.withLock {
+            prefixes.append((prefix.hasSuffix("/") ? prefix : prefix + "/", URL(fileURLWithPath: directory).standardizedFileURL))
+        }
     }
 
     /// A resolver that answers the registered `$id`s, then the prefixes, then `fallback`.
@@ -62,20 +64,25 @@ public final class SchemaCatalog: @unchecked Sendable {
         guard paths.count == 1 else {
             throw InputError(file: paths[0], message: "its $id \(uri) is also that of \(paths.dropFirst().joined(separator: ", "))")
         }
-        guard let data = FileManager.default.contents(atPath: paths[0]) else { throw InputError(file: paths[0], message: "cannot read the schema") }
+        guard let data = FileManager.default.contents(atPath: paths[0]) else {
+            throw InputError(file: paths[0], message: "cannot read the schema")
+        }
         return try JSONReader(source: MemoryByteSource([UInt8](data)), sourceName: paths[0]).readValue()
     }
 
     private func scan(_ directory: URL, recursive: Bool) {
         let fm = FileManager.default
-        let names = recursive ? (fm.enumerator(atPath: directory.path)?.allObjects as? [String] ?? [])
+        let names =
+            recursive
+            ? (fm.enumerator(atPath: directory.path)?.allObjects as? [String] ?? [])
             : (try? fm.contentsOfDirectory(atPath: directory.path)) ?? []
         for name in names.sorted() where name.hasSuffix(".json") {
             let path = directory.appendingPathComponent(name).path
             guard let size = (try? fm.attributesOfItem(atPath: path))?[.size] as? Int, size <= Self.maxSchemaBytes,
-                  let data = fm.contents(atPath: path),
-                  let value = try? JSONReader(source: MemoryByteSource([UInt8](data))).readValue(),
-                  case .string(let id)? = value.objectValue?["$id"] else { continue }
+                let data = fm.contents(atPath: path),
+                let value = try? JSONReader(source: MemoryByteSource([UInt8](data))).readValue(),
+                case .string(let id)? = value.objectValue?["$id"]
+            else { continue }
             let uri = SchemaURI(id)
             guard uri.isAbsolute else { continue }
             let key = uri.withoutFragment.description
