@@ -33,6 +33,8 @@ public final class ArchiveReader {
 
     private let archive: OpaquePointer
     private let source: FileSource
+    /// Set once the end was read: libarchive must not be asked for another header then.
+    private var atEnd = false
 
     /// Opens the archive at `path` (`-` for standard input) and checks that it is one.
     public init(path: String) throws(ArchiveError) {
@@ -108,10 +110,11 @@ public final class ArchiveReader {
         return count
     }
 
-    /// Moves to the next entry and returns it; `nil` at the end of the archive.
+    /// Moves to the next entry and returns it; `nil` at the end of the archive (and after it).
     public func nextEntry() throws(ArchiveError) -> ArchiveEntry? {
         let previous = currentEntry?.path
         currentEntry = nil
+        if atEnd { return nil }
         var handle: OpaquePointer?
         var status: Int32
         repeat {
@@ -120,6 +123,7 @@ public final class ArchiveReader {
         if format == nil { identifyFormat() }
         switch status {
         case ARCHIVE_EOF:
+            atEnd = true
             return nil
         case ARCHIVE_OK, ARCHIVE_WARN:
             guard let handle else { return nil }

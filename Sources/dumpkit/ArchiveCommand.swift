@@ -11,7 +11,8 @@ struct ArchiveCommand: ParsableCommand {
             and time of every object); the metadata is also stored as pax SCHILY.xattr.user.dumpkit.* attributes. \
             Entries are sorted by name with owner 0/0, so the same bucket gives the same bytes; the manifest's \
             time is SOURCE_DATE_EPOCH when set, else the newest object's. Format and compression follow the \
-            output's name: .tar.zst (recommended), .tar.gz, .tar.xz, .tar, .zip.
+            output's name: .tar.zst (recommended), .tar.gz, .tar.xz, .tar, .zip; another name needs --format. An \
+            --include that matches no object is reported and the exit code is 1.
 
             Examples:
               dumpkit archive bucket/ -o bucket.tar.zst
@@ -36,8 +37,9 @@ struct ArchiveCommand: ParsableCommand {
             let summary = try job.run(progress: common.archiveProgress())
             summary.notes.forEach(common.note)
             common.note(
-                "wrote \(output): \(summary.objects) objects, \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
+                "wrote \(output): \(counted(summary.objects, "object")), \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
             )
+            try summary.checkIncludes()
         }
     }
 }

@@ -37,6 +37,16 @@ struct ArchiveOptions: ParsableArguments {
     }
 }
 
+extension ArchiveJob.Summary {
+    /// Warns of `--include` patterns that matched no object, and then fails with exit code 1.
+    func checkIncludes() throws {
+        guard let unmatched = unmatchedIncludes else { return }
+        let message = "dumpkit: warning: \(unmatched) (the archive holds the other patterns' \(counted(objects, "object")))\n"
+        FileHandle.standardError.write(Data(message.utf8))
+        throw Exit.findings
+    }
+}
+
 extension ArchiveFormat: ExpressibleByArgument {}
 extension CompressionFilter: ExpressibleByArgument {}
 extension SafeExtractor.OverwritePolicy: ExpressibleByArgument {}

@@ -37,8 +37,9 @@ struct BackupCommand: ParsableCommand {
             let summary = try job.run(progress: common.archiveProgress())
             summary.notes.forEach(common.note)
             common.note(
-                "wrote \(output): \(summary.objects) files, \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
+                "wrote \(output): \(counted(summary.objects, "file")), \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
             )
+            try summary.checkIncludes()
         }
     }
 }

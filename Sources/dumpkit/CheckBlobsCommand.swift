@@ -33,7 +33,8 @@ struct CheckBlobsCommand: ParsableCommand {
                 print("\(f.severity.rawValue): \(f.pointer.isEmpty ? "-" : f.pointer): \(f.message) [\(f.rule)]")
             }
             let errors = findings.filter { $0.severity == .error }.count
-            common.note("checked \(references) references: \(errors) errors, \(findings.count - errors) warnings")
+            common.note(
+                "checked \(counted(references, "reference")): \(counted(errors, "error")), \(counted(findings.count - errors, "warning"))")
             if !findings.isEmpty { throw Exit.findings }
         }
     }

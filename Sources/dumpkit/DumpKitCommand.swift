@@ -1,5 +1,6 @@
 import ArgumentParser
 import DumpKit
+import Foundation
 
 /// The `dumpkit` root command.
 @main
@@ -14,4 +15,20 @@ struct DumpKitCommand: ParsableCommand {
             ArchiveCommand.self, BackupCommand.self, ListCommand.self, VerifyCommand.self, RestoreCommand.self,
         ]
     )
+
+    /// Parses the arguments and runs the subcommand. Usage errors (the parser's and the commands'
+    /// `validate()`) exit 2 and start with `dumpkit: error:`, as every other error does; the parser
+    /// alone would exit 64 with `Error:`.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            let message = fullMessage(for: error)
+            let text = message.hasPrefix("Error: ") ? message.dropFirst("Error: ".count) : Substring(message)
+            FileHandle.standardError.write(Data("dumpkit: error: \(text)\n".utf8))
+            exit(withError: Exit.input)
+        }
+    }
 }

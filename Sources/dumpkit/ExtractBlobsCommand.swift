@@ -70,7 +70,8 @@ struct ExtractBlobsCommand: ParsableCommand {
                 print("dry run, nothing written: " + summary.report.text)
             } else {
                 if summary.staleTemporaryFilesRemoved > 0 {
-                    common.note("removed \(summary.staleTemporaryFilesRemoved) temporary files left in the store by an interrupted run")
+                    let removed = counted(summary.staleTemporaryFilesRemoved, "temporary file")
+                    common.note("removed \(removed) left in the store by an interrupted run")
                 }
                 common.note(summary.report.text)
             }

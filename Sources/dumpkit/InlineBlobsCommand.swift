@@ -37,8 +37,9 @@ struct InlineBlobsCommand: ParsableCommand {
             job.options.referenceStyle = blobs.referenceStyle
             job.options.concurrency = try concurrency(jobs)
             let summary = try job.run(progress: common.progress())
-            common.note("inlined \(summary.tally.inlined) references (\(ProgressMeter.format(bytes: summary.tally.bytes)))"
-                + (summary.tally.foreign > 0 ? "; left \(summary.tally.foreign) references that extract-blobs did not make" : ""))
+            common.note("inlined \(counted(summary.tally.inlined, "reference")) (\(ProgressMeter.format(bytes: summary.tally.bytes)))"
+                + (summary.tally.foreign > 0
+                    ? "; left \(counted(summary.tally.foreign, "reference")) that extract-blobs did not make" : ""))
         }
     }
 }

@@ -32,7 +32,7 @@ struct ListCommand: ParsableCommand {
             let summary = try job.run(to: StandardOutput())
             if let manifest = summary.manifest {
                 common.note(
-                    "\(summary.entries) entries; manifest: \(manifest.kind.rawValue), \(manifest.objects.count) objects, written by dumpkit \(manifest.toolVersion), created \(UTCTime.format(manifest.created))"
+                    "\(counted(summary.entries, "entry", "entries")); manifest: \(manifest.kind.rawValue), \(counted(manifest.objects.count, "object")), written by dumpkit \(manifest.toolVersion), created \(UTCTime.format(manifest.created))"
                 )
             }
         }

@@ -88,7 +88,8 @@ struct MigrateCommand: ParsableCommand {
                 common.note(MigrationSummaryText.done(s, output: output))
                 if let blobs = s.blobs { common.note("extract-blobs steps: " + blobs.text) }
                 if s.staleBlobFilesRemoved > 0 {
-                    common.note("removed \(s.staleBlobFilesRemoved) temporary files left in the blob store by an interrupted run")
+                    common.note(
+                        "removed \(counted(s.staleBlobFilesRemoved, "temporary file")) left in the blob store by an interrupted run")
                 }
             }
         }

@@ -61,8 +61,8 @@ struct RestoreCommand: ParsableCommand {
             report.notes.forEach(common.note)
             common.note(
                 "restored \(archive) to \(destination): \(report.written) written (\(ProgressMeter.format(bytes: report.bytes))), "
-                    + "\(report.unchanged) unchanged, \(report.kept) kept, \(report.problems.count) problems"
-                    + (report.sidecars > 0 ? ", \(report.sidecars) metadata sidecars" : ""))
+                    + "\(report.unchanged) unchanged, \(report.kept) kept, \(counted(report.problems.count, "problem"))"
+                    + (report.sidecars > 0 ? ", \(counted(report.sidecars, "metadata sidecar"))" : ""))
             try common.report(report.problems, in: archive, doing: "restoring")
         }
     }

@@ -9,8 +9,12 @@ struct StatsCommand: ParsableCommand {
         commandName: "stats",
         abstract: "Show what a dump holds: path patterns with counts, bytes and types, depth, bad keys, base64 images.",
         discussion: """
-            Push IDs and other variable keys are collapsed into {id}, so /v1/todolist/-Kabc.../title is \
-            counted under /v1/todolist/{id}/title. One streaming pass; memory does not grow with the dump.
+            Ids are collapsed into named captures, so /users/<uid>/messages/-Kabc.../text is counted \
+            under /users/{uid}/messages/{id}/text: {id} push IDs, {uid} Auth UIDs (28 letters and \
+            digits), {n} numbers and array positions, {email} e-mail keys, {key} siblings whose values \
+            have the same members or more than 64 siblings ({n2}: a name repeated on a path). The \
+            record patterns at the end (recordPatterns with --json) are good --records choices. One \
+            streaming pass; memory does not grow with the dump.
 
             Examples:
               dumpkit stats backup.json.gz

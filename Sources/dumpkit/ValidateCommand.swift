@@ -20,6 +20,19 @@ struct ValidateCommand: ParsableCommand {
             SHA-256, MD5 or token mismatches are errors, objects no reference names are warnings \
             (blobs:orphan: a store may hold objects of other dumps).
 
+            A schema pattern that matches no record is an error (schema:unmatched), since a typo in it \
+            would make its schema check nothing; --allow-unmatched accepts it (a dump may lack a part).
+
+            $refs are resolved offline, never over the network: against the schema file's folder, by \
+            $id among the .json files of that folder and of every --schema-dir (and its subfolders), and \
+            through --ref-map prefixes (--ref-map https://json.schemastore.org/=schemas/ reads \
+            https://json.schemastore.org/eslintrc.json from schemas/eslintrc.json).
+
+            A --schema-map file is a YAML or JSON map of path patterns to schema files, the files \
+            relative to the map's folder:
+              /v2/todolist/{id}: todolist/v2.schema.json
+              /users/{uid}: user.schema.json
+
             Exit codes: 0 no error findings, 1 error findings, 2 usage or input errors (reported before any finding).
 
             Examples:
@@ -37,8 +50,17 @@ struct ValidateCommand: ParsableCommand {
     @Option(name: .customLong("schema"), help: "PATTERN=FILE: validate the records PATTERN matches with the JSON Schema in FILE (repeatable).")
     var schemas: [String] = []
 
-    @Option(help: "A YAML or JSON map of path patterns to schema files (relative to the map).")
+    @Option(help: "A YAML or JSON map of path patterns to schema files (relative to the map), as below.")
     var schemaMap: String?
+
+    @Flag(help: "Accept schema patterns that match no record (otherwise a schema:unmatched error).")
+    var allowUnmatched = false
+
+    @Option(name: .customLong("schema-dir"), help: "DIR: schemas that $refs may name by their $id, in this folder and below (repeatable).")
+    var schemaDirs: [String] = []
+
+    @Option(name: .customLong("ref-map"), help: "URI-PREFIX=DIR: $refs to URIs under URI-PREFIX read the files below DIR (repeatable).")
+    var refMaps: [String] = []
 
     @Option(help: "A database.rules.json whose .validate rules are evaluated over the dump.")
     var rules: String?
@@ -77,16 +99,26 @@ struct ValidateCommand: ParsableCommand {
             var job = ValidateJob(input: input)
             job.maxFindings = maxFindings
             job.strict = strict
+            job.allowUnmatched = allowUnmatched
             job.rulesMemoryLimit = Int64(rulesMemoryLimit) << 20
             if let blobs {
                 job.blobs = ValidateJob.BlobCheck(store: blobs)
                 job.blobs?.style = referenceStyle
             }
+            let catalog = SchemaCatalog()
+            for dir in schemaDirs { try catalog.addDirectory(dir, recursive: true) }
+            for m in refMaps {
+                guard let eq = m.firstIndex(of: "="), eq != m.startIndex else {
+                    throw UsageError("--ref-map takes URI-PREFIX=DIR, got '\(m)'")
+                }
+                catalog.addPrefix(String(m[..<eq]), directory: String(m[m.index(after: eq)...]))
+            }
             for s in schemas {
                 guard let eq = s.firstIndex(of: "=") else { throw UsageError("--schema takes PATTERN=FILE, got '\(s)'") }
-                job.schemas.append(try ValidateJob.loadSchema(pattern: String(s[..<eq]), file: String(s[s.index(after: eq)...])))
+                let file = String(s[s.index(after: eq)...])
+                job.schemas.append(try ValidateJob.loadSchema(pattern: String(s[..<eq]), file: file, catalog: catalog))
             }
-            if let schemaMap { job.schemas += try ValidateJob.loadSchemaMap(schemaMap) }
+            if let schemaMap { job.schemas += try ValidateJob.loadSchemaMap(schemaMap, catalog: catalog) }
             if let rules { job.rules = try RulesFile(contentsOfFile: rules) }
             if let auth {
                 do {

@@ -28,8 +28,8 @@ struct VerifyCommand: ParsableCommand {
             try common.report(report.problems, in: archive, doing: "verifying")
             print(
                 report.hasManifest
-                    ? "\(archive): OK, \(report.entries) entries (\(ProgressMeter.format(bytes: report.bytes))) match the manifest"
-                    : "\(archive): OK, \(report.entries) entries (\(ProgressMeter.format(bytes: report.bytes))) read completely; no manifest, so no hashes to compare"
+                    ? "\(archive): OK, \(counted(report.entries, "entry", "entries")) (\(ProgressMeter.format(bytes: report.bytes))) \(report.entries == 1 ? "matches" : "match") the manifest"
+                    : "\(archive): OK, \(counted(report.entries, "entry", "entries")) (\(ProgressMeter.format(bytes: report.bytes))) read completely; no manifest, so no hashes to compare"
             )
         }
     }

@@ -182,6 +182,11 @@ final class ArchiveWriterReaderTests: XCTestCase {
         let path = directory.path("empty.tar")
         try writeFile(path, [])
         XCTAssertEqual(try readArchive(path).count, 0)
+        // Asking again after the end is still the end (libarchive itself fails with an internal error).
+        let reader = try ArchiveReader(path: path)
+        XCTAssertNil(try reader.nextEntry())
+        XCTAssertNil(try reader.nextEntry())
+        XCTAssertNil(reader.format)
     }
 
     func testArchiveNamesChooseFormatAndCompression() {

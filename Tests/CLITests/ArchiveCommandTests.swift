@@ -204,6 +204,7 @@ final class ArchiveCommandTests: XCTestCase {
             verified.stderr.hasSuffix("1 problem found while verifying\n") || verified.stderr.contains("3 problems"), verified.stderr)
         let restored = try run(["restore", altered, directory.path("r"), "--verify"], expect: 1)
         XCTAssertTrue(restored.stderr.contains("not restored: SHA-256"), restored.stderr)
+        XCTAssertTrue(restored.stderr.contains(" kept, 1 problem\n"), restored.stderr)
     }
 
     func testADestinationThatIsAFileIsAUsageProblem() throws {
@@ -241,5 +242,37 @@ final class ArchiveCommandTests: XCTestCase {
             result.stderr.contains("zip archives compress entries with deflate (gzip) or not at all, not with zstd"), result.stderr)
         let missing = try run(["verify", directory.path("missing.tar.zst")], expect: 2)
         XCTAssertEqual(missing.stderr, "dumpkit: error: \(directory.path("missing.tar.zst")): cannot open: No such file or directory\n")
+    }
+
+    /// An output name that says no format needs --format; an --include that matches nothing fails.
+    func testUnknownOutputNamesAndIncludesThatMatchNothing() throws {
+        let sevenZip = directory.path("b.7z")
+        let refused = try run(["archive", bucket, "-o", sevenZip], expect: 2)
+        XCTAssertTrue(refused.stderr.hasPrefix("dumpkit: error: \(sevenZip): the name does not say what to write"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: sevenZip))
+        _ = try run(["archive", bucket, "-o", sevenZip, "--format", "zip", "-q"])
+        XCTAssertEqual(try Shell.run("unzip", ["-Z1", sevenZip]).split(separator: "\n").first, ".dumpkit-manifest.json")
+
+        let none = directory.path("none.tar.zst")
+        let nothing = try run(["archive", bucket, "-o", none, "--include", "v9/*"], expect: 1)
+        XCTAssertEqual(nothing.stderr, "dumpkit: error: --include 'v9/*' matches no object in \(bucket)\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: none))
+        let some = directory.path("some.tar.zst")
+        let partial = try run(["archive", bucket, "-o", some, "--include", "*", "--include", "v9/*", "-q"], expect: 1)
+        XCTAssertEqual(partial.stderr, "dumpkit: warning: --include 'v9/*' matches no object in \(bucket) (the archive holds the other patterns' 24 objects)\n")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: some))
+    }
+
+    /// An empty file or a text file is not an archive: one clear line and exit 2 from each command.
+    func testFilesThatAreNotArchives() throws {
+        let empty = directory.path("empty.tar.zst"), text = directory.path("notes.tar")
+        XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
+        XCTAssertTrue(FileManager.default.createFile(atPath: text, contents: Data(String(repeating: "just some text\n", count: 100).utf8)))
+        for (file, message) in [(empty, "the file is empty, not a tar or zip archive"), (text, "not a tar or zip archive (Unrecognized archive format)")] {
+            for command in [["list", file], ["verify", file], ["restore", file, directory.path("out")]] {
+                let result = try run(command, expect: 2)
+                XCTAssertEqual(result.stderr, "dumpkit: error: \(file): \(message)\n", "\(command)")
+            }
+        }
     }
 }

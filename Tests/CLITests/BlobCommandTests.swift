@@ -78,6 +78,7 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(lines.count, 2, bad.stdout)
         XCTAssertTrue(lines[0].hasPrefix("error: /\(objects[0].dropLast(4)): object \"\(objects[0])\" is not in the store [blobs:missing]"), String(lines[0]))
         XCTAssertEqual(lines[1], #"warning: -: object "stray.txt" is not referenced by the dump [blobs:orphan]"#)
+        XCTAssertTrue(bad.stderr.contains("checked 40 references: 1 error, 1 warning\n"), bad.stderr)
     }
 
     func testTheSamplesInlineImagesComeOutAsFilesThatFileRecognises() throws {
@@ -259,7 +260,8 @@ final class BlobCommandTests: XCTestCase {
         let last = try CLI.run(Array(arguments("run").dropLast()))
         XCTAssertEqual(last.status, 0, last.stderr)
         if leftovers > 0 {
-            XCTAssertTrue(last.stderr.contains("removed \(leftovers) temporary files left in the store by an interrupted run"), last.stderr)
+            XCTAssertTrue(last.stderr.contains("removed \(leftovers) temporary file\(leftovers == 1 ? "" : "s") left in the store by an interrupted run"),
+                          last.stderr)
         }
         XCTAssertEqual(try read(dir.path("run/out.json")), try read(dir.path("ref/out.json")), "kills at \(log)")
         let got = try tree(dir.path("run/blobs")), want = try tree(dir.path("ref/blobs"))

@@ -20,6 +20,37 @@ final class StatsCommandTests: XCTestCase {
         XCTAssertEqual(obj["maxDepth"] as? Int, 5)
         let patterns = (obj["patterns"] as! [[String: Any]]).map { $0["pattern"] as! String }
         XCTAssertTrue(patterns.contains("/v1/todolist/{id}/image1"))
-        XCTAssertTrue(patterns.contains("/bad.key/x/{id}/{id}/{id}"), "\(patterns)")
+        XCTAssertTrue(patterns.contains("/bad.key/x/{n}/{n2}/{n3}"), "\(patterns)")
+        XCTAssertEqual(obj["recordPatterns"] as? [String], ["/v1/todolist/{id}"])
+    }
+
+    /// The samples' users are keyed by Auth UIDs: the suggested record patterns are their plans'.
+    func testSuggestsThePlansPatternsForTheSamples() throws {
+        let root = TestData.projectRoot
+        for (app, expected) in [("chat", "/users/{uid}/messages/{id}"), ("todo-app", "/users/{uid}/items/{id}"),
+                                ("wedding", "/articles/{id}"), ("todolist", "/v1/todolist/{id}")] {
+            let r = try CLI.run(["stats", root.appendingPathComponent("samples/\(app)/v1.json").path, "--json"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let suggested = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any])["recordPatterns"] as? [String] ?? []
+            XCTAssertTrue(suggested.contains(expected), "\(app): \(suggested)")
+            let plan = try String(contentsOf: root.appendingPathComponent("schemas/\(app)/plan.yaml"), encoding: .utf8)
+            XCTAssertTrue(plan.contains("match: \(expected)"), app)
+        }
+    }
+
+    /// budgetparty: 62 users keyed by 28-character UIDs are one pattern, and the suggested record
+    /// pattern converts them to 62 records.
+    func testRealDumpWithAuthUIDs() throws {
+        let dump = try TestData.directory("real-dumps").appendingPathComponent("budgetparty__firebase-export.sanitized.json").path
+        let r = try CLI.run(["stats", dump])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertLessThan(r.stdout.split(separator: "\n").count, 150)
+        XCTAssertTrue(r.stdout.hasSuffix("\nrecord patterns: /users/{uid}\n"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("/users/{uid}/games/{n}/choices/mode/guidewayChoices/{n2}/title"), r.stdout)
+        let dir = try TemporaryDirectory()
+        let convert = try CLI.run(["convert", dump, "-o", dir.path("users.ndjson"), "--records", "/users/{uid}"])
+        XCTAssertEqual(convert.status, 0, convert.stderr)
+        let lines = try String(contentsOfFile: dir.path("users.ndjson"), encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, 62)
     }
 }

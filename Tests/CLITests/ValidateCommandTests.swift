@@ -88,6 +88,36 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("limits:value-beside-children (error): 1 finding"), r.stdout)
     }
 
+    /// The text output shows ten findings a rule and says how to see the others.
+    func testTextOutputSaysHowToSeeTheFindingsItLeavesOut() throws {
+        let dir = try TemporaryDirectory()
+        let keys = (0..<15).map { "\"k.\($0)\": 1" }.joined(separator: ", ")
+        try Data("{\(keys), \"x\": {\".value\": 1, \"y\": 2}}".utf8).write(to: dir.url.appendingPathComponent("d.json"))
+        let r = try CLI.run(["validate", dir.path("d.json")])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stdout.contains("\n  ... and 5 more (--format json lists them all)\n"), r.stdout)
+        XCTAssertTrue(r.stdout.hasSuffix("d.json: 16 errors, 0 warnings\n"), r.stdout)
+        let capped = try CLI.run(["validate", dir.path("d.json"), "--max-findings", "12"])
+        XCTAssertTrue(capped.stdout.contains("\n  ... and 5 more (--format json lists the first 12 findings; --max-findings N keeps more)\n"), capped.stdout)
+    }
+
+    /// Control characters in keys never reach the terminal raw (an escape sequence would recolour it
+    /// or move the cursor): the text and GitHub outputs write them as `\u001B`; JSON keeps the key.
+    func testControlCharactersInKeysAreEscaped() throws {
+        let dir = try TemporaryDirectory()
+        try Data(#"{"a\u001b[31mred": 1, "b\u0007x": {"c\nd": 2}}"#.utf8).write(to: dir.url.appendingPathComponent("d.json"))
+        for format in ["text", "github"] {
+            let r = try CLI.run(["validate", dir.path("d.json"), "--format", format])
+            XCTAssertEqual(r.status, 1)
+            XCTAssertFalse(r.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || (0x7F..<0xA0).contains($0.value) }, r.stdout)
+            XCTAssertEqual(r.stdout.split(separator: "\n").filter { $0.contains(format == "text" ? "  " : "::error") }.count, 3, r.stdout)
+            for pointer in [#"/a\u001B[31mred: "#, #"/b\u0007x: "#, #"/b\u0007x/c\u000Ad: "#] {
+                XCTAssertTrue(r.stdout.contains(pointer), "\(format): \(pointer)\n\(r.stdout)")
+            }
+        }
+        XCTAssertTrue(try findings([dir.path("d.json")]).pointers.contains("/a\u{1B}[31mred"))
+    }
+
     func testJUnitAndGitHubFormats() throws {
         let args = [path("samples/todolist/v1.json"), "--schema", "/v1/todolist/{id}=\(path("schemas/todolist/v1.schema.json"))"]
         let junit = try CLI.run(["validate"] + args + ["--format", "junit"])
@@ -123,6 +153,90 @@ final class ValidateCommandTests: XCTestCase {
             XCTAssertEqual(r.stdout, "", "\(args)")
             XCTAssertTrue(r.stderr.contains(expected), "\(args): \(r.stderr)")
         }
+    }
+
+    /// A pattern that matches no record (`/user/{uid}` for `/users/{uid}`) would let its schema check
+    /// nothing: an error naming the pattern and the schema, unless `--allow-unmatched`.
+    func testSchemaPatternThatMatchesNoRecordIsAnError() throws {
+        let dump = path("samples/chat/v1.json")
+        let schema = path("schemas/chat/v1.schema.json")
+        let typo = ["--schema", "/user/{uid}/messages/{id}=\(schema)"]
+        let r = try CLI.run(["validate", dump] + typo)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stdout.contains("schema:unmatched (error): 1 finding"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("no record matches /user/{uid}/messages/{id}: the schema \(schema) checked nothing"), r.stdout)
+        // The same with the dump held whole for rules, and in JSON.
+        let dir = try TemporaryDirectory()
+        try Data(#"{"rules": {".write": true}}"#.utf8).write(to: dir.url.appendingPathComponent("open.rules.json"))
+        let withRules = try findings([dump, "--rules", dir.path("open.rules.json")] + typo)
+        XCTAssertEqual(withRules.status, 1)
+        XCTAssertEqual(withRules.rules, ["schema:unmatched"])
+        // A pattern that matches, beside it, is not reported; --allow-unmatched accepts the typo.
+        let both = try findings([dump, "--schema", "/users/{uid}/messages/{id}=\(schema)"] + typo)
+        XCTAssertEqual(both.rules.filter { $0 == "schema:unmatched" }.count, 1, "\(both.rules)")
+        // A pattern inside another's records is not checked either, and says why.
+        let nested = try CLI.run(["validate", dump, "--schema", "/users/{uid}=\(schema)", "--schema", "/users/{uid}/messages/{id}=\(schema)"])
+        XCTAssertEqual(nested.status, 1)
+        XCTAssertTrue(nested.stdout.contains("/users/{uid}/messages/{id} lies inside the records of /users/{uid}"), nested.stdout)
+        let allowed = try CLI.run(["validate", dump, "--allow-unmatched"] + typo)
+        XCTAssertEqual(allowed.status, 0, allowed.stdout + allowed.stderr)
+        XCTAssertTrue(allowed.stdout.contains("no findings"), allowed.stdout)
+        // A schema map in the documented format (YAML, files relative to the map) is checked too.
+        try FileManager.default.copyItem(atPath: schema, toPath: dir.path("message.schema.json"))
+        try Data("/users/{uid}/messages/{id}: message.schema.json\n/user/{uid}/profile: message.schema.json\n".utf8)
+            .write(to: dir.url.appendingPathComponent("schemas.yaml"))
+        let map = try CLI.run(["validate", dump, "--schema-map", dir.path("schemas.yaml")])
+        XCTAssertEqual(map.status, 1, map.stderr)
+        XCTAssertTrue(map.stdout.contains("no record matches /user/{uid}/profile: the schema \(dir.path("message.schema.json"))"), map.stdout)
+        XCTAssertTrue(map.stdout.contains("schema:unmatched (error): 1 finding"), map.stdout)
+        let help = try CLI.run(["validate", "--help"])
+        XCTAssertTrue(help.stdout.contains("--allow-unmatched"), help.stdout)
+        XCTAssertTrue(help.stdout.contains("/users/{uid}: user.schema.json"), help.stdout)
+    }
+
+    /// Schemas that name each other by `$id` resolve offline: by `$id` in the schema's folder and in
+    /// `--schema-dir` folders, and through `--ref-map` prefixes.
+    func testSchemasReferToEachOtherByID() throws {
+        let dir = try TemporaryDirectory()
+        func write(_ name: String, _ text: String) throws {
+            let url = dir.url.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        try write("schemas/package.json", #"{"$id": "https://json.schemastore.org/package.json", "type": "object", "properties": {"eslintConfig": {"$ref": "eslintrc.json"}}}"#)
+        try write("schemas/eslintrc.json", #"{"$id": "https://json.schemastore.org/eslintrc.json", "type": "object", "properties": {"root": {"type": "boolean"}}}"#)
+        try write("schemas/team.json", """
+            {"$id": "https://teams.example/team.json", "properties": {"lead": {"$ref": "https://people.example/v1/person.json"},
+             "tags": {"$ref": "https://lib.example/common.json#/$defs/tags"}}}
+            """)
+        try write("people/v1/person.json", #"{"properties": {"name": {"type": "string"}}}"#)
+        try write("lib/nested/common.json", #"{"$id": "https://lib.example/common.json", "$defs": {"tags": {"type": "array", "items": {"type": "string"}}}}"#)
+        try write("d.json", """
+            {"packages": {"a": {"eslintConfig": {"root": "yes"}}, "b": {"eslintConfig": {"root": true}}},
+             "teams": {"t": {"lead": {"name": 5}, "tags": ["x", 1]}}}
+            """)
+        let dump = dir.path("d.json")
+        // eslintrc.json is found by its $id in package.json's folder.
+        let package = ["--schema", "/packages/{name}=\(dir.path("schemas/package.json"))"]
+        let p = try findings([dump] + package)
+        XCTAssertEqual(p.status, 1)
+        XCTAssertEqual(p.pointers, ["/packages/a/eslintConfig/root"])
+        // The others need --ref-map and --schema-dir (searched below the folder); without them the
+        // error says where schemas are looked up.
+        let team = ["--schema", "/teams/{t}=\(dir.path("schemas/team.json"))"]
+        let missing = try CLI.run(["validate", dump] + team)
+        XCTAssertEqual(missing.status, 2)
+        XCTAssertTrue(missing.stderr.contains("no schema is known as https://people.example/v1/person.json"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("--ref-map"), missing.stderr)
+        let t = try findings([dump, "--ref-map", "https://people.example/=\(dir.path("people"))", "--schema-dir", dir.path("lib")] + team)
+        XCTAssertEqual(t.status, 1)
+        XCTAssertEqual(t.pointers, ["/teams/t/lead/name", "/teams/t/tags/1"])
+        // Two files with one $id are an error naming both.
+        try FileManager.default.copyItem(atPath: dir.path("schemas/eslintrc.json"), toPath: dir.path("schemas/eslintrc-copy.json"))
+        let twice = try CLI.run(["validate", dump] + package)
+        XCTAssertEqual(twice.status, 2)
+        XCTAssertTrue(twice.stderr.contains("eslintrc-copy.json"), twice.stderr)
+        XCTAssertTrue(twice.stderr.contains("is also that of"), twice.stderr)
     }
 
     func testSchemaFindingsPointAtTheFailingValue() throws {

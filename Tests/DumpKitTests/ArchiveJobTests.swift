@@ -149,21 +149,41 @@ final class ArchiveJobTests: XCTestCase {
         XCTAssertEqual(try readArchiveContents(directory.path("j.tar")).1.map(\.0.path), [note])
     }
 
-    func testFormatAndCompressionFollowTheNameUnlessGiven() {
-        func resolved(_ output: String, _ format: ArchiveFormat? = nil, _ compression: CompressionFilter? = nil) -> String {
+    func testFormatAndCompressionFollowTheNameUnlessGiven() throws {
+        func resolved(_ output: String, _ format: ArchiveFormat? = nil, _ compression: CompressionFilter? = nil) throws -> String {
             var job = ArchiveJob(source: .bucket("b"), output: output)
             job.format = format
             job.compression = compression
-            let (f, c) = job.resolvedFormat()
+            let (f, c) = try job.resolvedFormat()
             return "\(f) \(c)"
         }
-        XCTAssertEqual(resolved("b.tar.zst"), "tar zstd")
-        XCTAssertEqual(resolved("b.tgz"), "tar gzip")
-        XCTAssertEqual(resolved("b.tar"), "tar none")
-        XCTAssertEqual(resolved("b.zip"), "zip gzip")
-        XCTAssertEqual(resolved("-"), "tar zstd")
-        XCTAssertEqual(resolved("b.bin", .zip, CompressionFilter.none), "zip none")
-        XCTAssertEqual(resolved("b.tar.zst", nil, .xz), "tar xz")
+        XCTAssertEqual(try resolved("b.tar.zst"), "tar zstd")
+        XCTAssertEqual(try resolved("b.tgz"), "tar gzip")
+        XCTAssertEqual(try resolved("b.tar"), "tar none")
+        XCTAssertEqual(try resolved("b.zip"), "zip gzip")
+        XCTAssertEqual(try resolved("-"), "tar zstd")
+        XCTAssertEqual(try resolved("b.bin", .zip, CompressionFilter.none), "zip none")
+        XCTAssertEqual(try resolved("b.tar.zst", nil, .xz), "tar xz")
+        // A name that says neither is refused unless the format is given.
+        XCTAssertEqual(try resolved("b.7z", .tar), "tar zstd")
+        for name in ["b.7z", "backup", "b.json.gz"] {
+            XCTAssertThrowsError(try resolved(name)) { XCTAssertTrue($0 is UsageError, "\($0)") }
+            XCTAssertThrowsError(try resolved(name, nil, .gzip), name)
+        }
+    }
+
+    func testAnIncludeThatMatchesNothingIsReported() throws {
+        let bucket = try ArchiveTestBucket(at: directory.path("bucket"))
+        var job = ArchiveJob(source: .bucket(bucket.root), output: directory.path("i.tar"))
+        job.filter = PathFilter(include: ["v1/*", "v9/*"])
+        let summary = try job.run()
+        XCTAssertEqual(summary.unmatchedIncludes?.patterns, ["v9/*"])
+        XCTAssertEqual(try readArchiveContents(directory.path("i.tar")).1.map(\.0.path), [image, record])
+        // Nothing selected: an error before anything is written.
+        job.output = directory.path("none.tar")
+        job.filter = PathFilter(include: ["v9/*"])
+        XCTAssertThrowsError(try job.run()) { XCTAssertEqual("\($0)", "--include 'v9/*' matches no object in \(bucket.root)") }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path("none.tar")))
     }
 
     func testTheOutputMayNotBeInsideTheBucket() throws {

@@ -12,10 +12,14 @@ final class ArchiveInput {
     /// The first entry, when it was not a manifest and has not been served yet.
     private var pending: ArchiveEntry?
 
-    /// Opens `path` (`-` for standard input) and reads the manifest, if any.
+    /// Opens `path` (`-` for standard input) and reads the manifest, if any. An empty file (which
+    /// libarchive reads as an archive without entries) is refused: no tool writes one.
     init(path: String) throws {
         reader = try ArchiveReader(path: path)
         let first = try reader.nextEntry()
+        if first == nil && reader.format == nil {
+            throw InputError(file: reader.name, message: "the file is empty, not a tar or zip archive")
+        }
         if let first, first.path == ArchiveManifest.entryName, first.kind == .file {
             do {
                 manifest = try ArchiveManifest.read(

@@ -56,6 +56,8 @@ public struct ArchiveJob {
         public var compression: CompressionFilter
         /// Remarks for people: skipped links, stale sidecars.
         public var notes: [String]
+        /// `--include` patterns that matched no object (the archive holds the others; the command exits 1).
+        public var unmatchedIncludes: UnmatchedIncludes?
     }
 
     /// `SOURCE_DATE_EPOCH` (whole seconds) from `environment`, if set; fails when it is not a number.
@@ -65,9 +67,14 @@ public struct ArchiveJob {
         return Timestamp(seconds: seconds)
     }
 
-    /// The format and compression for the output, from the options and the output's name.
-    public func resolvedFormat() -> (format: ArchiveFormat, compression: CompressionFilter) {
+    /// The format and compression for the output, from the options and the output's name; an output
+    /// whose name says neither (`x.7z`) needs `format`.
+    public func resolvedFormat() throws -> (format: ArchiveFormat, compression: CompressionFilter) {
         let named = ArchiveFormat.forPath(output)
+        if named == nil && format == nil && output != "-" {
+            throw UsageError("\(output): the name does not say what to write: end it in .tar.zst, .tar.gz, .tar.xz, .tar.bz2, .tar "
+                             + "or .zip, or give --format tar or --format zip")
+        }
         let format = self.format ?? named?.format ?? .tar
         // A zip's name says nothing about its compression; a tar's does (`.tar` is plain).
         let fromName = named?.format == format && format == .tar ? named?.compression : nil
@@ -77,11 +84,13 @@ public struct ArchiveJob {
 
     /// Writes the archive.
     public func run(progress: ArchiveProgress? = nil) throws -> Summary {
-        let (format, compression) = resolvedFormat()
+        let (format, compression) = try resolvedFormat()
         let threads = self.threads ?? ProcessInfo.processInfo.activeProcessorCount
         guard threads >= 1 else { throw UsageError("--threads must be at least 1, not \(threads)") }
         var notes: [String] = []
-        let (items, parts) = try gather(threads: threads, notes: &notes)
+        var unmatched: UnmatchedIncludes?
+        let (items, parts) = try gather(threads: threads, notes: &notes, unmatched: &unmatched)
+        if let unmatched, items.isEmpty { throw unmatched }
         let singlePass = format == .tar && compression == .zstd && output != "-"
         let totalBytes = items.reduce(0) { $0 + $1.size }
 
@@ -98,7 +107,9 @@ public struct ArchiveJob {
             try SinglePassArchiver(output: output, level: level ?? 3, threads: threads).write(
                 items: items, collected: collected, created: created ?? newest, kind: kind, parts: parts, progress: progress)
             progress?.finish()
-            return Summary(objects: items.count, bytes: totalBytes, format: format, compression: compression, notes: notes)
+            return Summary(
+                objects: items.count, bytes: totalBytes, format: format, compression: compression, notes: notes,
+                unmatchedIncludes: unmatched)
         }
         let manifest = ArchiveManifest(
             created: created ?? newest, kind: kind, parts: parts,
@@ -122,12 +133,17 @@ public struct ArchiveJob {
             file.abort()
             throw error
         }
-        return Summary(objects: items.count, bytes: manifest.totalBytes, format: format, compression: compression, notes: notes)
+        return Summary(
+            objects: items.count, bytes: manifest.totalBytes, format: format, compression: compression, notes: notes,
+            unmatchedIncludes: unmatched)
     }
 
     /// The files to archive, sorted by entry path, and the parts they belong to.
-    /// Lists the objects (folders read on `threads` threads, at most 4) in archive order, with the manifest's parts.
-    private func gather(threads: Int, notes: inout [String]) throws -> ([ArchiveItem], [ArchiveManifest.Part]) {
+    /// Lists the objects (folders read on `threads` threads, at most 4) in archive order, with the
+    /// manifest's parts and the `--include` patterns that matched none of the bucket's objects.
+    private func gather(threads: Int, notes: inout [String], unmatched: inout UnmatchedIncludes?) throws
+        -> ([ArchiveItem], [ArchiveManifest.Part])
+    {
         var items: [ArchiveItem] = []
         var parts: [ArchiveManifest.Part] = []
         func addBucket(_ directory: String, prefix: String) throws {
@@ -138,6 +154,8 @@ public struct ArchiveJob {
             items += scan.items
             parts.append(ArchiveManifest.Part(role: .bucket, path: prefix, blobStore: scan.blobStore))
             notes += scan.skipped.map { "\($0): skipped (not a regular file; links are never followed)" }
+            let none = filter.include.filter { pattern in !scan.items.contains { PathFilter.glob(pattern, matches: $0.name) } }
+            if !none.isEmpty { unmatched = UnmatchedIncludes(patterns: none, bucket: directory) }
         }
         func addFile(_ path: String, role: ArchiveManifest.Part.Role) throws {
             var status = stat()

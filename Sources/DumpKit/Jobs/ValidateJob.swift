@@ -31,6 +31,9 @@ public struct ValidateJob {
     public var strict = false
     public var blobs: BlobCheck?
     public var maxFindings = 1000
+    /// Accept schema patterns that match no record; otherwise each is a `schema:unmatched` error
+    /// (a typo in a pattern would make its schema check nothing).
+    public var allowUnmatched = false
     /// Dumps up to this size (decompressed) are held in memory for rules; larger ones are indexed in
     /// the same pass as the other checks and read back from the file (`OnDiskRulesSource`).
     public var rulesMemoryLimit: Int64 = 512 << 20
@@ -40,16 +43,23 @@ public struct ValidateJob {
     public init(input: String) { self.input = input }
 
     /// Compiles the schema at `file` for the records `pattern` matches; errors name the file.
-    public static func loadSchema(pattern: String, file: String) throws -> SchemaBinding {
+    /// `$ref`s resolve against the file's folder, by `$id` among the schemas of that folder and
+    /// of `catalog`, and through the catalog's URI prefixes; never over the network.
+    public static func loadSchema(pattern: String, file: String, catalog: SchemaCatalog = SchemaCatalog()) throws -> SchemaBinding {
         let p = try PathPattern(pattern)
         let url = URL(fileURLWithPath: file).standardizedFileURL
         guard let data = FileManager.default.contents(atPath: url.path) else { throw InputError(file: file, message: "cannot read the schema") }
         let value = try JSONReader(source: MemoryByteSource([UInt8](data)), sourceName: file).readValue()
         let dir = url.deletingLastPathComponent()
         let base = "file://" + dir.path + "/"
+        try catalog.addDirectory(dir.path, recursive: false)
         do {
-            let schema = try JSONSchema.compile(value, baseURI: base + url.lastPathComponent, resolver: .directory(dir, servedAs: base))
+            let schema = try JSONSchema.compile(value, baseURI: base + url.lastPathComponent,
+                                                resolver: catalog.resolver(fallback: .directory(dir, servedAs: base)))
             return SchemaBinding(pattern: p, file: file, schema: schema)
+        } catch where error.kind == .unresolvableReference {
+            throw InputError(file: file, message: "invalid schema: \(error) (schemas are found by $id in this schema's folder and in "
+                             + "--schema-dir folders, or by --ref-map URI-PREFIX=DIR; never over the network)")
         } catch {
             throw InputError(file: file, message: "invalid schema: \(error)")
         }
@@ -57,7 +67,7 @@ public struct ValidateJob {
 
     /// Reads a schema map (JSON or YAML: `{"/v1/todolist/{id}": "todolist.schema.json"}`), with
     /// files relative to the map.
-    public static func loadSchemaMap(_ path: String) throws -> [SchemaBinding] {
+    public static func loadSchemaMap(_ path: String, catalog: SchemaCatalog = SchemaCatalog()) throws -> [SchemaBinding] {
         guard let data = FileManager.default.contents(atPath: path) else { throw InputError(file: path, message: "cannot read the schema map") }
         let dir = URL(fileURLWithPath: path).deletingLastPathComponent()
         let parsed: Any?
@@ -72,7 +82,7 @@ public struct ValidateJob {
         return try map.keys.sorted().map { pattern in
             guard let file = map[pattern] as? String else { throw InputError(file: path, message: "the schema for \(pattern) must be a file name") }
             let full = file.hasPrefix("/") ? file : dir.appendingPathComponent(file).path
-            return try loadSchema(pattern: pattern, file: full)
+            return try loadSchema(pattern: pattern, file: full, catalog: catalog)
         }
     }
 
@@ -93,6 +103,8 @@ public struct ValidateJob {
         let source: JSONByteSource = spool?.stream() ?? file
         let rulesOnDisk = rules != nil && (spool?.size ?? file.size ?? 0) > rulesMemoryLimit
         var findings: [Finding] = []
+        // The schemas whose pattern has matched no record yet.
+        var unmatched = Set(schemas.indices)
         let limits = DatabaseLimitsChecker(patterns: schemas.map(\.pattern)) { findings.append($0) }
 
         if let rules, !rulesOnDisk {
@@ -101,8 +113,9 @@ public struct ValidateJob {
             reader.reader.tokenObserver = { limits.observe($0, $1) }
             if let record = try reader.next(passThrough: nil), let dump = record.value {
                 _ = try reader.next(passThrough: nil)
-                for binding in schemas {
+                for (i, binding) in schemas.enumerated() {
                     Self.forEachMatch(of: binding.pattern, in: dump) { path, value in
+                        unmatched.remove(i)
                         findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map { Self.tagged($0, binding) }
                     }
                 }
@@ -129,6 +142,7 @@ public struct ValidateJob {
             while let record = try reader.next(passThrough: discard) {
                 try reader.reader.readValue(into: checker.nextTape())
                 progress?.recordDone()
+                if !unmatched.isEmpty { unmatched = unmatched.filter { schemas[$0].pattern.match(record.path) == nil } }
                 checker.submit(path: record.path, findingsBefore: &findings)
             }
             // The findings after the last record follow its schema findings.
@@ -143,6 +157,11 @@ public struct ValidateJob {
         if rules != nil {
             // Rules (and schemas over a dump held whole) were checked after reading: find their values.
             try locate(&findings, in: try spool?.stream() ?? InputFile(path: input), name: file.name)
+        }
+        if !allowUnmatched {
+            findings += unmatched.sorted().map { i in
+                Self.unmatchedFinding(schemas[i], inside: schemas.first { Self.pattern(schemas[i].pattern, nestsIn: $0.pattern) })
+            }
         }
         flush(&findings, into: &report)
         progress?.finish()
@@ -196,6 +215,27 @@ public struct ValidateJob {
     static func blobRules(style: BlobReferenceStyle) -> [String] {
         ["blobs:missing", "blobs:size", "blobs:sha256", "blobs:md5", "blobs:metadata", "blobs:content-type", "blobs:orphan"]
             + (style.needsBucket ? ["blobs:token"] : [])
+    }
+
+    /// The error for a schema whose pattern matched no record: a typo, or a pattern inside the
+    /// records of `outer` (the reader makes records of the outer pattern only).
+    static func unmatchedFinding(_ binding: SchemaBinding, inside outer: SchemaBinding?) -> Finding {
+        let message = if let outer {
+            "the schema \(binding.file) checked nothing: \(binding.pattern) lies inside the records of \(outer.pattern) "
+                + "(\(outer.file)), and schemas on nested patterns are not checked; give patterns that do not nest"
+        } else {
+            "no record matches \(binding.pattern): the schema \(binding.file) checked nothing "
+                + "(check the pattern, or pass --allow-unmatched)"
+        }
+        return tagged(Finding(severity: .error, rule: "schema:unmatched", pointer: "", message: message), binding)
+    }
+
+    /// Whether the paths `inner` matches can lie inside the records of `outer`.
+    static func pattern(_ inner: PathPattern, nestsIn outer: PathPattern) -> Bool {
+        outer.depth < inner.depth && zip(outer.segments, inner.segments).allSatisfy { a, b in
+            if case .literal(let x) = a, case .literal(let y) = b { return x == y }
+            return true
+        }
     }
 
     /// Puts a schema finding in its schema's group.

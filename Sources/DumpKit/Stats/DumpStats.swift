@@ -1,8 +1,10 @@
 import JSONStream
 
-/// What a dump holds, gathered in one streaming pass: paths collapsed into patterns (push IDs and
-/// other variable keys become `{id}`), count, bytes and value types per pattern, depth, the longest
-/// key, keys the Realtime Database forbids, and strings that look like base64 images.
+/// What a dump holds, gathered in one streaming pass: paths collapsed into patterns (ids become
+/// named captures: `{id}` push IDs, `{uid}` Auth UIDs, `{n}` numbers, `{email}`, `{key}` many or
+/// same-shaped siblings), count, bytes and value types per pattern, the record patterns to use with
+/// `--records`, depth, the longest key, keys the Realtime Database forbids, and strings that look
+/// like base64 images.
 public struct DumpStats: Sendable {
     /// Statistics of one path pattern.
     public struct PatternStats: Sendable {
@@ -14,6 +16,8 @@ public struct DumpStats: Sendable {
     }
 
     public var patterns: [PatternStats]
+    /// Patterns of objects keyed by ids: good `--records` choices (see `PatternNode.recordPatterns`).
+    public var recordPatterns: [String]
     public var totalBytes: Int64
     public var maxDepth: Int
     public var maxDepthPointer: String
@@ -33,79 +37,11 @@ public struct DumpStats: Sendable {
     }
 }
 
-/// The tree of patterns built while reading; a node whose literal children grow past a threshold
-/// collapses them into one `{id}` child.
-private final class PatternNode {
-    var count = 0
-    var bytes: Int64 = 0
-    var types: [String: Int] = [:]
-    var children: [String: PatternNode] = [:]
-    var variable: PatternNode?
-    var collapsed = false
-
-    static let collapseThreshold = 64
-    static let variableName = "{id}"
-
-    func child(_ key: String) -> PatternNode {
-        if collapsed || PatternNode.isVariableKey(key) {
-            if let v = variable { return v }
-            let v = PatternNode()
-            variable = v
-            return v
-        }
-        if let c = children[key] { return c }
-        let c = PatternNode()
-        children[key] = c
-        if children.count > PatternNode.collapseThreshold { collapse() }
-        return collapsed ? variable! : c
-    }
-
-    /// Merges every literal child into the variable child.
-    private func collapse() {
-        collapsed = true
-        let v = variable ?? PatternNode()
-        for c in children.values { v.merge(c) }
-        children = [:]
-        variable = v
-    }
-
-    func merge(_ other: PatternNode) {
-        count += other.count
-        bytes += other.bytes
-        for (t, n) in other.types { types[t, default: 0] += n }
-        for (k, c) in other.children { child(k).merge(c) }
-        if let ov = other.variable {
-            if variable == nil { variable = PatternNode() }
-            variable!.merge(ov)
-        }
-    }
-
-    /// Push IDs (20 characters, `-0-9A-Z_a-z`) and array indices are variable keys from the start.
-    static func isVariableKey(_ key: String) -> Bool {
-        let u = key.utf8
-        if u.count == 20 && u.allSatisfy(isPushIDByte) { return true }
-        if !u.isEmpty && u.count <= 10 && u.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return true }
-        return false
-    }
-
-    static func isPushIDByte(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x5F
-    }
-
-    func flatten(prefix: String, into out: inout [DumpStats.PatternStats]) {
-        out.append(DumpStats.PatternStats(pattern: prefix.isEmpty ? "/" : prefix, count: count, bytes: bytes, types: types))
-        for k in children.keys.sorted(by: DatabaseKeyOrder.less) {
-            children[k]!.flatten(prefix: prefix + "/" + JSONPointer.escape(k), into: &out)
-        }
-        variable?.flatten(prefix: prefix + "/" + PatternNode.variableName, into: &out)
-    }
-}
-
 private final class StatsGatherer {
     private let reader: JSONReader
     private let onValue: (() -> Void)?
     private let root = PatternNode()
-    private var stats = DumpStats(patterns: [], totalBytes: 0, maxDepth: 0, maxDepthPointer: "", longestKeyBytes: 0,
+    private var stats = DumpStats(patterns: [], recordPatterns: [], totalBytes: 0, maxDepth: 0, maxDepthPointer: "", longestKeyBytes: 0,
                                   longestKeyPointer: "", forbiddenKeys: [], forbiddenKeyCount: 0, base64Images: 0, base64ImageBytes: 0)
 
     init(source: JSONByteSource, sourceName: String?, onValue: (() -> Void)?) {
@@ -121,7 +57,9 @@ private final class StatsGatherer {
             switch k {
             case .end:
                 stats.totalBytes = reader.bytesConsumed
+                root.finish()
                 root.flatten(prefix: "", into: &stats.patterns)
+                stats.recordPatterns = root.recordPatterns(prefix: "").patterns
                 return stats
             case .name:
                 checkKey(reader.bytes)

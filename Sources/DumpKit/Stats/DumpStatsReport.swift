@@ -10,6 +10,7 @@ extension DumpStats {
             "longestKey": .object(["bytes": .number(JSONNumber(longestKeyBytes)), "pointer": .string(longestKeyPointer)]),
             "forbiddenKeys": .object(["count": .number(JSONNumber(forbiddenKeyCount)), "first": .array(forbiddenKeys.map { .string($0) })]),
             "base64Images": .object(["count": .number(JSONNumber(base64Images)), "bytes": .number(JSONNumber(base64ImageBytes))]),
+            "recordPatterns": .array(recordPatterns.map { .string($0) }),
             "patterns": .array(patterns.map { p in
                 .object([
                     "pattern": .string(p.pattern),
@@ -19,12 +20,6 @@ extension DumpStats {
                 ])
             }),
         ])
-    }
-
-    /// Patterns of objects whose children are variable keys: good `--records` choices.
-    public var suggestedRecordPatterns: [String] {
-        patterns.filter { $0.pattern.hasSuffix("/{id}") && !$0.pattern.dropLast(5).contains("{id}") && ($0.types["object"] ?? 0) > 0 }
-            .map(\.pattern)
     }
 
     /// A report for people: a table of patterns and the notable findings.
@@ -46,8 +41,7 @@ extension DumpStats {
             lines.append("keys the Realtime Database forbids: none")
         }
         lines.append("strings that look like base64 files: \(base64Images) (\(ProgressMeter.format(bytes: base64ImageBytes)))")
-        let suggested = suggestedRecordPatterns
-        if !suggested.isEmpty { lines.append("record patterns: " + suggested.joined(separator: " ")) }
+        if !recordPatterns.isEmpty { lines.append("record patterns: " + recordPatterns.joined(separator: " ")) }
         return lines.joined(separator: "\n")
     }
 }
