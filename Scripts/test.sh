@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 Scripts/setup.sh
 swift build --build-tests
 swift test --skip-build
+Scripts/test_install.sh
 if [ -f Benchmarks/bench.py ]; then
     swift build -c release --product dumpkit
     python3 Scripts/test_gen_dataset.py
