@@ -336,4 +336,15 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertTrue(folderSyncs.contains { $0 > renameRejects && $0 < renameOutput }, calls.joined(separator: "\n"))
         XCTAssertTrue(folderSyncs.contains { $0 > renameOutput }, calls.joined(separator: "\n"))
     }
+
+    func testARunThatChangesNothingSaysWhichOperationsMatchedNothing() throws {
+        let dir = try TemporaryDirectory()
+        let dump = try file(dir, "in.json", #"{"v1":{"todolist":{"-Ka":{"title":"a"},"-Kb":{"title":"b"}}}}"#)
+        let plan = try file(dir, "plan.yaml", "name: typo\nfrom: v1\nto: v2\nsteps:\n  - name: items\n    match: /v1/todolist/{id}\n    ops:\n      - rename: { titel: name }\n")
+        let r = try CLI.run(["migrate", dump, "--plan", plan, "-o", dir.path("out.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stderr.contains("already at v2"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("nothing changed: 2 records matched the plans, and no operation applied to any of them:"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("typo step 1 'items': rename titel -> name matched nothing in 2 records"), r.stderr)
+    }
 }

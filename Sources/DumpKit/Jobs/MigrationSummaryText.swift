@@ -37,9 +37,20 @@ public enum MigrationSummaryText {
         return line
     }
 
+    /// Why nothing changed: the plans' records are not there (the dump is already migrated), or they
+    /// are and no operation applied to them (which operations found nothing to do).
     private static func alreadyDone(_ s: MigrateJob.Summary) -> String {
-        let to = s.plans.last?.to ?? "the target version"
-        return "nothing to change: the dump is already at \(to)" + (s.alreadyMigrated > 0 ? " (\(s.alreadyMigrated) records found at the plans' output paths)" : "")
+        guard s.stats.matched > 0 else {
+            let to = s.plans.last?.to ?? "the target version"
+            return "nothing to change: the dump is already at \(to)" + (s.alreadyMigrated > 0 ? " (\(s.alreadyMigrated) records found at the plans' output paths)" : "")
+        }
+        var lines = ["nothing changed: \(s.stats.matched) records matched the plans, and no operation applied to any of them:"]
+        for step in s.stats.steps where step.matched > 0 {
+            for op in step.operations where op.applied == 0 {
+                lines.append("  \(step.plan) step \(step.step)\(step.name.map { " '\($0)'" } ?? ""): \(op.summary) matched nothing in \(step.matched) records")
+            }
+        }
+        return lines.joined(separator: "\n")
     }
 
     private static func compact(_ v: JSONValue?) -> String {
