@@ -76,8 +76,9 @@ struct MigrateCommand: ParsableCommand {
             job.bucket = bucket
             job.writerOptions = JSONWriter.Options(pretty: pretty, sortKeys: canonical)
             job.jobs = try concurrency(jobs)
-            for w in try job.loadPlans().flatMap(\.warnings) { common.note("warning: \(w)") }
-            let s = try job.run(progress: common.progress())
+            let plans = try job.loadPlans()
+            for w in plans.flatMap(\.warnings) { common.note("warning: \(w)") }
+            let s = try job.run(plans: plans, progress: common.progress())
             if dryRun {
                 print(MigrationSummaryText.dryRun(s), terminator: "")
                 if onError == .fail && s.failures > 0 {

@@ -347,4 +347,29 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("nothing changed: 2 records matched the plans, and no operation applied to any of them:"), r.stderr)
         XCTAssertTrue(r.stderr.contains("typo step 1 'items': rename titel -> name matched nothing in 2 records"), r.stderr)
     }
+
+    func testPlansAreReadAsAnyInputOnce() throws {
+        let dir = try TemporaryDirectory()
+        let planText = try contents(plan("todolist"))
+        // From standard input (read once: the warnings and the run share it), with its sha256 in the report.
+        var r = try CLI.run(["migrate", sample("todolist", "v1.json"), "--plan", "-", "-o", dir.path("v2.json"), "--on-error", "keep", "--report", dir.path("report.json")],
+                            stdin: Data(planText))
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try json(dir.path("v2.json")), try json(sample("todolist", "v2.expected.json")))
+        let report = try json(dir.path("report.json")) as! [String: Any]
+        let sha = ((report["plans"] as! [[String: Any]])[0]["sha256"] as! String)
+        XCTAssertEqual(sha, try Shell.run("sha256sum", [plan("todolist")]).split(separator: " ")[0].description)
+        // A FIFO, as `--plan <(...)` gives.
+        let fifo = dir.path("plan.fifo")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let writer = Thread { try? Data(planText).write(to: URL(fileURLWithPath: fifo)) }
+        writer.start()
+        r = try CLI.run(["migrate", sample("todolist", "v1.json"), "--plan", fifo, "-o", dir.path("fifo.json"), "--on-error", "keep"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try json(dir.path("fifo.json")), try json(sample("todolist", "v2.expected.json")))
+        // A missing plan, in the words used for dumps.
+        r = try CLI.run(["migrate", sample("todolist", "v1.json"), "--plan", dir.path("missing.yaml"), "-o", dir.path("x.json")])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("missing.yaml: cannot read the plan: cannot open: No such file or directory"), r.stderr)
+    }
 }

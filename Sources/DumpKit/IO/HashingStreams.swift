@@ -39,15 +39,3 @@ final class HashingByteSink: JSONByteSink {
 final class DiscardingByteSink: JSONByteSink {
     func write(_ bytes: UnsafeRawBufferPointer) throws {}
 }
-
-/// SHA-256 of files, for reports.
-public enum FileHash {
-    /// The SHA-256 of the file at `path`, lowercase hex, read in blocks.
-    public static func sha256(path: String) throws -> String {
-        guard let h = FileHandle(forReadingAtPath: path) else { throw InputError(file: path, message: "cannot open") }
-        defer { try? h.close() }
-        var hasher = SHA256()
-        while let chunk = try h.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
-        return Hex.lowercase(hasher.finalize())
-    }
-}

@@ -61,14 +61,17 @@ public struct MigrateJob {
     /// Loads the plans (reversed and in reverse order for `reverse`).
     public func loadPlans() throws -> [MigrationPlan] {
         guard !planPaths.isEmpty else { throw UsageError("give at least one --plan") }
+        if input == "-" && planPaths.contains("-") { throw UsageError("the dump and a plan cannot both come from standard input") }
         let plans = try planPaths.map { try MigrationPlan.load(path: $0) }
         return reverse ? try plans.reversed().map { try $0.reversed() } : plans
     }
 
-    /// Runs the migration; outputs (dump, rejects, report) appear only if it succeeds.
-    public func run(progress: ProgressMeter? = nil) throws -> Summary {
+    /// Runs the migration with `plans` as `loadPlans()` gives them (loaded now when nil, so a plan
+    /// from a FIFO or standard input is read once); outputs (dump, rejects, report) appear only if it
+    /// succeeds.
+    public func run(plans loaded: [MigrationPlan]? = nil, progress: ProgressMeter? = nil) throws -> Summary {
         let started = Date()
-        let plans = try loadPlans()
+        let plans = try loaded ?? loadPlans()
         // A dry run goes through the whole dump: values that would stop a real run are counted.
         let runner = PlanRunner(plans: plans, onError: dryRun && onError == .fail ? .keep : onError)
         try Self.checkBlobExtractions(plans)
@@ -220,7 +223,7 @@ public struct MigrateJob {
         // Plans run in reverse order under --reverse.
         o["plans"] = .array(zip(s.plans, reverse ? Array(planPaths.reversed()) : planPaths).map { plan, file in
             .object(["name": .string(plan.name), "from": .string(plan.from), "to": .string(plan.to), "file": .string(file),
-                     "sha256": .string((try? FileHash.sha256(path: file)) ?? "")])
+                     "sha256": .string(plan.sourceSHA256 ?? "")])
         })
         o["reverse"] = .bool(reverse)
         o["onError"] = .string(onError.rawValue)

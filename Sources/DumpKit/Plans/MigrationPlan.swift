@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// A declarative migration from one schema version to the next, read from a YAML or JSON plan file.
@@ -28,6 +29,8 @@ public struct MigrationPlan: Sendable {
     /// Problems that do not stop the plan from running, as `file:line:column: step N ('name'): message`:
     /// steps that can never match, deletes without `where`, stated inverses that do not move back.
     public let warnings: [String]
+    /// The SHA-256 of the file's bytes (lowercase hex), when the plan was loaded from a file.
+    public internal(set) var sourceSHA256: String?
 
     init(name: String, from: String, to: String, summary: String?, steps: [PlanStep], sourceFile: String) {
         self.name = name
@@ -49,15 +52,31 @@ public struct MigrationPlan: Sendable {
         return out
     }
 
-    /// Reads a plan file: JSON when its name ends in `.json`, YAML otherwise.
+    /// Plans larger than this are refused before they are parsed.
+    public static let maxFileBytes = 16 << 20
+
+    /// Reads a plan file (a path, a FIFO, or `-` for standard input; compressed as any input may be):
+    /// JSON when its name ends in `.json`, YAML otherwise.
     public static func load(path: String) throws(PlanError) -> MigrationPlan {
-        let text: String
+        var bytes: [UInt8] = []
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            let file = try InputFile(path: path)
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let n = try chunk.withUnsafeMutableBytes { try file.read(into: $0) }
+                if n == 0 { break }
+                bytes += chunk[0..<n]
+                if bytes.count > maxFileBytes { throw InputError(file: path, message: "larger than \(maxFileBytes >> 20) MiB: not a plan") }
+            }
+        } catch let e as InputError {
+            throw PlanError(file: path, message: "cannot read the plan: \(e.message)")
         } catch {
-            throw PlanError(file: path, message: "cannot read the plan: \(error.localizedDescription)")
+            throw PlanError(file: path, message: "cannot read the plan: \(error)")
         }
-        return try parse(text: text, fileName: path)
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw PlanError(file: path, message: "the plan is not UTF-8 text") }
+        var plan = try parse(text: text, fileName: path)
+        plan.sourceSHA256 = Hex.lowercase(SHA256.hash(data: bytes))
+        return plan
     }
 
     /// Reads a plan from text; `fileName` names it in errors and picks the syntax (`.json` or YAML).
@@ -132,6 +151,8 @@ public struct MigrationPlan: Sendable {
                     operations: operations, extractBlobs: nil, inverse: step.extractBlobs == nil ? step.operations : nil,
                     location: step.location))
         }
-        return MigrationPlan(name: name, from: to, to: from, summary: summary, steps: reversedSteps, sourceFile: sourceFile)
+        var plan = MigrationPlan(name: name, from: to, to: from, summary: summary, steps: reversedSteps, sourceFile: sourceFile)
+        plan.sourceSHA256 = sourceSHA256
+        return plan
     }
 }
