@@ -60,7 +60,9 @@ struct ConvertCommand: ParsableCommand {
             job.threads = threads
             let summary = try job.run(progress: common.progress())
             if output != "-" {
-                common.note("wrote \(output): \(ProgressMeter.format(bytes: summary.bytesOut))" + (summary.records > 0 ? ", \(summary.records) records" : ""))
+                let size = summary.fileBytesOut ?? summary.bytesOut
+                let data = size == summary.bytesOut ? "" : " (\(ProgressMeter.format(bytes: summary.bytesOut)) of JSON)"
+                common.note("wrote \(output): \(ProgressMeter.format(bytes: size))" + data + (summary.records > 0 ? ", \(summary.records) records" : ""))
             }
         }
     }

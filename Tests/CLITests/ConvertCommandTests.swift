@@ -47,6 +47,9 @@ final class ConvertCommandTests: XCTestCase {
             let out = dir.path("out.json.\(ext)")
             let r = try CLI.run(["convert", input, "-o", out])
             XCTAssertEqual(r.status, 0, r.stderr)
+            // The summary gives the file's size and, for a compressed file, the JSON's.
+            let fileSize = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: out)[.size] as? Int)
+            XCTAssertTrue(r.stderr.contains("wrote \(out): \(fileSize) B (\(dump.utf8.count + 1) B of JSON)"), r.stderr)
             let p = try Shell.run(tool, ["-dc", out])
             XCTAssertEqual(p, dump + "\n", ext)
             // And read back through magic-byte detection, whatever the name says.

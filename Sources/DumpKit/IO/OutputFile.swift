@@ -26,6 +26,9 @@ public final class OutputFile: JSONByteSink {
     private var prepared = false
     /// Bytes handed to `write` (before compression).
     public private(set) var bytesWritten: Int64 = 0
+    /// The file's size once `prepare()` finished it (compressed when the output is); nil for standard
+    /// output.
+    public private(set) var fileSize: Int64?
     /// How many bytes of the file are asked to go to disk at a time.
     static let writebackInterval: Int64 = 8 << 20
     /// The file offset up to which writeback has been started.
@@ -163,6 +166,8 @@ public final class OutputFile: JSONByteSink {
         }
         prepared = true
         guard let temporaryPath else { return }
+        var st = stat()
+        if fstat(fd, &st) == 0 { fileSize = Int64(st.st_size) }
         if fsync(fd) != 0 || close(fd) != 0 {
             let message = String(cString: strerror(errno))
             finished = true

@@ -24,7 +24,10 @@ public struct ConvertJob {
     public struct Summary: Sendable {
         public var records: Int
         public var bytesIn: Int64
+        /// Bytes of JSON written, before compression.
         public var bytesOut: Int64
+        /// The output file's size (compressed when it is); nil for standard output.
+        public var fileBytesOut: Int64?
     }
 
     /// Runs the conversion; the output appears only if it succeeds.
@@ -53,7 +56,7 @@ public struct ConvertJob {
             try pipeline.run(reader: reader, writer: writer)
             try outFile.commit()
             progress?.finish()
-            return Summary(records: pipeline.recordsRead, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten)
+            return Summary(records: pipeline.recordsRead, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten, fileBytesOut: outFile.fileSize)
         } catch {
             outFile.abort()
             progress?.finish()
