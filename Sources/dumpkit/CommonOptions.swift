@@ -7,12 +7,22 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print nothing but errors (no progress line).")
     var quiet = false
 
-    /// A progress reporter drawing one line on standard error, when that is a terminal.
+    @Flag(name: .customLong("progress"), help: "Report progress on standard error even when it is not a terminal (a line every 10 seconds, for CI logs).")
+    var forcesProgress = false
+
+    /// A progress reporter on standard error for runs longer than a second: one line redrawn in place
+    /// on a terminal, or with `--progress` elsewhere a line every 10 seconds. No colours are used.
     func progress() -> ProgressMeter? {
-        guard !quiet, isatty(STDERR_FILENO) != 0 else { return nil }
-        return ProgressMeter { snapshot in
-            let line = "\r\u{1B}[K" + snapshot.line + (snapshot.done ? "\n" : "")
-            FileHandle.standardError.write(Data(line.utf8))
+        guard !quiet else { return nil }
+        if isatty(STDERR_FILENO) != 0 {
+            return ProgressMeter { snapshot in
+                let line = "\r\u{1B}[K" + snapshot.line + (snapshot.done ? "\n" : "")
+                FileHandle.standardError.write(Data(line.utf8))
+            }
+        }
+        guard forcesProgress else { return nil }
+        return ProgressMeter(interval: 10) { snapshot in
+            FileHandle.standardError.write(Data(("progress: " + snapshot.line + (snapshot.done ? " (done)" : "") + "\n").utf8))
         }
     }
 

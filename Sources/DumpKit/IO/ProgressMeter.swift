@@ -39,10 +39,14 @@ public final class ProgressMeter {
     private var total: Int64?
     private var records = 0
     private let interval: TimeInterval
+    private let delay: TimeInterval
+    private var reported = false
 
-    /// `report` is called on the working thread, throttled to one call per `interval`.
-    public init(interval: TimeInterval = 0.2, report: @escaping (Snapshot) -> Void) {
+    /// `report` is called on the working thread, throttled to one call per `interval`, and not before
+    /// `delay` seconds: a run shorter than that reports nothing, not even when it finishes.
+    public init(interval: TimeInterval = 0.2, delay: TimeInterval = 1, report: @escaping (Snapshot) -> Void) {
         self.interval = interval
+        self.delay = delay
         self.report = report
     }
 
@@ -62,13 +66,16 @@ public final class ProgressMeter {
 
     private func tick() {
         let now = Date()
-        guard now.timeIntervalSince(last) >= interval else { return }
+        guard now.timeIntervalSince(last) >= interval, now.timeIntervalSince(start) >= delay else { return }
         last = now
+        reported = true
         report(snapshot(done: false))
     }
 
-    /// Sends the final report.
-    public func finish() { report(snapshot(done: true)) }
+    /// Sends the final report, when the run reported before.
+    public func finish() {
+        if reported { report(snapshot(done: true)) }
+    }
 
     private func snapshot(done: Bool) -> Snapshot {
         Snapshot(bytes: bytes, total: total, records: records, seconds: Date().timeIntervalSince(start), done: done)
