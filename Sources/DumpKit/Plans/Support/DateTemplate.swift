@@ -3,13 +3,15 @@ import Foundation
 /// A date text format such as `yyyy/MM/dd HH:mm:ss` in a stated time zone, read and written exactly.
 ///
 /// Fields: `yyyy` (4-digit year), `MM` `dd` `HH` `mm` `ss` (2 digits), `M` `d` `H` (1 or 2 digits),
-/// `SSS` (milliseconds); any other character is literal, and text in single quotes (`'T'`) is
-/// literal too. Reading is strict (widths and literals must match), so a date that reads back
-/// writes back as the same text.
+/// `SSS` (milliseconds), `XXX` (the UTC offset as ISO 8601 writes it: `Z` or `+09:00`); any other
+/// character is literal, and text in single quotes (`'T'`) is literal too. Reading is strict (widths
+/// and literals must match). A text's own offset decides its instant; written, the offset is the
+/// time zone's, so a date that reads back writes back as the same text when its offset is the zone's.
 struct DateTemplate: Sendable {
     private enum Piece: Sendable {
         case literal(String)
         case field(Field, width: Int, minWidth: Int)
+        case offset
     }
 
     private enum Field: Hashable, Sendable { case year, month, day, hour, minute, second, millisecond }
@@ -80,9 +82,16 @@ struct DateTemplate: Sendable {
             case ("m", 2): (field, width, minWidth) = (.minute, 2, 2)
             case ("s", 2): (field, width, minWidth) = (.second, 2, 2)
             case ("S", 3): (field, width, minWidth) = (.millisecond, 3, 3)
+            case ("X", 3):
+                guard !pieces.contains(where: { if case .offset = $0 { return true } else { return false } }) else {
+                    throw TemplateError(message: "date format '\(format)' has two offset fields")
+                }
+                pieces.append(.offset)
+                i += run
+                continue
             default:
                 if c.isLetter {
-                    throw TemplateError(message: "unsupported field '\(String(repeating: c, count: run))' in date format '\(format)' (use yyyy MM M dd d HH H mm ss SSS, and quotes for literal letters)")
+                    throw TemplateError(message: "unsupported field '\(String(repeating: c, count: run))' in date format '\(format)' (use yyyy MM M dd d HH H mm ss SSS XXX, and quotes for literal letters)")
                 }
                 field = nil
                 width = 0
@@ -123,8 +132,19 @@ struct DateTemplate: Sendable {
     func milliseconds(from text: String) -> Int64? {
         var values: [Field: Int] = [.month: 1, .day: 1, .hour: 0, .minute: 0, .second: 0, .millisecond: 0]
         var rest = Substring(text)
+        var textOffset: Int?
         for piece in pieces {
             switch piece {
+            case .offset:
+                if rest.hasPrefix("Z") {
+                    textOffset = 0
+                    rest = rest.dropFirst()
+                    continue
+                }
+                let chars = Array(rest.prefix(6))
+                guard chars.count == 6, let o = Self.fixedOffset(String(chars)) else { return nil }
+                textOffset = o
+                rest = rest.dropFirst(6)
             case .literal(let l):
                 guard rest.hasPrefix(l) else { return nil }
                 rest = rest.dropFirst(l.count)
@@ -142,6 +162,7 @@ struct DateTemplate: Sendable {
             hour < 24, minute < 60, second < 60
         else { return nil }
         let local = Self.days(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+        if let textOffset { return (local - Int64(textOffset)) * 1000 + Int64(ms) }
         // The zone's offset at the local time read as UTC is a first guess; the offset at that guess is right
         // except within hours of a clock change, which the round trip below settles.
         let guess = local - Int64(offset(atUTC: local))
@@ -164,6 +185,14 @@ struct DateTemplate: Sendable {
         for piece in pieces {
             switch piece {
             case .literal(let l): out += l
+            case .offset:
+                let o = Int(local - utcSeconds)
+                if o == 0 {
+                    out += "Z"
+                } else {
+                    let minutes = abs(o) / 60
+                    out += (o < 0 ? "-" : "+") + String(format: "%02d:%02d", minutes / 60, minutes % 60)
+                }
             case .field(let f, _, let minWidth):
                 let v: Int
                 switch f {
