@@ -17,7 +17,8 @@ struct ArchiveCommand: ParsableCommand {
             Examples:
               dumpkit archive bucket/ -o bucket.tar.zst
               dumpkit archive store/ -o images.zip --include 'v1/*/image*'
-              SOURCE_DATE_EPOCH=1700000000 dumpkit archive bucket/ -o bucket.tar.zst --level 19
+              SOURCE_DATE_EPOCH=1700000000 dumpkit archive bucket/ -o bucket.tar.zst \\
+                  --level 19
             """
     )
 

@@ -16,9 +16,12 @@ struct ExtractBlobsCommand: ParsableCommand {
 
             Examples:
               dumpkit extract-blobs dump.json -o clean.json --blobs bucket/
-              dumpkit extract-blobs dump.json -o clean.json --blobs bucket/ --match '/v1/todolist/{id}/image1' \\
-                --ref-style salada --bucket my-app.appspot.com --name 'v1/todolist/{id}/image1/{field}.{ext}'
-              dumpkit extract-blobs dump.json --blobs bucket/ --dry-run --report report.json
+              dumpkit extract-blobs dump.json -o clean.json --blobs bucket/ \\
+                  --match '/v1/todolist/{id}/image1' \\
+                  --ref-style salada --bucket my-app.appspot.com \\
+                  --name 'v1/todolist/{id}/image1/{field}.{ext}'
+              dumpkit extract-blobs dump.json --blobs bucket/ --dry-run \\
+                  --report report.json
             """
     )
 

@@ -13,7 +13,8 @@ struct ListCommand: ParsableCommand {
 
             Examples:
               dumpkit list bucket.tar.zst
-              dumpkit list bucket.tar.zst --json | jq '.entries[] | select(.contentType == "image/png") | .path'
+              dumpkit list bucket.tar.zst --json \\
+                  | jq '.entries[] | select(.contentType == "image/png") | .path'
             """
     )
 

@@ -14,12 +14,16 @@ struct MigrateCommand: ParsableCommand {
             rejects file and the report appear only when the run succeeds.
 
             Examples:
-              dumpkit migrate samples/todolist/v1.json -o v2.json --plan schemas/todolist/plan.yaml
-              dumpkit migrate backup.json.gz -o v2.json.zst --plan a.yaml --plan b.yaml --report report.json
+              dumpkit migrate samples/todolist/v1.json -o v2.json \\
+                  --plan schemas/todolist/plan.yaml
+              dumpkit migrate backup.json.gz -o v2.json.zst --plan a.yaml --plan b.yaml \\
+                  --report report.json
               dumpkit migrate v1.json --plan plan.yaml --dry-run
-              dumpkit migrate v1.json -o v2.json --plan plan.yaml --on-error keep --rejects rejects.ndjson
+              dumpkit migrate v1.json -o v2.json --plan plan.yaml --on-error keep \\
+                  --rejects rejects.ndjson
               dumpkit migrate v2.json -o v1.json --plan plan.yaml --reverse
-              dumpkit migrate v1.json -o v2.json --plan plan.yaml --plan images.yaml --blobs bucket/
+              dumpkit migrate v1.json -o v2.json --plan plan.yaml --plan images.yaml \\
+                  --blobs bucket/
             """
     )
 

@@ -17,7 +17,8 @@ struct RestoreCommand: ParsableCommand {
 
             Examples:
               dumpkit restore bucket.tar.zst restored/ --verify
-              dumpkit restore backup.tar.zst /srv/restore --only 'bucket/v1/*' --overwrite never
+              dumpkit restore backup.tar.zst /srv/restore --only 'bucket/v1/*' \\
+                  --overwrite never
             """
     )
 

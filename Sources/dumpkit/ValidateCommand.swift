@@ -36,9 +36,12 @@ struct ValidateCommand: ParsableCommand {
             Exit codes: 0 no error findings, 1 error findings, 2 usage or input errors (reported before any finding).
 
             Examples:
-              dumpkit validate v2.json --schema '/v2/todolist/{id}=schemas/todolist/v2.schema.json'
-              dumpkit validate dump.json --schema-map schemas.yaml --format junit > report.xml
-              dumpkit validate dump.json --rules database.rules.json --auth '{"uid": "u1"}' --strict
+              dumpkit validate v2.json \\
+                  --schema '/v2/todolist/{id}=schemas/todolist/v2.schema.json'
+              dumpkit validate dump.json --schema-map schemas.yaml --format junit \\
+                  > report.xml
+              dumpkit validate dump.json --rules database.rules.json \\
+                  --auth '{"uid": "u1"}' --strict
               dumpkit validate dump.json.gz --format github
               dumpkit validate clean.json --blobs bucket/
             """
