@@ -55,7 +55,7 @@ public struct ValidateJob {
         try catalog.addDirectory(dir.path, recursive: false)
         do {
             let schema = try JSONSchema.compile(value, baseURI: base + url.lastPathComponent,
-                                                resolver: catalog.resolver(fallback: .directory(dir, servedAs: base)))
+                                                resolver: catalog.resolver(first: .directory(dir, servedAs: base)))
             return SchemaBinding(pattern: p, file: file, schema: schema)
         } catch where error.kind == .unresolvableReference {
             throw InputError(file: file, message: "invalid schema: \(error) (schemas are found by $id in this schema's folder and in "
