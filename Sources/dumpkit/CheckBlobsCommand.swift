@@ -30,7 +30,7 @@ struct CheckBlobsCommand: ParsableCommand {
             job.match = try blobs.patterns()
             let (findings, references) = try job.run(progress: common.progress())
             for f in findings {
-                print("\(f.severity.rawValue): \(f.pointer.isEmpty ? "-" : f.pointer): \(f.message) [\(f.rule)]")
+                print("\(f.severity.rawValue): \(f.pointer.isEmpty ? "-" : f.pointer): \(f.message) [\(f.rule)]".escapingControlCharacters)
             }
             let errors = findings.filter { $0.severity == .error }.count
             common.note(

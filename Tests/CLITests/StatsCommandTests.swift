@@ -24,6 +24,16 @@ final class StatsCommandTests: XCTestCase {
         XCTAssertEqual(obj["recordPatterns"] as? [String], ["/v1/todolist/{id}"])
     }
 
+    /// Keys with control characters (which the database forbids) do not reach the terminal raw.
+    func testControlCharactersInKeysAreEscaped() throws {
+        let dir = try TemporaryDirectory()
+        try Data(#"{"a\u001b[31mred": {"x\u0007": 1}}"#.utf8).write(to: dir.url.appendingPathComponent("d.json"))
+        let r = try CLI.run(["stats", dir.path("d.json")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stdout.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, r.stdout)
+        XCTAssertTrue(r.stdout.contains(#"keys the Realtime Database forbids: 2, e.g. /a\u001B[31mred, /a\u001B[31mred/x\u0007"#), r.stdout)
+    }
+
     /// The samples' users are keyed by Auth UIDs: the suggested record patterns are their plans'.
     func testSuggestsThePlansPatternsForTheSamples() throws {
         let root = TestData.projectRoot

@@ -174,10 +174,6 @@ final class ValidateCommandTests: XCTestCase {
         // A pattern that matches, beside it, is not reported; --allow-unmatched accepts the typo.
         let both = try findings([dump, "--schema", "/users/{uid}/messages/{id}=\(schema)"] + typo)
         XCTAssertEqual(both.rules.filter { $0 == "schema:unmatched" }.count, 1, "\(both.rules)")
-        // A pattern inside another's records is not checked either, and says why.
-        let nested = try CLI.run(["validate", dump, "--schema", "/users/{uid}=\(schema)", "--schema", "/users/{uid}/messages/{id}=\(schema)"])
-        XCTAssertEqual(nested.status, 1)
-        XCTAssertTrue(nested.stdout.contains("/users/{uid}/messages/{id} lies inside the records of /users/{uid}"), nested.stdout)
         let allowed = try CLI.run(["validate", dump, "--allow-unmatched"] + typo)
         XCTAssertEqual(allowed.status, 0, allowed.stdout + allowed.stderr)
         XCTAssertTrue(allowed.stdout.contains("no findings"), allowed.stdout)
@@ -237,6 +233,31 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertEqual(twice.status, 2)
         XCTAssertTrue(twice.stderr.contains("eslintrc-copy.json"), twice.stderr)
         XCTAssertTrue(twice.stderr.contains("is also that of"), twice.stderr)
+    }
+
+    /// Every schema applies to every value its pattern matches: also inside the records of another
+    /// pattern (the reader makes records of the outer one only) and beside a schema on the same pattern.
+    func testSchemasOnNestedAndEqualPatternsAllApply() throws {
+        let dump = path("samples/chat/v1.json")
+        let message = path("schemas/chat/v1.schema.json")
+        let dir = try TemporaryDirectory()
+        try Data(#"{"required": ["profile"], "properties": {"profile": {"required": ["age"]}}}"#.utf8)
+            .write(to: dir.url.appendingPathComponent("user.schema.json"))
+        try Data(#"{"rules": {".write": true}}"#.utf8).write(to: dir.url.appendingPathComponent("open.rules.json"))
+        let messages = try findings([dump, "--schema", "/users/{uid}/messages/{id}=\(message)"])
+        XCTAssertEqual(messages.pointers.count, 1, "\(messages.pointers)")
+        let users = try findings([dump, "--schema", "/users/{uid}=\(dir.path("user.schema.json"))"])
+        XCTAssertEqual(users.pointers.count, 4, "\(users.pointers)")
+        let both = ["--schema", "/users/{uid}=\(dir.path("user.schema.json"))", "--schema", "/users/{uid}/messages/{id}=\(message)",
+                    "--schema", "/users/*/messages/*=\(message)"]
+        for extra in [[], ["--rules", dir.path("open.rules.json")]] {
+            let r = try findings([dump] + both + extra)
+            XCTAssertEqual(r.status, 1)
+            XCTAssertFalse(r.rules.contains("schema:unmatched"), "\(extra): \(r.rules)")
+            XCTAssertEqual(r.pointers.sorted(), (users.pointers + messages.pointers + messages.pointers).sorted(), "\(extra)")
+        }
+        // Found inside a record's tape, a finding still carries its value's line:column.
+        XCTAssertTrue(try CLI.run(["validate", dump] + both).stdout.contains("v1.json:110:19 \(messages.pointers[0]): "))
     }
 
     func testSchemaFindingsPointAtTheFailingValue() throws {

@@ -18,7 +18,7 @@ final class DumpStatsTests: XCTestCase {
             {"users": {"1vOKf7Xdx8ebPphBdnLP7ochEYs1": {"name": "a", "posts": {"-KVSAs1hM7KCYS43IOLg": {"t": 1}}},
                        "2Y7eq5uBDgSsDsCtLAcoKfaWGcY2": {"name": "b"}},
              "invites": {"ann@example,com": true, "bob@example,org": false},
-             "series": {"1551605266823": 1.5, "1551605266900": 2},
+             "series": {"1551605266823": 1.5, "12345678901234567890": 2},
              "matrix": [[1, 2], [3]]}
             """)
         XCTAssertEqual(

@@ -55,7 +55,7 @@ public struct ValidateJob {
         try catalog.addDirectory(dir.path, recursive: false)
         do {
             let schema = try JSONSchema.compile(value, baseURI: base + url.lastPathComponent,
-                                                resolver: catalog.resolver(fallback: .directory(dir, servedAs: base)))
+                                                resolver: catalog.resolver(first: .directory(dir, servedAs: base)))
             return SchemaBinding(pattern: p, file: file, schema: schema)
         } catch where error.kind == .unresolvableReference {
             throw InputError(file: file, message: "invalid schema: \(error) (schemas are found by $id in this schema's folder and in "
@@ -142,11 +142,11 @@ public struct ValidateJob {
             while let record = try reader.next(passThrough: discard) {
                 try reader.reader.readValue(into: checker.nextTape())
                 progress?.recordDone()
-                if !unmatched.isEmpty { unmatched = unmatched.filter { schemas[$0].pattern.match(record.path) == nil } }
                 checker.submit(path: record.path, findingsBefore: &findings)
             }
             // The findings after the last record follow its schema findings.
             checker.finish()
+            unmatched = Set(schemas.indices.filter { !checker.applied[$0] })
             if let rules, let index {
                 let positional: PositionalByteSource = try spool ?? ReadOnlyFile(path: input)
                 let dump = OnDiskRulesSource(file: positional, name: file.name, index: index)
@@ -159,9 +159,7 @@ public struct ValidateJob {
             try locate(&findings, in: try spool?.stream() ?? InputFile(path: input), name: file.name)
         }
         if !allowUnmatched {
-            findings += unmatched.sorted().map { i in
-                Self.unmatchedFinding(schemas[i], inside: schemas.first { Self.pattern(schemas[i].pattern, nestsIn: $0.pattern) })
-            }
+            findings += unmatched.sorted().map { Self.unmatchedFinding(schemas[$0]) }
         }
         flush(&findings, into: &report)
         progress?.finish()
@@ -217,25 +215,11 @@ public struct ValidateJob {
             + (style.needsBucket ? ["blobs:token"] : [])
     }
 
-    /// The error for a schema whose pattern matched no record: a typo, or a pattern inside the
-    /// records of `outer` (the reader makes records of the outer pattern only).
-    static func unmatchedFinding(_ binding: SchemaBinding, inside outer: SchemaBinding?) -> Finding {
-        let message = if let outer {
-            "the schema \(binding.file) checked nothing: \(binding.pattern) lies inside the records of \(outer.pattern) "
-                + "(\(outer.file)), and schemas on nested patterns are not checked; give patterns that do not nest"
-        } else {
-            "no record matches \(binding.pattern): the schema \(binding.file) checked nothing "
-                + "(check the pattern, or pass --allow-unmatched)"
-        }
+    /// The error for a schema whose pattern matched no record (a typo would make it check nothing).
+    static func unmatchedFinding(_ binding: SchemaBinding) -> Finding {
+        let message = "no record matches \(binding.pattern): the schema \(binding.file) checked nothing "
+            + "(check the pattern, or pass --allow-unmatched)"
         return tagged(Finding(severity: .error, rule: "schema:unmatched", pointer: "", message: message), binding)
-    }
-
-    /// Whether the paths `inner` matches can lie inside the records of `outer`.
-    static func pattern(_ inner: PathPattern, nestsIn outer: PathPattern) -> Bool {
-        outer.depth < inner.depth && zip(outer.segments, inner.segments).allSatisfy { a, b in
-            if case .literal(let x) = a, case .literal(let y) = b { return x == y }
-            return true
-        }
     }
 
     /// Puts a schema finding in its schema's group.

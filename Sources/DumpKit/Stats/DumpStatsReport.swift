@@ -22,16 +22,18 @@ extension DumpStats {
         ])
     }
 
-    /// A report for people: a table of patterns and the notable findings.
+    /// A report for people: a table of patterns and the notable findings. Control characters in
+    /// keys are written as `\u001B`.
     public var text: String {
         var lines: [String] = []
         lines.append("\(ProgressMeter.format(bytes: totalBytes)) in all, depth \(maxDepth)" + (maxDepthPointer.isEmpty ? "" : " (at \(maxDepthPointer))"))
-        let width = min(70, patterns.map(\.pattern.count).max() ?? 10)
+        let shown = patterns.map(\.pattern.escapingControlCharacters)
+        let width = min(70, shown.map(\.count).max() ?? 10)
         lines.append("")
         lines.append("pattern".padding(width) + "       count        bytes  types")
-        for p in patterns {
+        for (p, pattern) in zip(patterns, shown) {
             let types = p.types.keys.sorted().map { "\($0) \(p.types[$0]!)" }.joined(separator: ", ")
-            lines.append(p.pattern.padding(width) + " " + String(p.count).leftPadding(11) + " " + ProgressMeter.format(bytes: p.bytes).leftPadding(12) + "  " + types)
+            lines.append(pattern.padding(width) + " " + String(p.count).leftPadding(11) + " " + ProgressMeter.format(bytes: p.bytes).leftPadding(12) + "  " + types)
         }
         lines.append("")
         lines.append("longest key: \(longestKeyBytes) bytes" + (longestKeyPointer.isEmpty ? "" : " at \(longestKeyPointer)"))
@@ -42,7 +44,7 @@ extension DumpStats {
         }
         lines.append("strings that look like base64 files: \(base64Images) (\(ProgressMeter.format(bytes: base64ImageBytes)))")
         if !recordPatterns.isEmpty { lines.append("record patterns: " + recordPatterns.joined(separator: " ")) }
-        return lines.joined(separator: "\n")
+        return lines.map(\.escapingControlCharacters).joined(separator: "\n")
     }
 }
 

@@ -1,6 +1,6 @@
 /// What a variable key looks like; it names the key's capture in a `stats` pattern.
 enum KeyShape: Equatable {
-    /// A push ID: 20 characters of `-0-9A-Z_a-z`.
+    /// A push ID: 20 characters of `-0-9A-Z_a-z` (`PushID`), not all digits.
     case pushID
     /// A Firebase Auth UID: 28 characters of `A-Za-z0-9`, at least one a digit (or beside such keys).
     case uid
@@ -15,12 +15,12 @@ enum KeyShape: Equatable {
     /// The shape of a key that is variable on its own, or nil for a key that may be a field name.
     init?(_ key: String) {
         let u = key.utf8
-        if u.count == 20 && u.allSatisfy(Self.isPushIDByte) {
+        if !u.isEmpty && u.count <= 20 && u.allSatisfy(Self.isDigit) {
+            self = .number
+        } else if PushID.isValid(u) {
             self = .pushID
         } else if u.count == 28 && u.allSatisfy(Self.isAlphanumeric) && u.contains(where: Self.isDigit) {
             self = .uid
-        } else if !u.isEmpty && u.count <= 20 && u.allSatisfy(Self.isDigit) {
-            self = .number
         } else if let at = u.firstIndex(of: UInt8(ascii: "@")), at != u.startIndex, u.index(after: at) != u.endIndex,
             !u[u.index(after: at)...].contains(UInt8(ascii: "@")), !u.contains(UInt8(ascii: " "))
         {
@@ -48,5 +48,4 @@ enum KeyShape: Equatable {
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
     private static func isAlphanumeric(_ b: UInt8) -> Bool { isDigit(b) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) }
-    private static func isPushIDByte(_ b: UInt8) -> Bool { isAlphanumeric(b) || b == 0x2D || b == 0x5F }
 }

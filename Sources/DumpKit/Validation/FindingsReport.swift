@@ -58,7 +58,7 @@ public struct FindingsReport: Sendable {
             let severity = list.first?.severity.rawValue ?? "error"
             out.append("\(rule) (\(severity)): \(n) finding\(n == 1 ? "" : "s")")
             for f in list.prefix(firstPerRule) {
-                out.append(printable("  \(source):\(location(f))\(f.pointer.isEmpty ? "/" : f.pointer): \(f.message)"))
+                out.append("  \(source):\(location(f))\(f.pointer.isEmpty ? "/" : f.pointer): \(f.message)".escapingControlCharacters)
             }
             let hidden = n - min(firstPerRule, list.count)
             if hidden > 0 {
@@ -67,7 +67,7 @@ public struct FindingsReport: Sendable {
                            + (n > list.count ? "the first \(maxFindings) findings; --max-findings N keeps more)" : "them all)"))
             }
         }
-        let summary = printable(source) + (total == 0
+        let summary = source.escapingControlCharacters + (total == 0
             ? ": no findings" + (checkedRules.isEmpty ? "" : " (\(checkedRules.count) checks)")
             : ": \(errorCount) error\(errorCount == 1 ? "" : "s"), \(warningCount) warning\(warningCount == 1 ? "" : "s")")
         out.append(summary)
@@ -134,32 +134,14 @@ public struct FindingsReport: Sendable {
         var out = ""
         for f in findings {
             let kind = f.severity == .error ? "error" : f.severity == .warning ? "warning" : "notice"
-            var props = "file=\(escapeProperty(printable(source)))"
+            var props = "file=\(escapeProperty(source.escapingControlCharacters))"
             if let line = f.line { props += ",line=\(line)" }
             if let column = f.column { props += ",col=\(column)" }
             props += ",title=\(escapeProperty(f.rule))"
-            out += "::\(kind) \(props)::\(escapeData(printable("\(f.pointer.isEmpty ? "/" : f.pointer): \(f.message)")))\n"
+            out += "::\(kind) \(props)::\(escapeData("\(f.pointer.isEmpty ? "/" : f.pointer): \(f.message)".escapingControlCharacters))\n"
         }
         return out
     }
-
-    /// `s` with control characters (C0, DEL, C1) written as `\u001B`, so that keys holding them
-    /// cannot move the cursor or recolour a terminal or a CI log.
-    private func printable(_ s: String) -> String {
-        guard s.unicodeScalars.contains(where: Self.isControl) else { return s }
-        var r = ""
-        for c in s.unicodeScalars {
-            if Self.isControl(c) {
-                let hex = String(c.value, radix: 16, uppercase: true)
-                r += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            } else {
-                r.unicodeScalars.append(c)
-            }
-        }
-        return r
-    }
-
-    private static func isControl(_ c: Unicode.Scalar) -> Bool { c.value < 0x20 || (c.value >= 0x7F && c.value < 0xA0) }
 
     private func xml(_ s: String) -> String {
         var r = ""

@@ -29,6 +29,9 @@ final class RecordSchemaChecker: @unchecked Sendable {
     private let schemas: [ValidateJob.SchemaBinding]
     /// Receives the findings, on the checker's thread (until `finish()` returns).
     private let emit: (Finding) -> Void
+    /// Per schema, whether it was applied to some value; written by the checker's thread, to be read
+    /// after `finish()`.
+    @exclusivity(unchecked) private(set) var applied: [Bool]
     /// The batch the caller fills (only the caller touches it and `isFinished`).
     @exclusivity(unchecked) private var filling: Batch
     @exclusivity(unchecked) private var isFinished = false
@@ -40,10 +43,11 @@ final class RecordSchemaChecker: @unchecked Sendable {
     private let readyCount = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts the checker's thread; `schemas` are tried in order for each record's path.
+    /// Starts the checker's thread; every schema applies to each value its pattern matches.
     init(schemas: [ValidateJob.SchemaBinding], emit: @escaping (Finding) -> Void) {
         self.schemas = schemas
         self.emit = emit
+        applied = Array(repeating: false, count: schemas.count)
         let batches = (0..<Self.batchCount).map { _ in Batch() }
         filling = batches[0]
         free = Array(batches.dropFirst())
@@ -121,20 +125,67 @@ final class RecordSchemaChecker: @unchecked Sendable {
         }
     }
 
-    /// Emits the schema findings of the record on `tape`.
+    /// Emits the schema findings of the record on `tape`: of every schema whose pattern matches its
+    /// path, and of those whose pattern matches values inside it (the reader makes records of the
+    /// outer pattern only), for each such value.
     private func check(_ tape: JSONTape, at path: [String]) {
-        // The reader yields only records some pattern matches: with one schema, that schema's.
-        guard let b = schemas.count == 1 ? 0 : schemas.firstIndex(where: { $0.pattern.match(path) != nil }),
-              !schemas[b].schema.isValid(tape) else { return }
-        let binding = schemas[b]
         let prefix = JSONPointer.string(path)
-        for var f in binding.schema.validate(tape, pointerPrefix: prefix) {
+        // The reader yields only records some pattern matches: with one schema, that schema's.
+        if schemas.count == 1 {
+            applied[0] = true
+            check(tape, at: 0, against: 0, recordPrefix: prefix, pointerPrefix: prefix)
+            return
+        }
+        for b in schemas.indices {
+            if schemas[b].pattern.match(path) != nil {
+                applied[b] = true
+                check(tape, at: 0, against: b, recordPrefix: prefix, pointerPrefix: prefix)
+            } else if schemas[b].pattern.isPrefix(path) {
+                var below: [String] = []
+                forEachMatch(of: schemas[b].pattern, in: tape, at: 0, depth: path.count, below: &below) { index, below in
+                    applied[b] = true
+                    check(tape, at: index, against: b, recordPrefix: prefix, pointerPrefix: prefix + JSONPointer.string(below))
+                }
+            }
+        }
+    }
+
+    /// Emits the findings of schema `b` for the value at `index` on the tape of the record at
+    /// `recordPrefix`, each located by its tape entry.
+    private func check(_ tape: JSONTape, at index: Int, against b: Int, recordPrefix: String, pointerPrefix: String) {
+        let binding = schemas[b]
+        guard !binding.schema.isValid(tape, at: index) else { return }
+        for var f in binding.schema.validate(tape, at: index, pointerPrefix: pointerPrefix) {
             if f.line == nil {
-                let at = Self.location(of: f.pointer.dropFirst(prefix.count), in: tape)
+                let at = Self.location(of: f.pointer.dropFirst(recordPrefix.count), in: tape)
                 f.line = at.line
                 f.column = at.column
             }
             emit(ValidateJob.tagged(f, binding))
+        }
+    }
+
+    /// Calls `body` with the tape index and the keys below the record of every value inside the
+    /// value at `index` (at `depth` keys from the root) that `pattern` matches.
+    private func forEachMatch(
+        of pattern: PathPattern, in tape: JSONTape, at index: Int, depth: Int, below: inout [String], _ body: (Int, [String]) -> Void
+    ) {
+        if depth == pattern.depth {
+            body(index, below)
+            return
+        }
+        let entry = tape[index]
+        guard entry.kind == .object || entry.kind == .array else { return }
+        var j = index + 1
+        for n in 0..<Int(entry.count) {
+            let key = entry.kind == .object ? tape.string(j) : String(n)
+            let value = entry.kind == .object ? j + 1 : j
+            if pattern.segmentMatches(key, at: depth) {
+                below.append(key)
+                forEachMatch(of: pattern, in: tape, at: value, depth: depth + 1, below: &below, body)
+                below.removeLast()
+            }
+            j = Int(tape[value].next)
         }
     }
 

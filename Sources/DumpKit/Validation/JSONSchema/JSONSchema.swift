@@ -76,18 +76,19 @@ public struct JSONSchema: Sendable {
         validate(Self.tape(of: instance), pointerPrefix: pointerPrefix)
     }
 
-    /// Whether the value on `tape` is valid, stopping at the first failure. Only `enum`/`const` with
-    /// containers and `uniqueItems` build `JSONValue`s, and `format` a `String`.
-    public func isValid(_ tape: JSONTape) -> Bool {
+    /// Whether the value at entry `index` of `tape` (its root by default) is valid, stopping at the
+    /// first failure. Only `enum`/`const` with containers and `uniqueItems` build `JSONValue`s, and
+    /// `format` a `String`.
+    public func isValid(_ tape: JSONTape, at index: Int = 0) -> Bool {
         var evaluator = SchemaEvaluator(program: program, tape: tape, pointerPrefix: "")
-        return evaluator.evaluateRoot(report: false)
+        return evaluator.evaluateRoot(at: index, report: false)
     }
 
-    /// The problems with the value on `tape`, as `validate(_:pointerPrefix:)` finds them.
-    public func validate(_ tape: JSONTape, pointerPrefix: String = "") -> [Finding] {
+    /// The problems with the value at entry `index` of `tape`, as `validate(_:pointerPrefix:)` finds them.
+    public func validate(_ tape: JSONTape, at index: Int = 0, pointerPrefix: String = "") -> [Finding] {
         var evaluator = SchemaEvaluator(program: program, tape: tape, pointerPrefix: pointerPrefix)
-        if evaluator.evaluateRoot(report: false) { return [] }
-        _ = evaluator.evaluateRoot(report: true)
+        if evaluator.evaluateRoot(at: index, report: false) { return [] }
+        _ = evaluator.evaluateRoot(at: index, report: true)
         return evaluator.findings
     }
 

@@ -40,14 +40,16 @@ public final class SchemaCatalog: @unchecked Sendable {
         }
     }
 
-    /// A resolver that answers the registered `$id`s, then the prefixes, then `fallback`.
-    public func resolver(fallback: JSONSchemaResolver = .none) -> JSONSchemaResolver {
+    /// A resolver that answers with `first` (a schema's own folder by `file:` URI: no folder is
+    /// scanned for those), then the registered `$id`s, then the prefixes.
+    public func resolver(first: JSONSchemaResolver = .none) -> JSONSchemaResolver {
         JSONSchemaResolver { uri in
+            if let value = try first.document(for: uri) { return value }
             if let value = try self.document(declaring: uri) { return value }
             for server in self.lock.withLock({ self.prefixes }).map({ JSONSchemaResolver.directory($0.directory, servedAs: $0.prefix) }) {
                 if let value = try server.document(for: uri) { return value }
             }
-            return try fallback.document(for: uri)
+            return nil
         }
     }
 

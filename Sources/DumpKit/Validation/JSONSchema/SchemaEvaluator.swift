@@ -82,10 +82,10 @@ struct SchemaEvaluator {
         self.pointerPrefix = pointerPrefix
     }
 
-    /// Validates the tape's value against the program's root schema.
-    mutating func evaluateRoot(report: Bool) -> Bool {
+    /// Validates the value at entry `index` of the tape against the program's root schema.
+    mutating func evaluateRoot(at index: Int, report: Bool) -> Bool {
         var marks = EvaluatedMarks.inactive
-        return evaluate(program.root, 0, report: report, marks: &marks)
+        return evaluate(program.root, index, report: report, marks: &marks)
     }
 
     // MARK: - Findings
