@@ -268,6 +268,27 @@ final class DumpReaderWriterTests: XCTestCase {
         }
     }
 
+    func testNDJSONRecordsAtOnePathAreRefusedWithBothLines() throws {
+        func read(_ lines: [String]) throws -> String {
+            let sink = MemoryByteSink()
+            try Pipeline().run(reader: NDJSONReader(source: MemoryByteSource(lines.joined(separator: "\n")), sourceName: "in.ndjson"),
+                               writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            return sink.string
+        }
+        let cases: [([String], String)] = [
+            ([#"{"path":"/a","value":1}"#, #"{"path":"/a","value":2}"#], "in.ndjson:2: record /a is at or inside the path of the record on line 1; a path can hold one value"),
+            ([#"{"path":"/a/x","value":1}"#, #"{"path":"/a/y","value":2}"#, #"{"path":"/a/x","value":3}"#], "in.ndjson:3: record /a/x is at or inside the path of the record on line 1; a path can hold one value"),
+            ([#"{"path":"/a/x","value":1}"#, #"{"path":"/a/x/z","value":2}"#], "in.ndjson:2: record /a/x/z is at or inside the path of the record on line 1; a path can hold one value"),
+            ([#"{"path":"/a/x/w","value":1}"#, #"{"path":"/a/x","value":2}"#], "in.ndjson:2: record /a/x is at or inside the path of the record on line 1; a path can hold one value"),
+        ]
+        for (lines, message) in cases {
+            XCTAssertThrowsError(try read(lines), "\(lines)") { XCTAssertEqual("\($0)", message) }
+        }
+        // Siblings, deeper paths below objects, and keys reused in other objects are fine.
+        XCTAssertEqual(try read([#"{"path":"/a/x/w","value":1}"#, #"{"path":"/a/x/v","value":2}"#, #"{"path":"/a/y","value":3}"#, #"{"path":"/b/x","value":4}"#]),
+                       #"{"a":{"x":{"w":1,"v":2},"y":3},"b":{"x":4}}"# + "\n")
+    }
+
     func testBadNDJSONLinesSayWhichLine() {
         for (text, expect) in [("{\"path\":\"x\",\"value\":1}", "JSON Pointer"), ("{\"value\":1}", "missing \"path\""), ("[1]", "record 1"), ("{\"path\":\"/a\",\"value\":1}\n{\"path\":\"/b\",\"value\":", "2:")] {
             XCTAssertThrowsError(try Pipeline().run(reader: NDJSONReader(source: MemoryByteSource(text)), writer: NDJSONWriter(writer: JSONWriter(sink: MemoryByteSink())))) { e in
