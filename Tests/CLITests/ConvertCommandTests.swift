@@ -184,4 +184,26 @@ final class ConvertCommandTests: XCTestCase {
         let root = try CLI.run(["--help"])
         XCTAssertTrue(root.stdout.contains("convert") && root.stdout.contains("stats"), root.stdout)
     }
+
+    func testDuplicateKeysAreRefusedByConvertAndMigrateAndReportedByValidate() throws {
+        let dir = try TemporaryDirectory()
+        let input = try write(#"{"v1":{"todolist":{"-Ka":{"title":"a","title":"b"}}},"x":{"k":1,"y":2,"k":3}}"#, "dup.json", in: dir)
+        var r = try CLI.run(["convert", input, "-o", dir.path("out.json")])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("dup.json:1:39 (byte 38) at /v1/todolist/-Ka/title: the name is in this object twice (first at byte 26)"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
+        let plan = try write("name: p\nfrom: v1\nto: v2\nsteps:\n  - match: /v1/todolist/{id}\n    ops:\n      - move: /v2/todolist/{id}\n", "plan.yaml", in: dir)
+        r = try CLI.run(["migrate", input, "--plan", plan, "-o", dir.path("out.json")])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("at /v1/todolist/-Ka/title: the name is in this object twice"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
+        r = try CLI.run(["validate", input, "--format", "json"])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        let report = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+        let duplicates = (report["findings"] as! [[String: Any]]).filter { $0["rule"] as? String == "json:duplicate-key" }
+        XCTAssertEqual(duplicates.map { $0["pointer"] as! String }, ["/v1/todolist/-Ka/title", "/x/k"])
+        XCTAssertEqual(duplicates.map { $0["line"] as! Int }, [1, 1])
+        XCTAssertEqual(duplicates.map { $0["column"] as! Int }, [39, 71])
+        XCTAssertTrue((duplicates[1]["message"] as! String).contains("first at byte 58"), "\(duplicates[1])")
+    }
 }

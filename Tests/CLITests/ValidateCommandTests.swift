@@ -125,7 +125,7 @@ final class ValidateCommandTests: XCTestCase {
         let doc = try XMLDocument(data: Data(junit.stdout.utf8))
         let cases = try doc.nodes(forXPath: "//testcase")
         let failures = try doc.nodes(forXPath: "//testcase/failure")
-        XCTAssertEqual(cases.count, 8)
+        XCTAssertEqual(cases.count, 9)
         XCTAssertEqual(failures.count, 1)
         XCTAssertTrue(failures[0].stringValue!.contains("/v1/todolist/-KeyiUZncrW-w2A84UeS/photo_count"))
         let gh = try CLI.run(["validate"] + args + ["--format", "github"])

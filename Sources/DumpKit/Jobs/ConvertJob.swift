@@ -42,10 +42,13 @@ public struct ConvertJob {
         let outFile = try OutputFile(path: output, level: compressionLevel, threads: threads)
         do {
             let reader: RecordReader
+            var duplicates: DuplicateKeyError.Watch?
             switch from {
             case .json:
                 let patterns = records.isEmpty && to == .ndjson ? [try PathPattern("/*")] : records
-                reader = DumpReader(source: inFile, patterns: patterns, sourceName: inFile.name)
+                let dumpReader = DumpReader(source: inFile, patterns: patterns, sourceName: inFile.name)
+                duplicates = DuplicateKeyError.Watch(dumpReader.reader, file: inFile.name)
+                reader = dumpReader
             case .ndjson:
                 reader = NDJSONReader(source: inFile, sourceName: inFile.name)
             }
@@ -54,6 +57,7 @@ public struct ConvertJob {
             let pipeline = Pipeline()
             pipeline.onRecord = { progress?.recordDone() }
             try pipeline.run(reader: reader, writer: writer)
+            try duplicates?.check()
             try outFile.commit()
             progress?.finish()
             return Summary(records: pipeline.recordsRead, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten, fileBytesOut: outFile.fileSize)

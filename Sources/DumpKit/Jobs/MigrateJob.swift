@@ -109,6 +109,7 @@ public struct MigrateJob {
         do {
             let sink: JSONByteSink = outFile.map { hashing ? HashingByteSink($0) : $0 as JSONByteSink } ?? DiscardingByteSink()
             let reader = DumpReader(source: hashedInput ?? inFile as JSONByteSource, patterns: runner.patterns + probes, sourceName: inFile.name)
+            let duplicates = DuplicateKeyError.Watch(reader.reader, file: inFile.name)
             let writer = try DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), moveTargets: Self.moveTargets(plans))
             let rejects = rejectsFile.map { RejectsWriter(file: $0) } ?? (dryRun ? RejectsWriter(file: nil) : nil)
             let conflicts = Counter()
@@ -129,6 +130,7 @@ public struct MigrateJob {
             pipeline.recordValues = reader.reader
             pipeline.onRecord = { progress?.recordDone() }
             try pipeline.run(reader: reader, writer: writer)
+            try duplicates.check()
             try rejects?.finish()
             let stats = runner.stats
             if stats.records == 0 && migrate.probed == 0 {

@@ -207,7 +207,7 @@ public struct ValidateJob {
 
     /// The limit checks, each a test case in JUnit output.
     static let limitRules = ["limits:key-characters", "limits:key-length", "limits:depth", "limits:string-size",
-                             "limits:value-beside-children", "limits:server-value", "limits:non-finite"]
+                             "limits:value-beside-children", "limits:server-value", "limits:non-finite", "json:duplicate-key"]
 
     /// The blob checks of a reference style, each a test case in JUnit output.
     static func blobRules(style: BlobReferenceStyle) -> [String] {

@@ -32,6 +32,8 @@ public final class DatabaseLimitsChecker {
 
     private let report: (Finding) -> Void
     private let pushIDPatterns: [(pattern: PathPattern, depth: Int)]
+    /// Names twice in one object: `json:duplicate-key` errors.
+    private let duplicates: DuplicateKeyDetector
     // Only this class's own methods touch these, one at a time: no dynamic exclusivity checks
     // (they cost more than the checks themselves on every token).
     @exclusivity(unchecked) private var stack: [ObjectState] = []
@@ -49,6 +51,11 @@ public final class DatabaseLimitsChecker {
             }
         }
         pushIDPatterns = list
+        duplicates = DuplicateKeyDetector { d in
+            report(Finding(severity: .error, rule: "json:duplicate-key", pointer: d.pointer,
+                           message: "the name is in this object twice (first at byte \(d.firstOffset)): the dump is ambiguous",
+                           line: d.line, column: d.column))
+        }
     }
 
     private func finding(_ severity: Finding.Severity, _ rule: String, _ reader: JSONReader, _ message: String) {
@@ -58,6 +65,7 @@ public final class DatabaseLimitsChecker {
 
     /// Looks at the token `reader.next()` just returned.
     public func observe(_ token: JSONToken, _ reader: JSONReader) {
+        duplicates.observe(token, reader)
         if sv != .none { checkServerValue(token, reader) }
         switch token {
         case .beginObject, .beginArray:
