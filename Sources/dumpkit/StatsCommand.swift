@@ -47,15 +47,14 @@ struct StatsCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let file = try InputFile(path: input)
+            let page = try html.map { try OutputFile(path: $0) }  // an unwritable place fails before the pass
             let progress = common.progress()
             progress.map { $0.attach(file) }
             let stats = try DumpStats.gather(from: file, sourceName: file.name)
             progress?.finish()
-            if let html {
-                let page = StatsHTMLReport(stats: stats, title: file.name).render()
-                let out = try OutputFile(path: html)
-                try Array(page.utf8).withUnsafeBytes { try out.write($0) }
-                try out.commit()
+            if let page {
+                try Array(StatsHTMLReport(stats: stats, title: file.name).render().utf8).withUnsafeBytes { try page.write($0) }
+                try page.commit()
             }
             if html == "-" { return }
             if json {
