@@ -16,9 +16,14 @@ struct StatsCommand: ParsableCommand {
             record patterns at the end (recordPatterns with --json) are good --records choices. One \
             streaming pass; memory does not grow with the dump.
 
+            With --html FILE, also writes a self-contained page (no network requests): a treemap of \
+            bytes per pattern, the suggested record patterns, the inline base64 files extract-blobs \
+            would move out per pattern, the largest records, forbidden keys and the pattern table.
+
             Examples:
               dumpkit stats backup.json.gz
               dumpkit stats dump.json --json | jq '.patterns[] | select(.count > 1000)'
+              dumpkit stats backup.json.gz --html report.html
             """
     )
 
@@ -28,15 +33,30 @@ struct StatsCommand: ParsableCommand {
     @Flag(help: "Print the statistics as JSON.")
     var json = false
 
+    @Option(
+        help: ArgumentHelp(
+            "Also write the statistics as a self-contained HTML page (- for standard output, instead of the text).", valueName: "file"))
+    var html: String?
+
     @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        if html == "-" && json { throw ValidationError("--html - and --json would both write to standard output; give --html a file name") }
+    }
 
     func run() throws {
         try reportingErrors {
             let file = try InputFile(path: input)
+            let page = try html.map { try OutputFile(path: $0) }  // an unwritable place fails before the pass
             let progress = common.progress()
             progress.map { $0.attach(file) }
             let stats = try DumpStats.gather(from: file, sourceName: file.name)
             progress?.finish()
+            if let page {
+                try Array(StatsHTMLReport(stats: stats, title: file.name).render().utf8).withUnsafeBytes { try page.write($0) }
+                try page.commit()
+            }
+            if html == "-" { return }
             if json {
                 let sink = StandardOutput()
                 let w = JSONWriter(sink: sink, options: .init(pretty: true))

@@ -6,7 +6,8 @@ final class StatsCommandTests: XCTestCase {
     func testCollapsesPushIDsAndReportsProblems() throws {
         let dir = try TemporaryDirectory()
         let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk" + String(repeating: "A", count: 200)
-        let text = #"{"v1":{"todolist":{"-KVSAs1hM7KCYS43IOLg":{"title":"a","image1":"data:image/jpeg;base64,/9j/4AAQ"},"-KVSAs1hM7KCYS43IOLh":{"title":"b","photo":"\#(png)"}}},"bad.key":{"x":[1,[2,[3]]]}}"#
+        let text =
+            #"{"v1":{"todolist":{"-KVSAs1hM7KCYS43IOLg":{"title":"a","image1":"data:image/jpeg;base64,/9j/4AAQ"},"-KVSAs1hM7KCYS43IOLh":{"title":"b","photo":"\#(png)"}}},"bad.key":{"x":[1,[2,[3]]]}}"#
         let path = dir.path("d.json")
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         let r = try CLI.run(["stats", path])
@@ -37,11 +38,14 @@ final class StatsCommandTests: XCTestCase {
     /// The samples' users are keyed by Auth UIDs: the suggested record patterns are their plans'.
     func testSuggestsThePlansPatternsForTheSamples() throws {
         let root = TestData.projectRoot
-        for (app, expected) in [("chat", "/users/{uid}/messages/{id}"), ("todo-app", "/users/{uid}/items/{id}"),
-                                ("wedding", "/articles/{id}"), ("todolist", "/v1/todolist/{id}")] {
+        for (app, expected) in [
+            ("chat", "/users/{uid}/messages/{id}"), ("todo-app", "/users/{uid}/items/{id}"),
+            ("wedding", "/articles/{id}"), ("todolist", "/v1/todolist/{id}"),
+        ] {
             let r = try CLI.run(["stats", root.appendingPathComponent("samples/\(app)/v1.json").path, "--json"])
             XCTAssertEqual(r.status, 0, r.stderr)
-            let suggested = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any])["recordPatterns"] as? [String] ?? []
+            let suggested =
+                (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any])["recordPatterns"] as? [String] ?? []
             XCTAssertTrue(suggested.contains(expected), "\(app): \(suggested)")
             let plan = try String(contentsOf: root.appendingPathComponent("schemas/\(app)/plan.yaml"), encoding: .utf8)
             XCTAssertTrue(plan.contains("match: \(expected)"), app)
@@ -62,5 +66,19 @@ final class StatsCommandTests: XCTestCase {
         XCTAssertEqual(convert.status, 0, convert.stderr)
         let lines = try String(contentsOfFile: dir.path("users.ndjson"), encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.count, 62)
+    }
+
+    func testTheHTMLPageGoesToAFileOrInsteadOfTheText() throws {
+        let dir = try TemporaryDirectory()
+        let sample = TestData.projectRoot.appendingPathComponent("samples/wedding/v1.json").path
+        let page = try CLI.run(["stats", sample, "--html", "-"])
+        XCTAssertEqual(page.status, 0, page.stderr)
+        XCTAssertTrue(page.stdout.hasPrefix("<!DOCTYPE html>"), "the page instead of the text")
+        let both = try CLI.run(["stats", sample, "--html", "-", "--json"])
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.contains("would both write to standard output"), both.stderr)
+        let unwritable = try CLI.run(["stats", sample, "--html", dir.path("missing/report.html")])
+        XCTAssertEqual(unwritable.status, 2)
+        XCTAssertTrue(unwritable.stderr.contains("cannot create a file in"), unwritable.stderr)
     }
 }

@@ -79,4 +79,24 @@ final class DumpStatsTests: XCTestCase {
             try stats(#"{"items": [{"a": 1}, {"a": 2}], "users": {"1vOKf7Xdx8ebPphBdnLP7ochEYs1": {"games": [{"score": 1}]}}}"#)
                 .recordPatterns, ["/items/{n}", "/users/{uid}"])
     }
+
+    func testBase64FilesAreCountedPerPatternAndTheLargestRecordsRanked() throws {
+        let jpeg = "data:image/jpeg;base64,/9j/4AAQSkZJRgABAQAAAQABAAD"
+        let records = (0..<12).map { i in
+            #""-KVSAs1hM7KCYS43IO\#(String(format: "%02d", i))": {"title": "\#(String(repeating: "x", count: i))", "photo": "\#(i % 4 == 0 ? jpeg : "none")"}"#
+        }
+        let s = try stats("{\"posts\": {\(records.joined(separator: ","))}}")
+        let photo = try XCTUnwrap(s.patterns.first { $0.pattern == "/posts/{id}/photo" })
+        XCTAssertEqual(photo.files, 3)
+        XCTAssertEqual(photo.fileBytes, Int64(3 * jpeg.utf8.count))
+        XCTAssertEqual(s.patterns.first { $0.pattern == "/posts/{id}/title" }?.files, 0)
+        XCTAssertEqual(s.base64Images, 3)
+        // The ten largest records, largest first: those with an image, then the longest titles.
+        XCTAssertEqual(s.largestRecords.count, DumpStats.largestRecordCount)
+        XCTAssertEqual(s.largestRecords.first?.pointer, "/posts/-KVSAs1hM7KCYS43IO08")
+        XCTAssertEqual(s.largestRecords.map(\.bytes), s.largestRecords.map(\.bytes).sorted(by: >))
+        XCTAssertFalse(s.largestRecords.contains { $0.pointer == "/posts/-KVSAs1hM7KCYS43IO01" })
+        let json = s.jsonValue
+        XCTAssertEqual(json.objectValue?["largestRecords"]?.arrayValue?.count, 10)
+    }
 }

@@ -249,12 +249,3 @@ public struct ValidateJob {
         }
     }
 }
-
-/// Reads past content outside records without keeping it (validation writes no dump).
-final class DiscardingPassThrough: PassThroughSink {
-    func beginContainer(isObject: Bool) throws {}
-    func endContainer() throws {}
-    func name(_ key: String) throws {}
-    func transferValue(from reader: JSONReader) throws { try reader.skipValue() }
-    func value(compactJSON json: UnsafeRawBufferPointer) throws {}
-}

@@ -3,8 +3,8 @@ import JSONStream
 /// What a dump holds, gathered in one streaming pass: paths collapsed into patterns (ids become
 /// named captures: `{id}` push IDs, `{uid}` Auth UIDs, `{n}` numbers, `{email}`, `{key}` many or
 /// same-shaped siblings), count, bytes and value types per pattern, the record patterns to use with
-/// `--records`, depth, the longest key, keys the Realtime Database forbids, and strings that look
-/// like base64 images.
+/// `--records`, the largest records, depth, the longest key, keys the Realtime Database forbids,
+/// and strings that look like base64 images.
 public struct DumpStats: Sendable {
     /// Statistics of one path pattern.
     public struct PatternStats: Sendable {
@@ -13,11 +13,23 @@ public struct DumpStats: Sendable {
         public var bytes: Int64
         /// Value type name (`object`, `array`, `string`, `number`, `boolean`, `null`) -> count.
         public var types: [String: Int]
+        /// Strings at this pattern that look like base64 files (what `extract-blobs` would move out).
+        public var files: Int
+        /// The bytes of those strings (their text, as `base64ImageBytes` counts them).
+        public var fileBytes: Int64
+    }
+
+    /// A value and its size in the dump.
+    public struct SizedValue: Sendable, Equatable {
+        public var pointer: String
+        public var bytes: Int64
     }
 
     public var patterns: [PatternStats]
     /// Patterns of objects keyed by ids: good `--records` choices (see `PatternNode.recordPatterns`).
     public var recordPatterns: [String]
+    /// The largest values at the record patterns, largest first (at most `largestRecordCount`).
+    public var largestRecords: [SizedValue]
     public var totalBytes: Int64
     public var maxDepth: Int
     public var maxDepthPointer: String
@@ -30,6 +42,9 @@ public struct DumpStats: Sendable {
     public var base64Images: Int
     public var base64ImageBytes: Int64
 
+    /// How many of the largest records are kept.
+    public static let largestRecordCount = 10
+
     /// Reads the whole dump from `source` and gathers its statistics.
     public static func gather(from source: JSONByteSource, sourceName: String? = nil, onValue: (() -> Void)? = nil) throws -> DumpStats {
         let gatherer = StatsGatherer(source: source, sourceName: sourceName, onValue: onValue)
@@ -41,8 +56,9 @@ private final class StatsGatherer {
     private let reader: JSONReader
     private let onValue: (() -> Void)?
     private let root = PatternNode()
-    private var stats = DumpStats(patterns: [], recordPatterns: [], totalBytes: 0, maxDepth: 0, maxDepthPointer: "", longestKeyBytes: 0,
-                                  longestKeyPointer: "", forbiddenKeys: [], forbiddenKeyCount: 0, base64Images: 0, base64ImageBytes: 0)
+    private var stats = DumpStats(
+        patterns: [], recordPatterns: [], largestRecords: [], totalBytes: 0, maxDepth: 0, maxDepthPointer: "", longestKeyBytes: 0,
+        longestKeyPointer: "", forbiddenKeys: [], forbiddenKeyCount: 0, base64Images: 0, base64ImageBytes: 0)
 
     init(source: JSONByteSource, sourceName: String?, onValue: (() -> Void)?) {
         reader = JSONReader(source: source, options: .init(maxDepth: 4096), sourceName: sourceName)
@@ -60,6 +76,9 @@ private final class StatsGatherer {
                 root.finish()
                 root.flatten(prefix: "", into: &stats.patterns)
                 stats.recordPatterns = root.recordPatterns(prefix: "").patterns
+                var largest: [DumpStats.SizedValue] = []
+                root.largestValues(at: Set(stats.recordPatterns), prefix: "", into: &largest)
+                stats.largestRecords = Array(largest.sorted(by: PatternNode.isLarger).prefix(DumpStats.largestRecordCount))
                 return stats
             case .name:
                 checkKey(reader.bytes)
@@ -67,7 +86,9 @@ private final class StatsGatherer {
                 continue
             case .endObject, .endArray:
                 let top = stack.removeLast()
-                top.node.bytes += reader.bytesConsumed - top.start
+                let bytes = reader.bytesConsumed - top.start
+                top.node.bytes += bytes
+                top.node.noteContainer(bytes: bytes, pointer: { reader.pointer })
                 continue
             default:
                 break
@@ -92,6 +113,8 @@ private final class StatsGatherer {
                 if Base64Sniffer.looksLikeEmbeddedFile(reader.bytes) {
                     stats.base64Images += 1
                     stats.base64ImageBytes += Int64(reader.bytes.count)
+                    node.files += 1
+                    node.fileBytes += Int64(reader.bytes.count)
                 }
             default:
                 count(node, k == .number ? "number" : k == .null ? "null" : "boolean")
@@ -111,10 +134,12 @@ private final class StatsGatherer {
             stats.longestKeyBytes = b.count
             stats.longestKeyPointer = reader.pointer
         }
-        let forbidden = b.isEmpty || b.count > 768 || b.contains { c in
-            c < 0x20 || c == 0x7F || c == UInt8(ascii: ".") || c == UInt8(ascii: "$") || c == UInt8(ascii: "#")
-                || c == UInt8(ascii: "[") || c == UInt8(ascii: "]") || c == UInt8(ascii: "/")
-        }
+        let forbidden =
+            b.isEmpty || b.count > 768
+            || b.contains { c in
+                c < 0x20 || c == 0x7F || c == UInt8(ascii: ".") || c == UInt8(ascii: "$") || c == UInt8(ascii: "#")
+                    || c == UInt8(ascii: "[") || c == UInt8(ascii: "]") || c == UInt8(ascii: "/")
+            }
         if forbidden {
             // Priorities and values of export-format dumps are allowed.
             let s = String(decoding: b, as: UTF8.self)

@@ -7,6 +7,11 @@ final class PatternNode {
     var count = 0
     var bytes: Int64 = 0
     var types: [String: Int] = [:]
+    /// Strings that look like base64 files, and their bytes.
+    var files = 0
+    var fileBytes: Int64 = 0
+    /// The largest containers at this node, largest first (at most `DumpStats.largestRecordCount`).
+    private var largest: [DumpStats.SizedValue] = []
     private var children: [String: PatternNode] = [:]
     private var variable: PatternNode?
     /// What the keys merged into `variable` look like (`.key` when they differ).
@@ -43,9 +48,32 @@ final class PatternNode {
         for k in keys.sorted() { v.merge(children.removeValue(forKey: k)!) }
     }
 
+    /// Keeps a container of `bytes` among the largest; `pointer` is asked only when it is kept.
+    func noteContainer(bytes: Int64, pointer: () -> String) {
+        if largest.count == DumpStats.largestRecordCount, bytes <= largest[largest.count - 1].bytes { return }
+        keep(DumpStats.SizedValue(pointer: pointer(), bytes: bytes))
+    }
+
+    private func keep(_ value: DumpStats.SizedValue) {
+        let i = largest.firstIndex { PatternNode.isLarger(value, $0) } ?? largest.count
+        largest.insert(value, at: i)
+        if largest.count > DumpStats.largestRecordCount { largest.removeLast() }
+    }
+
+    /// Larger first; equal sizes in pointer order, so the list does not depend on reading order.
+    static func isLarger(_ a: DumpStats.SizedValue, _ b: DumpStats.SizedValue) -> Bool {
+        a.bytes != b.bytes ? a.bytes > b.bytes : a.pointer < b.pointer
+    }
+
     func merge(_ other: PatternNode) {
         count += other.count
         bytes += other.bytes
+        files += other.files
+        fileBytes += other.fileBytes
+        for value in other.largest
+        where largest.count < DumpStats.largestRecordCount || PatternNode.isLarger(value, largest[largest.count - 1]) {
+            keep(value)
+        }
         for (t, n) in other.types { types[t, default: 0] += n }
         for (k, c) in other.children { child(k).merge(c) }
         if let ov = other.variable { variableChild(other.variableShape!).merge(ov) }
@@ -86,8 +114,18 @@ final class PatternNode {
     /// Appends this node's pattern and those below it; captures are named after their keys' shape,
     /// numbered when a name repeats on a path.
     func flatten(prefix: String, used: [String: Int] = [:], into out: inout [DumpStats.PatternStats]) {
-        out.append(DumpStats.PatternStats(pattern: prefix.isEmpty ? "/" : prefix, count: count, bytes: bytes, types: types))
+        out.append(
+            DumpStats.PatternStats(
+                pattern: prefix.isEmpty ? "/" : prefix, count: count, bytes: bytes, types: types, files: files, fileBytes: fileBytes))
         forEachChild(prefix: prefix, used: used) { node, path, used, _ in node.flatten(prefix: path, used: used, into: &out) }
+    }
+
+    /// Appends the largest containers kept at the patterns in `wanted`.
+    func largestValues(at wanted: Set<String>, prefix: String, used: [String: Int] = [:], into out: inout [DumpStats.SizedValue]) {
+        if wanted.contains(prefix) { out += largest }
+        forEachChild(prefix: prefix, used: used) { node, path, used, _ in
+            node.largestValues(at: wanted, prefix: path, used: used, into: &out)
+        }
     }
 
     /// The patterns that make good `--records`: objects under a capture that is an id (not a
