@@ -215,6 +215,56 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: store), [])
     }
 
+    /// A dump of `count` records, each with a PNG data URI whose bytes depend on `seed`.
+    private func dumpWithImages(_ count: Int, seed: UInt8) -> String {
+        let records = (0..<count).map { i -> String in
+            let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<1500).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i &* 7 &+ Int(seed) &* 101) }
+            return "\"-K\(i)\": {\"title\": \"t\(i)\", \"image\": \"data:image/png;base64,\(Data(bytes).base64EncodedString())\"}"
+        }
+        return "{\"v1\": {\"todolist\": {" + records.joined(separator: ", ") + "}}}"
+    }
+
+    /// A second dump with the same object names and other images: refused (exit 1, the names listed,
+    /// no output, the store as it was) unless `--replace`, which says what it replaced.
+    func testOtherContentUnderExistingNamesIsRefusedUnlessReplace() throws {
+        let dir = try TemporaryDirectory()
+        try write(dumpWithImages(3, seed: 1), dir.path("a.json"))
+        try write(dumpWithImages(3, seed: 2), dir.path("b.json"))
+        let store = dir.path("blobs")
+        let first = try CLI.run(["extract-blobs", dir.path("a.json"), "-o", dir.path("a.out.json"), "--blobs", store])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let before = try tree(store)
+
+        let refused = try CLI.run(["extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store,
+                                   "--report", dir.path("b.report.json")])
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("3 objects already exist in the directory \(store) with other content"), refused.stderr)
+        for i in 0..<3 { XCTAssertTrue(refused.stderr.contains("\"v1/todolist/-K\(i)/image.png\""), refused.stderr) }
+        XCTAssertTrue(refused.stderr.contains("--replace"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("b.out.json")))
+        XCTAssertEqual(try tree(store), before)
+        let conflicts = try JSONSerialization.jsonObject(with: try read(dir.path("b.report.json"))) as! [String: Any]
+        let objects = conflicts["objects"] as! [String: Any]
+        XCTAssertEqual((objects["conflicts"] as! [String: Any])["names"] as? [String], (0..<3).map { "v1/todolist/-K\($0)/image.png" })
+        let clean = try CLI.run(["check-blobs", dir.path("a.out.json"), "--blobs", store])
+        XCTAssertEqual(clean.status, 0, clean.stdout + clean.stderr)
+
+        let replaced = try CLI.run(["extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store, "--replace",
+                                    "--report", dir.path("b.report.json")])
+        XCTAssertEqual(replaced.status, 0, replaced.stderr)
+        XCTAssertTrue(replaced.stderr.contains("replaced (other bytes were there, --replace): 3: \"v1/todolist/-K0/image.png\""), replaced.stderr)
+        let report = try JSONSerialization.jsonObject(with: try read(dir.path("b.report.json"))) as! [String: Any]
+        let replacedTally = (report["objects"] as! [String: Any])["replaced"] as! [String: Any]
+        XCTAssertEqual(replacedTally["count"] as? Int, 3)
+        XCTAssertEqual(replacedTally["names"] as? [String], (0..<3).map { "v1/todolist/-K\($0)/image.png" })
+        let check = try CLI.run(["check-blobs", dir.path("b.out.json"), "--blobs", store])
+        XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
+        // The same dump again: the bytes are there, nothing is written or replaced.
+        let again = try CLI.run(["extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stderr.contains("store: 0 written, 3 already there"), again.stderr)
+    }
+
     /// `kill -9` at random moments, then a run to the end: the same output and store as a run that
     /// was never interrupted, and no temporary file left in the store.
     func testRunsKilledAtAnyMomentThenRerunGiveTheSameResult() throws {

@@ -1,6 +1,7 @@
 @testable import DumpKit
 import Foundation
 import JSONStream
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -9,8 +10,8 @@ final class BlobStoreTests: XCTestCase {
         bytes.withUnsafeBytes { ContentDigest($0).metadata(name: name, contentType: type, customMetadata: ["firebaseStorageDownloadTokens": "t"]) }
     }
 
-    private func put(_ store: BlobStore, _ name: String, _ bytes: [UInt8]) throws -> BlobPutOutcome {
-        try bytes.withUnsafeBytes { try store.put($0, metadata: metadata(name, bytes)) }
+    private func put(_ store: BlobStore, _ name: String, _ bytes: [UInt8], replacing: Bool = false) throws -> BlobPutOutcome {
+        try bytes.withUnsafeBytes { try store.put($0, metadata: metadata(name, bytes), replacing: replacing) }
     }
 
 
@@ -42,15 +43,15 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/.dumpkit/tmp"), [])
     }
 
-    func testPutIsIdempotentAndReplacesOtherContent() throws {
-        try checkPutIsIdempotentAndReplacesOtherContent(namedTemporaryFiles: false)
+    func testPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked() throws {
+        try checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: false)
     }
 
     func testPutWithNamedTemporaryFilesWhereUnnamedOnesAreMissing() throws {
-        try checkPutIsIdempotentAndReplacesOtherContent(namedTemporaryFiles: true)
+        try checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: true)
     }
 
-    private func checkPutIsIdempotentAndReplacesOtherContent(namedTemporaryFiles: Bool) throws {
+    private func checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: Bool) throws {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
         if namedTemporaryFiles { store.useNamedTemporaryFiles() }
@@ -58,17 +59,80 @@ final class BlobStoreTests: XCTestCase {
         let before = try FileManager.default.attributesOfItem(atPath: dir.path("s/a/b.png"))[.modificationDate] as? Date
         XCTAssertEqual(try put(store, "a/b.png", [1, 2, 3]), .unchanged)
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir.path("s/a/b.png"))[.modificationDate] as? Date, before)
-        XCTAssertEqual(try put(store, "a/b.png", [4, 5]), .stored)
+        // Other bytes under the name: refused, nothing changed, unless replacing.
+        XCTAssertThrowsError(try put(store, "a/b.png", [4, 5])) { error in
+            let e = error as? BlobExistsError
+            XCTAssertEqual(e?.name, "a/b.png")
+            XCTAssertTrue(error is DataError)
+        }
+        XCTAssertEqual(try store.get("a/b.png"), [1, 2, 3])
+        XCTAssertEqual(try store.metadata("a/b.png")?.size, 3)
+        XCTAssertEqual(try put(store, "a/b.png", [4, 5], replacing: true), .replaced)
         XCTAssertEqual(try store.get("a/b.png"), [4, 5])
         XCTAssertEqual(try store.metadata("a/b.png")?.size, 2)
-        // A missing sidecar (a run killed between the two renames) means: write again.
+        XCTAssertEqual(try put(store, "a/b.png", [4, 5], replacing: true), .unchanged)
+        // A missing sidecar (a run killed between the two renames): only the metadata is written.
         try FileManager.default.removeItem(atPath: dir.path("s/" + DirectoryBlobStore.metadataPath(of: "a/b.png")))
         XCTAssertEqual(try put(store, "a/b.png", [4, 5]), .stored)
+        XCTAssertEqual(try store.metadata("a/b.png"), metadata("a/b.png", [4, 5]))
         XCTAssertEqual(try put(store, "c.png", [6]), .stored)
         store.close()
         XCTAssertEqual(filesBelow(dir.path("s")), [".dumpkit/lock", DirectoryBlobStore.metadataPath(of: "a/b.png"),
                                                    DirectoryBlobStore.metadataPath(of: "c.png"), "a/b.png", "c.png"].sorted())
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("s/.dumpkit/tmp")), [])
+    }
+
+    /// "Unchanged" is decided by the bytes: an object changed in place (same size, sidecar untouched)
+    /// is not taken for the one the sidecar describes.
+    func testAnObjectChangedBehindTheSidecarIsNotTakenAsUnchanged() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        defer { store.close() }
+        XCTAssertEqual(try put(store, "a.png", [1, 2, 3]), .stored)
+        try Data([9, 9, 9]).write(to: URL(fileURLWithPath: dir.path("s/a.png")))
+        XCTAssertThrowsError(try put(store, "a.png", [1, 2, 3])) { XCTAssertTrue($0 is BlobExistsError, "\($0)") }
+        XCTAssertEqual(try put(store, "a.png", [1, 2, 3], replacing: true), .replaced)
+        XCTAssertEqual(try store.get("a.png"), [1, 2, 3])
+        // A file put there by other means, without a sidecar, with the same bytes: kept, metadata added.
+        try Data([7, 7]).write(to: URL(fileURLWithPath: dir.path("s/copied.png")))
+        XCTAssertEqual(try put(store, "copied.png", [7, 7]), .stored)
+        XCTAssertEqual(try store.metadata("copied.png"), metadata("copied.png", [7, 7]))
+    }
+
+    /// Two writers (two store instances, as two processes would have) put other bytes under the same
+    /// names at the same time, round after round: after each round, check-blobs finds every object
+    /// with the metadata of its own bytes.
+    func testConcurrentWritersOfOneNameNeverMixObjectAndMetadata() throws {
+        let dir = try TemporaryDirectory()
+        let root = dir.path("s")
+        let names = (0..<16).map { "v1/todolist/-K\($0)/image1.png" }
+        let contents: [[UInt8]] = [BlobFixtures.png(3000, seed: 1), BlobFixtures.png(5000, seed: 2)]
+        let metadata = (0..<2).map { writer in names.map { self.metadata($0, contents[writer]) } }
+        // check-blobs on a dump naming every object (path references are checked against the store's metadata).
+        let dump = dir.path("dump.json")
+        try Data(("{" + names.enumerated().map { "\"k\($0.offset)\": \"\($0.element)\"" }.joined(separator: ",") + "}").utf8)
+            .write(to: URL(fileURLWithPath: dump))
+        var check = CheckBlobsJob(input: dump, store: root)
+        check.referenceStyle = .path
+        let stores = try (0..<2).map { _ in try DirectoryBlobStore(directory: root, writable: true) }
+        defer { for store in stores { store.close() } }
+        let errors = Mutex<[String]>([])
+        for round in 0..<25 {
+            DispatchQueue.concurrentPerform(iterations: 2) { writer in
+                for (index, name) in names.enumerated() {
+                    do {
+                        _ = try contents[writer].withUnsafeBytes { try stores[writer].put($0, metadata: metadata[writer][index], replacing: true) }
+                    } catch {
+                        errors.withLock { $0.append("\(name): \(error)") }
+                    }
+                }
+            }
+            XCTAssertEqual(errors.withLock { $0 }, [])
+            let (findings, references) = try check.run()
+            XCTAssertEqual(references, names.count)
+            XCTAssertEqual(findings.map(\.message), [], "round \(round)")
+            if !findings.isEmpty { break }
+        }
     }
 
     func testAStoreInTheOldLayoutIsReadAndItsOldFilesGoWhenRewritten() throws {
@@ -90,7 +154,7 @@ final class BlobStoreTests: XCTestCase {
         reading.close()
         let store = try DirectoryBlobStore(directory: root, writable: true)
         XCTAssertEqual(try put(store, "v1/a.png", [1, 2]), .unchanged)
-        XCTAssertEqual(try put(store, "b.png", [4, 5]), .stored)
+        XCTAssertEqual(try put(store, "b.png", [4, 5], replacing: true), .replaced)
         store.close()
         XCTAssertFalse(FileManager.default.fileExists(atPath: legacy("b.png")))
         XCTAssertTrue(FileManager.default.fileExists(atPath: legacy("v1/a.png")))
