@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what DumpKit needs on Debian when it is missing: libarchive-dev, libzstd-dev and zlib1g-dev
 # (the C libraries the ArchiveKit module wraps; zlib reads gzip, libzstd writes single-pass .tar.zst)
-# and the archive/compression tools the interoperability tests compare with.
+# the archive/compression tools the interoperability tests compare with, and strace (the tests that
+# check the order in which outputs are made durable).
 set -euo pipefail
 
 need=()
@@ -16,6 +17,7 @@ command -v xz >/dev/null || need+=(xz-utils)
 command -v bzip2 >/dev/null || need+=(bzip2)
 command -v file >/dev/null || need+=(file)
 command -v jq >/dev/null || need+=(jq)
+command -v strace >/dev/null || need+=(strace)
 
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}" >&2

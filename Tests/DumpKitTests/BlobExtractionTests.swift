@@ -24,6 +24,8 @@ private final class FailingStore: BlobStore, @unchecked Sendable {
         return try base.put(content, metadata: metadata, replacing: replacing)
     }
 
+    func sync() throws { try base.sync() }
+
     func get(_ name: String) throws -> [UInt8] { try base.get(name) }
     func metadata(_ name: String) throws -> BlobMetadata? { try base.metadata(name) }
     func exists(_ name: String) throws -> Bool { try base.exists(name) }

@@ -13,6 +13,9 @@ public protocol BlobStore: AnyObject, Sendable {
     /// `BlobExistsError` is thrown and nothing is written. The object and its metadata are written as
     /// one unit: concurrent writers of a name, in this process or others, take turns.
     func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata, replacing: Bool) throws -> BlobPutOutcome
+    /// Makes every object written so far durable (it survives a power cut); called before committing
+    /// anything that names them.
+    func sync() throws
     /// The content of the object called `name`; throws `BlobStoreError` when there is none.
     func get(_ name: String) throws -> [UInt8]
     /// The metadata of the object called `name`, or `nil` when there is none.

@@ -59,7 +59,9 @@ public struct ExtractBlobsJob {
         return summary
     }
 
-    /// Runs against any store (`nil`: a dry run); the output appears only if everything succeeds.
+    /// Runs against any store (`nil`: a dry run); the output appears only if everything succeeds, and
+    /// only after the store's objects are on disk (`BlobStore.sync`), so that it never names objects a
+    /// power cut could lose.
     /// Objects the store holds with other bytes (without `options.replace`) are all listed in one
     /// `BlobConflictsError` at the end, with no output (the report is still written).
     public func run(store: BlobStore?, progress: ProgressMeter? = nil) throws -> Summary {
@@ -81,6 +83,8 @@ public struct ExtractBlobsJob {
                 if let reportPath { try Self.write(transformer.report.jsonValue, to: reportPath) }
                 throw BlobConflictsError(store: store?.description ?? "", count: totals.conflicts, names: totals.conflictNames)
             }
+            // The objects the output names reach the disk before the output does.
+            try store?.sync()
             try outFile?.commit()
             progress?.finish()
             if let reportPath { try Self.write(transformer.report.jsonValue, to: reportPath) }
