@@ -265,6 +265,23 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertTrue(again.stderr.contains("store: 0 written, 3 already there"), again.stderr)
     }
 
+    /// A key of 300 bytes makes a name segment no file system takes: the dry run already says so, and
+    /// a real run stops on it as a data error before writing any part of that object.
+    func testANameSegmentLongerThanAFileNameIsRefusedByTheNameRules() throws {
+        let dir = try TemporaryDirectory()
+        let long = String(repeating: "k", count: 300)
+        let image = "data:image/png;base64," + Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 1500)).base64EncodedString()
+        try write("{\"v1\": {\"\(long)\": {\"image\": \"\(image)\"}}}", dir.path("in.json"))
+        let dry = try CLI.run(["extract-blobs", dir.path("in.json"), "--blobs", dir.path("blobs"), "--dry-run"])
+        XCTAssertEqual(dry.status, 1, dry.stdout + dry.stderr)
+        XCTAssertTrue(dry.stderr.contains("has a segment of 300 bytes (a file name holds at most 255)"), dry.stderr)
+        let run = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs")])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("has a segment of 300 bytes"), run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+    }
+
     /// `kill -9` at random moments, then a run to the end: the same output and store as a run that
     /// was never interrupted, and no temporary file left in the store.
     func testRunsKilledAtAnyMomentThenRerunGiveTheSameResult() throws {

@@ -181,13 +181,15 @@ final class BlobStoreTests: XCTestCase {
             ("a//b/..", empty), ("a/", empty), ("./.dumpkit/x", "has a '.' segment"),
             (".dumpkit", "starts with '.dumpkit/', which the store keeps for itself"),
             (".dumpkit/meta/x.json", "starts with '.dumpkit/', which the store keeps for itself"),
+            ("a/" + String(repeating: "b", count: 256) + "/../c", "has a segment of 256 bytes (a file name holds at most 255)"),
+            (String(repeating: "é", count: 150) + ".png", "has a segment of 304 bytes (a file name holds at most 255)"),
         ]
         for (name, reason) in cases {
             XCTAssertThrowsError(try BlobObjectName.validate(name), String(reflecting: name)) {
                 XCTAssertEqual(($0 as? BlobNameError)?.reason, reason, String(reflecting: name))
             }
         }
-        for name in ["...", ".a/..b/c.", ".dumpkitx/a.png", "a/.dumpkit/b.png", "a", "写真/é.jpg"] {
+        for name in ["...", ".a/..b/c.", ".dumpkitx/a.png", "a/.dumpkit/b.png", "a", "写真/é.jpg", String(repeating: "a", count: 255) + "/b"] {
             XCTAssertNoThrow(try BlobObjectName.validate(name), name)
         }
     }

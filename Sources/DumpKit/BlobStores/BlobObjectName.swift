@@ -1,13 +1,18 @@
 /// The rules an object name must follow before any store writes it: a bucket's rules (1-1024 bytes of
-/// UTF-8, no CR or LF), plus those that keep a directory store inside its directory.
+/// UTF-8, no CR or LF), plus those that keep a directory store inside its directory and let every
+/// segment be a file name (at most 255 bytes), so that a name is refused before anything is written
+/// rather than by the file system midway.
 public enum BlobObjectName {
     /// The longest name, in bytes of UTF-8.
     public static let maximumLength = 1024
+    /// The longest segment, in bytes: the file name limit of Linux file systems (`NAME_MAX`).
+    public static let maximumSegmentLength = 255
     /// The first segment reserved for a store's own files (metadata, temporary files).
     public static let reservedSegment = ".dumpkit"
 
     /// Throws a `BlobNameError` saying what is wrong with `name`, if anything (the first of: empty,
-    /// too long, a line break, NUL, absolute, a bad segment in name order, the reserved segment).
+    /// too long, a line break, NUL, absolute, a bad segment (empty, `.`, `..`, too long) in name order,
+    /// the reserved segment).
     public static func validate(_ name: String) throws(BlobNameError) {
         func fail(_ reason: String) throws(BlobNameError) { throw BlobNameError(name: name, reason: reason) }
         let bytes = name.utf8
@@ -23,6 +28,8 @@ public enum BlobObjectName {
                 badSegment = "has an empty segment ('//' or a trailing '/')"
             } else if dots == length && length <= 2 {
                 badSegment = length == 1 ? "has a '.' segment" : "has a '..' segment"
+            } else if length > maximumSegmentLength {
+                badSegment = "has a segment of \(length) bytes (a file name holds at most \(maximumSegmentLength))"
             }
         }
         for byte in bytes {
