@@ -22,6 +22,23 @@ final class ArchiveCommandTests: XCTestCase {
         directory = nil
     }
 
+    /// Files whose names restore would refuse or rename are refused up front, listed by name, and
+    /// nothing is written: every archive the tool makes, the tool can restore whole.
+    func testNamesRestoreCouldNotPutBackAreRefusedBeforeArchiving() throws {
+        for name in [#"..\..\x.png"#, "c:y.png"] {
+            try Data([1, 2, 3]).write(to: URL(fileURLWithPath: bucket + "/" + name))
+        }
+        let archive = directory.path("bucket.tar.zst")
+        let r = try CLI.run(["archive", bucket, "-o", archive])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("2 files have names restore could not put back, so nothing was archived"), r.stderr)
+        XCTAssertTrue(r.stderr.contains(#"object name "..\\..\\x.png" has a '..' between backslashes"#), r.stderr)
+        XCTAssertTrue(r.stderr.contains(#"object name "c:y.png" starts with a drive letter ('c:')"#), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: archive))
+        let excluded = try CLI.run(["archive", bucket, "-o", archive, "--exclude", "*.png", "-q"])
+        XCTAssertEqual(excluded.status, 0, excluded.stderr)
+    }
+
     /// Runs a shell command line (for environment variables and resource limits); returns status and standard error.
     private func sh(_ script: String) throws -> (status: Int32, stderr: String) {
         let process = Process()

@@ -282,6 +282,19 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
     }
 
+    /// A name restore would refuse (`..` between backslashes) is refused when extracting too, so a
+    /// store the tool wrote can always be archived and restored by the tool.
+    func testNamesRestoreWouldRefuseAreRefusedWhenExtracting() throws {
+        let dir = try TemporaryDirectory()
+        try write(dumpWithImages(1, seed: 1), dir.path("in.json"))
+        let run = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs"),
+                               "--name", #"..\..\{field}.{ext}"#])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("has a '..' between backslashes, which restore refuses"), run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+    }
+
     /// `kill -9` at random moments, then a run to the end: the same output and store as a run that
     /// was never interrupted, and no temporary file left in the store.
     func testRunsKilledAtAnyMomentThenRerunGiveTheSameResult() throws {

@@ -1,3 +1,4 @@
+import ArchiveKit
 @testable import DumpKit
 import Foundation
 import JSONStream
@@ -183,15 +184,39 @@ final class BlobStoreTests: XCTestCase {
             (".dumpkit/meta/x.json", "starts with '.dumpkit/', which the store keeps for itself"),
             ("a/" + String(repeating: "b", count: 256) + "/../c", "has a segment of 256 bytes (a file name holds at most 255)"),
             (String(repeating: "é", count: 150) + ".png", "has a segment of 304 bytes (a file name holds at most 255)"),
+            (#"..\..\x.png"#, "has a '..' between backslashes, which restore refuses (a separator on Windows)"),
+            (#"a/b\.."#, "has a '..' between backslashes, which restore refuses (a separator on Windows)"),
+            (#"\x.png"#, #"starts with '\', which archives strip (a Windows root)"#),
+            ("C:x.png", "starts with a drive letter ('C:'), which archives strip"),
         ]
         for (name, reason) in cases {
             XCTAssertThrowsError(try BlobObjectName.validate(name), String(reflecting: name)) {
                 XCTAssertEqual(($0 as? BlobNameError)?.reason, reason, String(reflecting: name))
             }
         }
-        for name in ["...", ".a/..b/c.", ".dumpkitx/a.png", "a/.dumpkit/b.png", "a", "写真/é.jpg", String(repeating: "a", count: 255) + "/b"] {
+        for name in ["...", ".a/..b/c.", ".dumpkitx/a.png", "a/.dumpkit/b.png", "a", "写真/é.jpg", String(repeating: "a", count: 255) + "/b",
+                     #"a\b"#, #"a..\..b"#, #"...\x"#, #"a/.\b"#, "a/c:b", "1:x"] {
             XCTAssertNoThrow(try BlobObjectName.validate(name), name)
         }
+    }
+
+    /// One rule for every command: a name passes exactly when restore would put it back unchanged
+    /// (`EntryPath`, which cleans archive paths as bsdtar does), over every short name of these pieces.
+    func testTheNameRuleIsTheOneRestoreApplies() {
+        let pieces = ["a", ".", "..", #"\"#, "/", "c:", "é"]
+        var names = [""]
+        var checked = 0
+        for _ in 0..<5 {
+            names = names.flatMap { name in pieces.map { name + $0 } }
+            for name in names {
+                let valid = (try? BlobObjectName.validate(name)) != nil
+                let restored = try? EntryPath(sanitizing: name)
+                let unchanged = restored != nil && restored!.removedPrefix == nil && restored!.description == name
+                XCTAssertEqual(valid, unchanged, String(reflecting: name))
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 7 + 49 + 343 + 2401 + 16807)
     }
 
     func testNamesThatCouldLeaveTheStoreAreRefused() throws {
