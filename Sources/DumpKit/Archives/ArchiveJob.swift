@@ -207,8 +207,7 @@ public struct ArchiveJob {
         _ item: ArchiveItem, metadata: BlobMetadata, checkingHash: Bool, to writer: ArchiveWriter, buffer: UnsafeMutableRawBufferPointer,
         progress: ArchiveProgress?
     ) throws {
-        let descriptor = open(item.file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw InputError(file: item.file, message: "cannot open: \(String(cString: strerror(errno)))") }
+        let descriptor = try SourceFile.open(item.file)
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, Int64(status.st_size) == item.size,
