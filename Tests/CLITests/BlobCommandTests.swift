@@ -295,6 +295,24 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
     }
 
+    /// A download URL written by someone else whose name is no object name (`..%2F`) is left as it
+    /// is and counted, like any URL extract-blobs did not make; the others are inlined.
+    func testURLsNamingNoValidObjectAreLeftAloneAndCounted() throws {
+        let dir = try TemporaryDirectory()
+        let foreign = "https://firebasestorage.googleapis.com/v0/b/my-app.appspot.com/o/..%2F..%2Fetc%2Fpasswd?alt=media&token=x"
+        try write(String(dumpWithImages(2, seed: 3).dropLast()) + ", \"users\": {\"u1\": {\"avatar\": \"\(foreign)\"}}}", dir.path("in.json"))
+        let args = ["--blobs", dir.path("blobs"), "--ref-style", "url"]
+        let extracted = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--bucket", "my-app.appspot.com"] + args)
+        XCTAssertEqual(extracted.status, 0, extracted.stderr)
+        let back = try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json")] + args)
+        XCTAssertEqual(back.status, 0, back.stderr)
+        XCTAssertTrue(back.stderr.contains("inlined 2 references"), back.stderr)
+        XCTAssertTrue(back.stderr.contains("left 1 references that extract-blobs did not make"), back.stderr)
+        let restored = String(decoding: try read(dir.path("back.json")), as: UTF8.self)
+        XCTAssertTrue(restored.contains(foreign), restored)
+        XCTAssertTrue(restored.contains("data:image/png;base64,"), restored)
+    }
+
     /// `kill -9` at random moments, then a run to the end: the same output and store as a run that
     /// was never interrupted, and no temporary file left in the store.
     func testRunsKilledAtAnyMomentThenRerunGiveTheSameResult() throws {
