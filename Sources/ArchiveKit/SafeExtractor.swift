@@ -15,8 +15,11 @@ import CArchive
 /// `..` refused); symbolic links are created only when their target stays below the link (relative, no
 /// `..`); hard links only to a regular file already inside the destination; devices, fifos and sockets
 /// never; setuid, setgid and sticky bits are dropped. Each file is written to a temporary name beside
-/// its target (`.<name>.dumpkit-partial`) and renamed over it only when complete and approved, so an
-/// interrupted run leaves every target either as it was or complete, and a second run finishes the job.
+/// its target (`.<name>.dumpkit-partial-<pid>-XXXXXX`, its own in every process and call, so restores
+/// running at once never take each other's files) and renamed over it only when complete and approved,
+/// so an interrupted run leaves every target either as it was or complete, and a second run finishes
+/// the job: the first time it writes into a directory, it removes the temporary files there whose
+/// process is gone.
 public final class SafeExtractor {
     /// What to do when the target of an entry already exists.
     public enum OverwritePolicy: String, Sendable, CaseIterable {
@@ -51,6 +54,8 @@ public final class SafeExtractor {
     /// The directories from the destination down to the one used last, kept open for the next entry
     /// (archives list the files of a directory together).
     private var openDirectories: [(name: String, directory: Directory)] = []
+    /// The directories (by components) this extractor has written into and cleaned up.
+    private var cleanedDirectories = Set<[String]>()
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
     private let compareBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
 
@@ -157,7 +162,7 @@ public final class SafeExtractor {
         guard let name = path.name else { return .refused("a file cannot replace the destination directory") }
         let directory: Directory
         do {
-            directory = try self.directory(path.parentComponents, create: true)
+            directory = try writableDirectory(path.parentComponents)
         } catch let refusal as Refusal {
             return .refused(refusal.reason)
         }
@@ -254,7 +259,7 @@ public final class SafeExtractor {
         guard let name = path.name else { return .refused("a link cannot replace the destination directory") }
         let directory: Directory
         do {
-            directory = try self.directory(path.parentComponents, create: true)
+            directory = try writableDirectory(path.parentComponents)
         } catch let refusal as Refusal {
             return .refused(refusal.reason)
         }
@@ -266,7 +271,6 @@ public final class SafeExtractor {
         case _?: break
         }
         let partialName = PartialFile.name(for: name)
-        try directory.remove(partialName, path: describe(path))
         if symlinkat(target, directory.descriptor, partialName) != 0 {
             throw ArchiveError(name: describe(path), systemCall: "symlinkat", errno: errno, action: "cannot create the symbolic link")
         }
@@ -287,7 +291,7 @@ public final class SafeExtractor {
             guard case .file? = try targetDirectory.existing(targetName) else {
                 return .refused("hard link target '\(target)' is not a regular file extracted into the destination")
             }
-            directory = try self.directory(path.parentComponents, create: true)
+            directory = try writableDirectory(path.parentComponents)
         } catch let refusal as Refusal {
             return .refused("hard link target: \(refusal.reason)")
         }
@@ -299,7 +303,6 @@ public final class SafeExtractor {
         case _?: break
         }
         let partialName = PartialFile.name(for: name)
-        try directory.remove(partialName, path: describe(path))
         if linkat(targetDirectory.descriptor, targetName, directory.descriptor, partialName, 0) != 0 {
             throw ArchiveError(name: describe(path), systemCall: "linkat", errno: errno, action: "cannot create the hard link")
         }
@@ -339,6 +342,14 @@ public final class SafeExtractor {
             parent = child
         }
         return parent
+    }
+
+    /// The directory at `components`, created if needed; the first time this extractor writes there,
+    /// temporary files of restores whose process is gone are removed from it.
+    private func writableDirectory(_ components: ArraySlice<String>) throws -> Directory {
+        let directory = try self.directory(components, create: true)
+        if cleanedDirectories.insert(Array(components)).inserted { directory.removeAbandonedPartialFiles() }
+        return directory
     }
 
     /// The full path of an entry's target, for errors.
@@ -424,11 +435,19 @@ private final class Directory {
             && a.st_dev == b.st_dev && a.st_ino == b.st_ino
     }
 
-    /// Removes `name` (a leftover temporary file) if it exists.
-    func remove(_ name: String, path: String) throws {
-        if unlinkat(descriptor, name, 0) != 0 && errno != ENOENT {
-            throw ArchiveError(
-                name: path, systemCall: "unlinkat", errno: errno, action: "cannot remove the leftover temporary file \(name)")
+    /// Removes the temporary files of processes that are gone (`PartialFile.isAbandoned`): what a
+    /// restore killed with `kill -9` or cut by a power failure leaves behind. Those of live processes
+    /// stay; so does anything else.
+    func removeAbandonedPartialFiles() {
+        let copy = dup(descriptor)
+        guard copy >= 0, let stream = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            return
+        }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if PartialFile.isAbandoned(name) { _ = unlinkat(descriptor, name, 0) }
         }
     }
 
@@ -450,27 +469,45 @@ private final class PartialFile {
     private let path: String
     private var descriptor: Int32
 
-    /// The temporary name for `target`: `.<target>.dumpkit-partial`, or a hashed form for long names.
+    /// A temporary name for `target` of this process: `.<target>.dumpkit-partial-<pid>-XXXXXX` (six
+    /// random letters and digits), or `.dumpkit-partial-<hash>-<pid>-XXXXXX` for long names.
     static func name(for target: String) -> String {
-        let plain = ".\(target).dumpkit-partial"
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        let tag = String(decoding: (0..<6).map { _ in alphabet.randomElement()! }, as: UTF8.self)
+        let plain = ".\(target).dumpkit-partial-\(getpid())-\(tag)"
         if plain.utf8.count <= 255 { return plain }
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in target.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
-        return ".dumpkit-partial-" + String(hash, radix: 16)
+        return ".dumpkit-partial-\(String(hash, radix: 16))-\(getpid())-\(tag)"
     }
 
-    /// Creates the temporary file (replacing one left by an interrupted run) with `permissions` & 0o777.
+    /// Whether `name` is a temporary file of a process that no longer exists (a name from `name(for:)`
+    /// whose process id is gone), or of a build before names carried one (`.<target>.dumpkit-partial`,
+    /// `.dumpkit-partial-<hash>`).
+    static func isAbandoned(_ name: String) -> Bool {
+        guard name.hasPrefix(".") else { return false }
+        if name.hasSuffix(".dumpkit-partial") { return true }
+        let parts = name.split(separator: "-", omittingEmptySubsequences: false)
+        if name.hasPrefix(".dumpkit-partial-"), parts.count == 3 { return true }
+        guard parts.count >= 4, parts[parts.count - 1].utf8.count == 6, let pid = pid_t(parts[parts.count - 2]), pid > 0 else { return false }
+        let head = parts.dropLast(2).joined(separator: "-")
+        guard head.hasSuffix(".dumpkit-partial") || (head.hasPrefix(".dumpkit-partial-") && parts.count == 5) else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+
+    /// Creates the temporary file with `permissions` & 0o777, under a name no other file has.
     init(in directory: Directory, for target: String, permissions: UInt32, path: String) throws {
         self.directory = directory
         self.target = target
         self.path = path
-        name = Self.name(for: target)
         let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
-        descriptor = openat(directory.descriptor, name, flags, mode_t(permissions & 0o777))
-        if descriptor < 0 && errno == EEXIST {
-            try directory.remove(name, path: path)
-            descriptor = openat(directory.descriptor, name, flags, mode_t(permissions & 0o777))
+        var candidate = Self.name(for: target)
+        descriptor = openat(directory.descriptor, candidate, flags, mode_t(permissions & 0o777))
+        while descriptor < 0 && errno == EEXIST {
+            candidate = Self.name(for: target)
+            descriptor = openat(directory.descriptor, candidate, flags, mode_t(permissions & 0o777))
         }
+        name = candidate
         if descriptor < 0 { throw ArchiveError(name: path, systemCall: "openat", errno: errno, action: "cannot create the file") }
     }
 

@@ -2,6 +2,7 @@
 #include "writeback.h"
 
 #include <fcntl.h>
+#include <unistd.h>
 
 int dk_start_writeback(int fd, int64_t offset, int64_t count) {
 #if defined(__linux__)
@@ -10,6 +11,16 @@ int dk_start_writeback(int fd, int64_t offset, int64_t count) {
     (void)fd;
     (void)offset;
     (void)count;
+    return 0;
+#endif
+}
+
+int dk_sync_file_system(int fd) {
+#if defined(__linux__)
+    return syncfs(fd);
+#else
+    (void)fd;
+    sync();
     return 0;
 #endif
 }

@@ -12,7 +12,9 @@ struct ExtractBlobsCommand: ParsableCommand {
             of a JPEG, PNG, GIF, WebP, HEIC, AVIF, PDF or MP4, of at least --min-bytes decoded, is written \
             once to the store and replaced by a reference. Strings that are not canonical base64, or whose \
             bytes are no known type, are left exactly as they were and counted in the report. Re-running \
-            gives the same output and store; objects already there are not written again. See docs/BLOBS.md.
+            gives the same output and store; objects already there with the same bytes are not written again. \
+            An object already there with other bytes stops the run (exit 1, no output) unless --replace is \
+            given. See docs/BLOBS.md.
 
             Examples:
               dumpkit extract-blobs dump.json -o clean.json --blobs bucket/
@@ -48,6 +50,9 @@ struct ExtractBlobsCommand: ParsableCommand {
     @Option(help: "Files to decode, hash and write at once (default: the number of cores).")
     var jobs: Int?
 
+    @Flag(help: "Replace objects the store holds with other content under the same names (otherwise the run fails, listing them).")
+    var replace = false
+
     @Flag(name: .customLong("dry-run"), help: "Report what would be extracted; write neither the output nor the store.")
     var dryRun = false
 
@@ -66,6 +71,7 @@ struct ExtractBlobsCommand: ParsableCommand {
             job.options.referenceStyle = blobs.referenceStyle
             job.options.bucket = bucket
             job.options.concurrency = try concurrency(jobs)
+            job.options.replace = replace
             job.dryRun = dryRun
             job.reportPath = report
             let summary = try job.run(progress: common.progress())

@@ -148,6 +148,26 @@ final class SafeExtractorTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: destination + "/v1/a.json", encoding: .utf8), #"{"a":1}"#)
     }
 
+    /// Temporary files carry their process id: those of a process that is gone are removed when a
+    /// restore writes into their directory, those of a live one (another restore at work) stay.
+    func testOnlyTemporaryFilesOfProcessesThatAreGoneAreRemoved() throws {
+        try FileManager.default.createDirectory(atPath: destination + "/v1", withIntermediateDirectories: true)
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let gone = finished.processIdentifier
+        let live = getppid()
+        for name in [".a.json.dumpkit-partial-\(gone)-abc123", ".b.json.dumpkit-partial-\(live)-abc123", ".dumpkit-partial-f00d-\(gone)-xyz789",
+                     ".c.json.dumpkit-partial", "c.json.dumpkit-partial-\(gone)-abc123"] {
+            try writeFile(destination + "/v1/" + name, Array("half of the da".utf8))
+        }
+        let tar = directory.path("a.tar")
+        try writeArchive(tar, compression: .none, [(ArchiveEntry(path: "v1/a.json", size: 7), Array(#"{"a":1}"#.utf8))])
+        XCTAssertEqual(try extractAll(tar, to: destination).map(\.1), [.written])
+        XCTAssertEqual(tree(destination), ["v1", "v1/.b.json.dumpkit-partial-\(live)-abc123", "v1/a.json", "v1/c.json.dumpkit-partial-\(gone)-abc123"])
+    }
+
     func testAFailedWriteLeavesTheExistingFileAsItWas() throws {
         try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
         try writeFile(destination + "/good.bin", Array("the good file".utf8))

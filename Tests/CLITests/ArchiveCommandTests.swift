@@ -22,6 +22,53 @@ final class ArchiveCommandTests: XCTestCase {
         directory = nil
     }
 
+    /// Files whose names restore would refuse or rename are refused up front, listed by name, and
+    /// nothing is written: every archive the tool makes, the tool can restore whole.
+    func testNamesRestoreCouldNotPutBackAreRefusedBeforeArchiving() throws {
+        for name in [#"..\..\x.png"#, "c:y.png"] {
+            try Data([1, 2, 3]).write(to: URL(fileURLWithPath: bucket + "/" + name))
+        }
+        let archive = directory.path("bucket.tar.zst")
+        let r = try CLI.run(["archive", bucket, "-o", archive])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertTrue(r.stderr.contains("2 files have names restore could not put back, so nothing was archived"), r.stderr)
+        XCTAssertTrue(r.stderr.contains(#"object name "..\\..\\x.png" has a '..' between backslashes"#), r.stderr)
+        XCTAssertTrue(r.stderr.contains(#"object name "c:y.png" starts with a drive letter ('c:')"#), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: archive))
+        let excluded = try CLI.run(["archive", bucket, "-o", archive, "--exclude", "*.png", "-q"])
+        XCTAssertEqual(excluded.status, 0, excluded.stderr)
+    }
+
+    /// Two restores into one destination at the same time both succeed: each writes its own
+    /// temporary files, and neither removes the other's.
+    func testTwoRestoresIntoOneDestinationAtOnceBothSucceed() throws {
+        // Large incompressible files, so that both runs are writing the same file at the same time.
+        let bucket = directory.path("large")
+        _ = try Shell.run("python3", ["-c", "import os, sys\nos.makedirs(sys.argv[1])\nfor i in range(6): open(f'{sys.argv[1]}/f{i}.bin', 'wb').write(os.urandom(6 << 20))", bucket])
+        let archive = directory.path("large.tar.zst")
+        XCTAssertEqual(try CLI.run(["archive", bucket, "-o", archive, "-q"]).status, 0)
+        let destination = directory.path("restored")
+        for round in 0..<4 {
+            let runs = (0..<2).map { _ -> (Process, Pipe) in
+                let p = Process()
+                p.executableURL = CLI.binary
+                p.arguments = ["restore", archive, destination, "--overwrite", "always", "-q"]
+                let errors = Pipe()
+                p.standardError = errors
+                p.standardOutput = FileHandle.nullDevice
+                return (p, errors)
+            }
+            for (p, _) in runs { try p.run() }
+            for (p, errors) in runs {
+                let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                p.waitUntilExit()
+                XCTAssertEqual(p.terminationStatus, 0, "round \(round): \(message)")
+            }
+        }
+        // Every file whole, and no temporary file left.
+        XCTAssertEqual(try files(destination), try files(bucket))
+    }
+
     /// Runs a shell command line (for environment variables and resource limits); returns status and standard error.
     private func sh(_ script: String) throws -> (status: Int32, stderr: String) {
         let process = Process()

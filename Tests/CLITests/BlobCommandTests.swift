@@ -216,6 +216,104 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: store), [])
     }
 
+    /// A dump of `count` records, each with a PNG data URI whose bytes depend on `seed`.
+    private func dumpWithImages(_ count: Int, seed: UInt8) -> String {
+        let records = (0..<count).map { i -> String in
+            let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<1500).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i &* 7 &+ Int(seed) &* 101) }
+            return "\"-K\(i)\": {\"title\": \"t\(i)\", \"image\": \"data:image/png;base64,\(Data(bytes).base64EncodedString())\"}"
+        }
+        return "{\"v1\": {\"todolist\": {" + records.joined(separator: ", ") + "}}}"
+    }
+
+    /// A second dump with the same object names and other images: refused (exit 1, the names listed,
+    /// no output, the store as it was) unless `--replace`, which says what it replaced.
+    func testOtherContentUnderExistingNamesIsRefusedUnlessReplace() throws {
+        let dir = try TemporaryDirectory()
+        try write(dumpWithImages(3, seed: 1), dir.path("a.json"))
+        try write(dumpWithImages(3, seed: 2), dir.path("b.json"))
+        let store = dir.path("blobs")
+        let first = try CLI.run(["extract-blobs", dir.path("a.json"), "-o", dir.path("a.out.json"), "--blobs", store])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let before = try tree(store)
+
+        let refused = try CLI.run(["extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store,
+                                   "--report", dir.path("b.report.json")])
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("3 objects already exist in the directory \(store) with other content"), refused.stderr)
+        for i in 0..<3 { XCTAssertTrue(refused.stderr.contains("\"v1/todolist/-K\(i)/image.png\""), refused.stderr) }
+        XCTAssertTrue(refused.stderr.contains("--replace"), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("b.out.json")))
+        XCTAssertEqual(try tree(store), before)
+        let conflicts = try JSONSerialization.jsonObject(with: try read(dir.path("b.report.json"))) as! [String: Any]
+        let objects = conflicts["objects"] as! [String: Any]
+        XCTAssertEqual((objects["conflicts"] as! [String: Any])["names"] as? [String], (0..<3).map { "v1/todolist/-K\($0)/image.png" })
+        let clean = try CLI.run(["check-blobs", dir.path("a.out.json"), "--blobs", store])
+        XCTAssertEqual(clean.status, 0, clean.stdout + clean.stderr)
+
+        let replaced = try CLI.run(["extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store, "--replace",
+                                    "--report", dir.path("b.report.json")])
+        XCTAssertEqual(replaced.status, 0, replaced.stderr)
+        XCTAssertTrue(replaced.stderr.contains("replaced (other bytes were there, --replace): 3: \"v1/todolist/-K0/image.png\""), replaced.stderr)
+        let report = try JSONSerialization.jsonObject(with: try read(dir.path("b.report.json"))) as! [String: Any]
+        let replacedTally = (report["objects"] as! [String: Any])["replaced"] as! [String: Any]
+        XCTAssertEqual(replacedTally["count"] as? Int, 3)
+        XCTAssertEqual(replacedTally["names"] as? [String], (0..<3).map { "v1/todolist/-K\($0)/image.png" })
+        let check = try CLI.run(["check-blobs", dir.path("b.out.json"), "--blobs", store])
+        XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
+        // The same dump again: the bytes are there, nothing is written or replaced.
+        let again = try CLI.run(["extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store])
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stderr.contains("store: 0 written, 3 already there"), again.stderr)
+    }
+
+    /// A key of 300 bytes makes a name segment no file system takes: the dry run already says so, and
+    /// a real run stops on it as a data error before writing any part of that object.
+    func testANameSegmentLongerThanAFileNameIsRefusedByTheNameRules() throws {
+        let dir = try TemporaryDirectory()
+        let long = String(repeating: "k", count: 300)
+        let image = "data:image/png;base64," + Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 1500)).base64EncodedString()
+        try write("{\"v1\": {\"\(long)\": {\"image\": \"\(image)\"}}}", dir.path("in.json"))
+        let dry = try CLI.run(["extract-blobs", dir.path("in.json"), "--blobs", dir.path("blobs"), "--dry-run"])
+        XCTAssertEqual(dry.status, 1, dry.stdout + dry.stderr)
+        XCTAssertTrue(dry.stderr.contains("has a segment of 300 bytes (a file name holds at most 255)"), dry.stderr)
+        let run = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs")])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("has a segment of 300 bytes"), run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+    }
+
+    /// A name restore would refuse (`..` between backslashes) is refused when extracting too, so a
+    /// store the tool wrote can always be archived and restored by the tool.
+    func testNamesRestoreWouldRefuseAreRefusedWhenExtracting() throws {
+        let dir = try TemporaryDirectory()
+        try write(dumpWithImages(1, seed: 1), dir.path("in.json"))
+        let run = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs"),
+                               "--name", #"..\..\{field}.{ext}"#])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("has a '..' between backslashes, which restore refuses"), run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+    }
+
+    /// A download URL written by someone else whose name is no object name (`..%2F`) is left as it
+    /// is and counted, like any URL extract-blobs did not make; the others are inlined.
+    func testURLsNamingNoValidObjectAreLeftAloneAndCounted() throws {
+        let dir = try TemporaryDirectory()
+        let foreign = "https://firebasestorage.googleapis.com/v0/b/my-app.appspot.com/o/..%2F..%2Fetc%2Fpasswd?alt=media&token=x"
+        try write(String(dumpWithImages(2, seed: 3).dropLast()) + ", \"users\": {\"u1\": {\"avatar\": \"\(foreign)\"}}}", dir.path("in.json"))
+        let args = ["--blobs", dir.path("blobs"), "--ref-style", "url"]
+        let extracted = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--bucket", "my-app.appspot.com"] + args)
+        XCTAssertEqual(extracted.status, 0, extracted.stderr)
+        let back = try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json")] + args)
+        XCTAssertEqual(back.status, 0, back.stderr)
+        XCTAssertTrue(back.stderr.contains("inlined 2 references"), back.stderr)
+        XCTAssertTrue(back.stderr.contains("left 1 references that extract-blobs did not make"), back.stderr)
+        let restored = String(decoding: try read(dir.path("back.json")), as: UTF8.self)
+        XCTAssertTrue(restored.contains(foreign), restored)
+        XCTAssertTrue(restored.contains("data:image/png;base64,"), restored)
+    }
+
     /// `kill -9` at random moments, then a run to the end: the same output and store as a run that
     /// was never interrupted, and no temporary file left in the store.
     func testRunsKilledAtAnyMomentThenRerunGiveTheSameResult() throws {

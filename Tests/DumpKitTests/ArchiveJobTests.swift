@@ -1,6 +1,7 @@
 import ArchiveKit
 import Foundation
 import JSONStream
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -20,6 +21,80 @@ final class ArchiveJobTests: XCTestCase {
     private let image = "v1/todolist/-Ka/image1/1479566994988"
     private let record = "v1/todolist/-Ka/revisions/1.json"
     private let note = "notes/買い物.txt"
+
+    /// Runs `body` on a thread of its own and fails when it has not finished within `seconds` (then
+    /// `release` is called so that the thread can end).
+    private func finishes(within seconds: Double, release: () -> Void, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            body()
+            done.signal()
+        }.start()
+        if done.wait(timeout: .now() + seconds) == .success { return true }
+        release()
+        done.wait()
+        return false
+    }
+
+    /// A listed file replaced by a FIFO before it is read: every pass that reads objects (hashing,
+    /// the single-pass read-ahead, the sidecar) refuses it by name instead of waiting for a writer.
+    func testAFileSwappedForAFIFOIsRefusedInsteadOfHangingTheRun() throws {
+        let bucket = directory.path("bucket")
+        try FileManager.default.createDirectory(atPath: bucket + "/.dumpkit/meta", withIntermediateDirectories: true)
+        let fifo = bucket + "/photo.jpg"
+        XCTAssertEqual(mkfifo(fifo, 0o644), 0)
+        var status = stat()
+        XCTAssertEqual(stat(fifo, &status), 0)
+        let item = ArchiveItem(folder: bucket, prefix: "", name: "photo.jpg", size: 0,
+                               modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)),
+                               inBlobStore: true)
+        // A FIFO in the sidecar's place too.
+        let sidecar = item.sidecar!
+        try FileManager.default.createDirectory(atPath: (sidecar as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        let output = directory.path("out.tar.zst")
+        // Unblocks an open that waits for a writer (only needed where the run hangs).
+        let release = {
+            for path in [fifo, sidecar] {
+                let fd = open(path, O_RDWR | O_NONBLOCK)
+                if fd >= 0 { close(fd) }
+            }
+        }
+        let errors = Mutex<[String]>([])
+        let hashing = finishes(within: 10, release: release) {
+            var notes: [String] = []
+            do {
+                _ = try MetadataCollector(threads: 1, hashing: true).collect([item], progress: nil, notes: &notes)
+            } catch {
+                errors.withLock { $0.append("\(error)") }
+            }
+        }
+        XCTAssertTrue(hashing, "hashing waited on the FIFO")
+        let singlePass = finishes(within: 10, release: release) {
+            do {
+                var notes: [String] = []
+                let collected = try MetadataCollector(threads: 1, hashing: false).collect([item], progress: nil, notes: &notes)
+                try SinglePassArchiver(output: output, level: 3, threads: 1).write(
+                    items: [item], collected: collected, created: Timestamp(seconds: 0), kind: .bucket,
+                    parts: [ArchiveManifest.Part(role: .bucket, path: "", blobStore: true)], progress: nil)
+            } catch {
+                errors.withLock { $0.append("\(error)") }
+            }
+        }
+        XCTAssertTrue(singlePass, "the single-pass archiver waited on the FIFO")
+        XCTAssertEqual(errors.withLock { $0 }, Array(repeating: "\(fifo): is a FIFO now, not a regular file (it was replaced after it was listed); nothing is read from it", count: 2))
+        XCTAssertEqual(mkfifo(sidecar, 0o644), 0)
+        let sidecarRead = finishes(within: 10, release: release) {
+            var notes: [String] = []
+            do {
+                _ = try MetadataCollector(threads: 1, hashing: false).collect([item], progress: nil, notes: &notes)
+            } catch {
+                errors.withLock { $0.append("\(error)") }
+            }
+        }
+        XCTAssertTrue(sidecarRead, "reading the sidecar waited on a FIFO")
+        XCTAssertEqual(errors.withLock { $0.last }, "\(sidecar): is a FIFO now, not a regular file (it was replaced after it was listed); nothing is read from it")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+    }
 
     func testTheManifestComesFirstWithEveryObjectsMetadata() throws {
         let bucket = try ArchiveTestBucket(at: directory.path("bucket"))

@@ -18,11 +18,13 @@ private final class FailingStore: BlobStore, @unchecked Sendable {
 
     var description: String { "failing " + base.description }
 
-    func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata) throws -> BlobPutOutcome {
+    func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata, replacing: Bool) throws -> BlobPutOutcome {
         let n = lock.withLock { puts += 1; return puts }
         if n == failAt { throw BlobStoreError(store: description, name: metadata.name, message: "cannot write: No space left on device") }
-        return try base.put(content, metadata: metadata)
+        return try base.put(content, metadata: metadata, replacing: replacing)
     }
+
+    func sync() throws { try base.sync() }
 
     func get(_ name: String) throws -> [UInt8] { try base.get(name) }
     func metadata(_ name: String) throws -> BlobMetadata? { try base.metadata(name) }

@@ -1,6 +1,8 @@
+import ArchiveKit
 @testable import DumpKit
 import Foundation
 import JSONStream
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -9,8 +11,8 @@ final class BlobStoreTests: XCTestCase {
         bytes.withUnsafeBytes { ContentDigest($0).metadata(name: name, contentType: type, customMetadata: ["firebaseStorageDownloadTokens": "t"]) }
     }
 
-    private func put(_ store: BlobStore, _ name: String, _ bytes: [UInt8]) throws -> BlobPutOutcome {
-        try bytes.withUnsafeBytes { try store.put($0, metadata: metadata(name, bytes)) }
+    private func put(_ store: BlobStore, _ name: String, _ bytes: [UInt8], replacing: Bool = false) throws -> BlobPutOutcome {
+        try bytes.withUnsafeBytes { try store.put($0, metadata: metadata(name, bytes), replacing: replacing) }
     }
 
 
@@ -42,15 +44,15 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/.dumpkit/tmp"), [])
     }
 
-    func testPutIsIdempotentAndReplacesOtherContent() throws {
-        try checkPutIsIdempotentAndReplacesOtherContent(namedTemporaryFiles: false)
+    func testPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked() throws {
+        try checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: false)
     }
 
     func testPutWithNamedTemporaryFilesWhereUnnamedOnesAreMissing() throws {
-        try checkPutIsIdempotentAndReplacesOtherContent(namedTemporaryFiles: true)
+        try checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: true)
     }
 
-    private func checkPutIsIdempotentAndReplacesOtherContent(namedTemporaryFiles: Bool) throws {
+    private func checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: Bool) throws {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
         if namedTemporaryFiles { store.useNamedTemporaryFiles() }
@@ -58,17 +60,80 @@ final class BlobStoreTests: XCTestCase {
         let before = try FileManager.default.attributesOfItem(atPath: dir.path("s/a/b.png"))[.modificationDate] as? Date
         XCTAssertEqual(try put(store, "a/b.png", [1, 2, 3]), .unchanged)
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: dir.path("s/a/b.png"))[.modificationDate] as? Date, before)
-        XCTAssertEqual(try put(store, "a/b.png", [4, 5]), .stored)
+        // Other bytes under the name: refused, nothing changed, unless replacing.
+        XCTAssertThrowsError(try put(store, "a/b.png", [4, 5])) { error in
+            let e = error as? BlobExistsError
+            XCTAssertEqual(e?.name, "a/b.png")
+            XCTAssertTrue(error is DataError)
+        }
+        XCTAssertEqual(try store.get("a/b.png"), [1, 2, 3])
+        XCTAssertEqual(try store.metadata("a/b.png")?.size, 3)
+        XCTAssertEqual(try put(store, "a/b.png", [4, 5], replacing: true), .replaced)
         XCTAssertEqual(try store.get("a/b.png"), [4, 5])
         XCTAssertEqual(try store.metadata("a/b.png")?.size, 2)
-        // A missing sidecar (a run killed between the two renames) means: write again.
+        XCTAssertEqual(try put(store, "a/b.png", [4, 5], replacing: true), .unchanged)
+        // A missing sidecar (a run killed between the two renames): only the metadata is written.
         try FileManager.default.removeItem(atPath: dir.path("s/" + DirectoryBlobStore.metadataPath(of: "a/b.png")))
         XCTAssertEqual(try put(store, "a/b.png", [4, 5]), .stored)
+        XCTAssertEqual(try store.metadata("a/b.png"), metadata("a/b.png", [4, 5]))
         XCTAssertEqual(try put(store, "c.png", [6]), .stored)
         store.close()
         XCTAssertEqual(filesBelow(dir.path("s")), [".dumpkit/lock", DirectoryBlobStore.metadataPath(of: "a/b.png"),
                                                    DirectoryBlobStore.metadataPath(of: "c.png"), "a/b.png", "c.png"].sorted())
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("s/.dumpkit/tmp")), [])
+    }
+
+    /// "Unchanged" is decided by the bytes: an object changed in place (same size, sidecar untouched)
+    /// is not taken for the one the sidecar describes.
+    func testAnObjectChangedBehindTheSidecarIsNotTakenAsUnchanged() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        defer { store.close() }
+        XCTAssertEqual(try put(store, "a.png", [1, 2, 3]), .stored)
+        try Data([9, 9, 9]).write(to: URL(fileURLWithPath: dir.path("s/a.png")))
+        XCTAssertThrowsError(try put(store, "a.png", [1, 2, 3])) { XCTAssertTrue($0 is BlobExistsError, "\($0)") }
+        XCTAssertEqual(try put(store, "a.png", [1, 2, 3], replacing: true), .replaced)
+        XCTAssertEqual(try store.get("a.png"), [1, 2, 3])
+        // A file put there by other means, without a sidecar, with the same bytes: kept, metadata added.
+        try Data([7, 7]).write(to: URL(fileURLWithPath: dir.path("s/copied.png")))
+        XCTAssertEqual(try put(store, "copied.png", [7, 7]), .stored)
+        XCTAssertEqual(try store.metadata("copied.png"), metadata("copied.png", [7, 7]))
+    }
+
+    /// Two writers (two store instances, as two processes would have) put other bytes under the same
+    /// names at the same time, round after round: after each round, check-blobs finds every object
+    /// with the metadata of its own bytes.
+    func testConcurrentWritersOfOneNameNeverMixObjectAndMetadata() throws {
+        let dir = try TemporaryDirectory()
+        let root = dir.path("s")
+        let names = (0..<16).map { "v1/todolist/-K\($0)/image1.png" }
+        let contents: [[UInt8]] = [BlobFixtures.png(3000, seed: 1), BlobFixtures.png(5000, seed: 2)]
+        let metadata = (0..<2).map { writer in names.map { self.metadata($0, contents[writer]) } }
+        // check-blobs on a dump naming every object (path references are checked against the store's metadata).
+        let dump = dir.path("dump.json")
+        try Data(("{" + names.enumerated().map { "\"k\($0.offset)\": \"\($0.element)\"" }.joined(separator: ",") + "}").utf8)
+            .write(to: URL(fileURLWithPath: dump))
+        var check = CheckBlobsJob(input: dump, store: root)
+        check.referenceStyle = .path
+        let stores = try (0..<2).map { _ in try DirectoryBlobStore(directory: root, writable: true) }
+        defer { for store in stores { store.close() } }
+        let errors = Mutex<[String]>([])
+        for round in 0..<25 {
+            DispatchQueue.concurrentPerform(iterations: 2) { writer in
+                for (index, name) in names.enumerated() {
+                    do {
+                        _ = try contents[writer].withUnsafeBytes { try stores[writer].put($0, metadata: metadata[writer][index], replacing: true) }
+                    } catch {
+                        errors.withLock { $0.append("\(name): \(error)") }
+                    }
+                }
+            }
+            XCTAssertEqual(errors.withLock { $0 }, [])
+            let (findings, references) = try check.run()
+            XCTAssertEqual(references, names.count)
+            XCTAssertEqual(findings.map(\.message), [], "round \(round)")
+            if !findings.isEmpty { break }
+        }
     }
 
     func testAStoreInTheOldLayoutIsReadAndItsOldFilesGoWhenRewritten() throws {
@@ -90,7 +155,7 @@ final class BlobStoreTests: XCTestCase {
         reading.close()
         let store = try DirectoryBlobStore(directory: root, writable: true)
         XCTAssertEqual(try put(store, "v1/a.png", [1, 2]), .unchanged)
-        XCTAssertEqual(try put(store, "b.png", [4, 5]), .stored)
+        XCTAssertEqual(try put(store, "b.png", [4, 5], replacing: true), .replaced)
         store.close()
         XCTAssertFalse(FileManager.default.fileExists(atPath: legacy("b.png")))
         XCTAssertTrue(FileManager.default.fileExists(atPath: legacy("v1/a.png")))
@@ -117,15 +182,41 @@ final class BlobStoreTests: XCTestCase {
             ("a//b/..", empty), ("a/", empty), ("./.dumpkit/x", "has a '.' segment"),
             (".dumpkit", "starts with '.dumpkit/', which the store keeps for itself"),
             (".dumpkit/meta/x.json", "starts with '.dumpkit/', which the store keeps for itself"),
+            ("a/" + String(repeating: "b", count: 256) + "/../c", "has a segment of 256 bytes (a file name holds at most 255)"),
+            (String(repeating: "é", count: 150) + ".png", "has a segment of 304 bytes (a file name holds at most 255)"),
+            (#"..\..\x.png"#, "has a '..' between backslashes, which restore refuses (a separator on Windows)"),
+            (#"a/b\.."#, "has a '..' between backslashes, which restore refuses (a separator on Windows)"),
+            (#"\x.png"#, #"starts with '\', which archives strip (a Windows root)"#),
+            ("C:x.png", "starts with a drive letter ('C:'), which archives strip"),
         ]
         for (name, reason) in cases {
             XCTAssertThrowsError(try BlobObjectName.validate(name), String(reflecting: name)) {
                 XCTAssertEqual(($0 as? BlobNameError)?.reason, reason, String(reflecting: name))
             }
         }
-        for name in ["...", ".a/..b/c.", ".dumpkitx/a.png", "a/.dumpkit/b.png", "a", "写真/é.jpg"] {
+        for name in ["...", ".a/..b/c.", ".dumpkitx/a.png", "a/.dumpkit/b.png", "a", "写真/é.jpg", String(repeating: "a", count: 255) + "/b",
+                     #"a\b"#, #"a..\..b"#, #"...\x"#, #"a/.\b"#, "a/c:b", "1:x"] {
             XCTAssertNoThrow(try BlobObjectName.validate(name), name)
         }
+    }
+
+    /// One rule for every command: a name passes exactly when restore would put it back unchanged
+    /// (`EntryPath`, which cleans archive paths as bsdtar does), over every short name of these pieces.
+    func testTheNameRuleIsTheOneRestoreApplies() {
+        let pieces = ["a", ".", "..", #"\"#, "/", "c:", "é"]
+        var names = [""]
+        var checked = 0
+        for _ in 0..<5 {
+            names = names.flatMap { name in pieces.map { name + $0 } }
+            for name in names {
+                let valid = (try? BlobObjectName.validate(name)) != nil
+                let restored = try? EntryPath(sanitizing: name)
+                let unchanged = restored != nil && restored!.removedPrefix == nil && restored!.description == name
+                XCTAssertEqual(valid, unchanged, String(reflecting: name))
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 7 + 49 + 343 + 2401 + 16807)
     }
 
     func testNamesThatCouldLeaveTheStoreAreRefused() throws {

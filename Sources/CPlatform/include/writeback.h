@@ -8,4 +8,9 @@
 /// Returns 0, or -1 with `errno` set; elsewhere than Linux it does nothing and returns 0.
 int dk_start_writeback(int fd, int64_t offset, int64_t count);
 
+/// Writes everything of the file system holding `fd` to disk and waits for it (Linux `syncfs`): the
+/// data, the new names and the folders of every file written there. Returns 0, or -1 with `errno`
+/// set; elsewhere than Linux, `sync()` and 0.
+int dk_sync_file_system(int fd);
+
 #endif

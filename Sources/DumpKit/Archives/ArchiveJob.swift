@@ -181,7 +181,18 @@ public struct ArchiveJob {
         }
         // Sorting positions moves 8 bytes a step instead of an item and its three strings.
         let order = items.indices.sorted { ArchiveItem.precedes(items[$0], items[$1]) }
-        return (order.map { items[$0] }, parts)
+        let sorted = order.map { items[$0] }
+        // The object name rule of every command, so that restore can put back everything archived.
+        var refused: [BlobNameError] = []
+        for item in sorted {
+            do {
+                try BlobObjectName.validate(item.name)
+            } catch {
+                refused.append(error)
+            }
+        }
+        if !refused.isEmpty { throw ObjectNamesError(refused: refused) }
+        return (sorted, parts)
     }
 
     /// Refuses an output inside the bucket (the archive would contain itself).
@@ -214,8 +225,7 @@ public struct ArchiveJob {
         _ item: ArchiveItem, metadata: BlobMetadata, checkingHash: Bool, to writer: ArchiveWriter, buffer: UnsafeMutableRawBufferPointer,
         progress: ArchiveProgress?
     ) throws {
-        let descriptor = open(item.file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw InputError(file: item.file, message: "cannot open: \(String(cString: strerror(errno)))") }
+        let descriptor = try SourceFile.open(item.file)
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, Int64(status.st_size) == item.size,
@@ -277,6 +287,19 @@ public struct ArchiveJob {
             true
         default: false
         }
+    }
+}
+
+/// Files whose names break the object name rule (`BlobObjectName`): restore would refuse or rename
+/// them, so nothing is archived.
+public struct ObjectNamesError: DataError, CustomStringConvertible, Sendable {
+    /// Every name refused, in archive order.
+    public let refused: [BlobNameError]
+
+    public var description: String {
+        let shown = refused.prefix(20).map(\.description).joined(separator: "; ")
+        let more = refused.count > 20 ? "; and \(refused.count - 20) more" : ""
+        return "\(refused.count) files have names restore could not put back, so nothing was archived: \(shown)\(more); rename them or leave them out with --exclude"
     }
 }
 

@@ -101,8 +101,7 @@ struct MetadataCollector {
     /// Reads the file of `item` once and hashes it.
     private static func hash(_ item: ArchiveItem, buffer: UnsafeMutableRawBufferPointer, progress: ArchiveProgress?) throws -> ObjectDigest
     {
-        let descriptor = open(item.file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw InputError(file: item.file, message: "cannot open: \(String(cString: strerror(errno)))") }
+        let descriptor = try SourceFile.open(item.file)
         defer { close(descriptor) }
         var digest = ObjectDigest()
         while true {
@@ -124,18 +123,9 @@ struct MetadataCollector {
     /// before metadata files were named by hash.
     private static func sidecar(of item: ArchiveItem) throws -> (String, [UInt8])? {
         for path in [item.sidecar, item.legacySidecar].compactMap({ $0 }) {
-            if let bytes = try readSidecar(path) { return (path, bytes) }
+            if let bytes = try SourceFile.contents(path) { return (path, bytes) }
         }
         return nil
-    }
-
-    /// The bytes of a sidecar, or `nil` when there is none at `path`.
-    private static func readSidecar(_ path: String) throws -> [UInt8]? {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if access(path, F_OK) != 0 && errno == ENOENT { return nil }
-            throw InputError(file: path, message: "cannot read the metadata sidecar")
-        }
-        return Array(data)
     }
 }
 

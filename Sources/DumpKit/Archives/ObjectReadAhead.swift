@@ -224,8 +224,7 @@ private struct Hashes {
 extension ObjectReadAhead {
     /// Opens the file of `item`, checking that its size and modification time are still those listed.
     fileprivate static func openUnchanged(_ item: ArchiveItem) throws -> Int32 {
-        let descriptor = open(item.file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw InputError(file: item.file, message: "cannot open: \(String(cString: strerror(errno)))") }
+        let descriptor = try SourceFile.open(item.file)
         var status = stat()
         guard fstat(descriptor, &status) == 0, Int64(status.st_size) == item.size,
             Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)) == item.modificationTime

@@ -3,14 +3,19 @@
 ///
 /// Implementations are safe to call from several threads at once. Writes are atomic (a reader sees
 /// the old object or the new one, never a part) and idempotent (putting the same bytes and metadata
-/// again writes nothing). Names are checked with `BlobObjectName.validate` before anything is
-/// written.
+/// again writes nothing). An object is never replaced by other bytes unless the caller asks for it.
+/// Names are checked with `BlobObjectName.validate` before anything is written.
 public protocol BlobStore: AnyObject, Sendable {
     /// A short description for messages (`directory blobs/`).
     var description: String { get }
-    /// Stores `content` under `metadata.name`, unless an object with that name, this SHA-256 and this
-    /// metadata is already there.
-    func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata) throws -> BlobPutOutcome
+    /// Stores `content` under `metadata.name`. An object of that name with the same bytes is kept (its
+    /// metadata written if it differs); one with other bytes is replaced only when `replacing`, else
+    /// `BlobExistsError` is thrown and nothing is written. The object and its metadata are written as
+    /// one unit: concurrent writers of a name, in this process or others, take turns.
+    func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata, replacing: Bool) throws -> BlobPutOutcome
+    /// Makes every object written so far durable (it survives a power cut); called before committing
+    /// anything that names them.
+    func sync() throws
     /// The content of the object called `name`; throws `BlobStoreError` when there is none.
     func get(_ name: String) throws -> [UInt8]
     /// The metadata of the object called `name`, or `nil` when there is none.
@@ -23,10 +28,26 @@ public protocol BlobStore: AnyObject, Sendable {
 
 /// What `BlobStore.put` did.
 public enum BlobPutOutcome: Sendable {
-    /// The object was written (new, or replacing different content or metadata).
+    /// The object was written (new), or its bytes were there and only its metadata was written.
     case stored
+    /// An object with other bytes was replaced (`replacing`).
+    case replaced
     /// The same content and metadata were already there; nothing was written.
     case unchanged
+}
+
+/// An object that exists with other bytes than those a `put` brings, which it did not replace
+/// (exit code 1: the run would otherwise change what other references point at).
+public struct BlobExistsError: DataError, CustomStringConvertible, Sendable {
+    public let store: String
+    public let name: String
+    /// The SHA-256 (hex) of the bytes there, and of those brought.
+    public let existingSHA256: String
+    public let newSHA256: String
+
+    public var description: String {
+        "blob store \(store): object \(String(reflecting: name)) already exists with other content (SHA-256 \(existingSHA256), not \(newSHA256))"
+    }
 }
 
 /// A store that cannot be opened, read or written (exit code 2, like other input and output errors).

@@ -17,15 +17,20 @@ import Musl
 /// Every file is written without a name (`O_TMPFILE`) in its folder and named when complete, or,
 /// where the file system has no such files, under a temporary name in `.dumpkit/tmp/run-XXXXXX/`
 /// (one folder per open store, locked with `flock` while it is open) and renamed into place; the
-/// object comes before its metadata, so a reader never sees part of a file. Opening a store for
-/// writing removes the folders of runs that were killed (their lock is free). Paths are opened
-/// without following symbolic links, so no name can lead outside the directory.
+/// object comes before its metadata, so a reader never sees part of a file. A name's object and
+/// metadata are written under a lock on one byte of `.dumpkit/lock` (of 256, by the name's hash),
+/// so writers of one name, in any process, take turns; an existing object counts as the same only
+/// when its bytes hash the same. Opening a store for writing removes the folders of runs that were
+/// killed (their lock is free). Paths are opened without following symbolic links, so no name can
+/// lead outside the directory.
 public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     /// The store's directory as given.
     public let directory: String
     /// Temporary files left by interrupted runs that opening this store removed.
     public private(set) var staleTemporaryFilesRemoved = 0
     private let rootFD: Int32
+    /// `.dumpkit`, open when writing (its `lock` file holds the per-name locks).
+    private let controlFD: Int32?
     private let metaFD: Int32?
     private let runFD: Int32?
     private let tmpFD: Int32?
@@ -71,6 +76,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             let meta = openat(root, Self.controlDirectory + "/meta", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             metaFD = meta >= 0 ? meta : nil
             hasLegacyMetadata = meta >= 0 && Self.holdsLegacyMetadata(meta)
+            controlFD = nil
             runFD = nil
             tmpFD = nil
             runName = nil
@@ -100,11 +106,11 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             guard flock(run, LOCK_EX | LOCK_NB) == 0 else { throw fail("cannot lock a temporary folder") }
             staleTemporaryFilesRemoved = removed
             hasLegacyMetadata = Self.holdsLegacyMetadata(meta)
+            controlFD = control
             metaFD = meta
             tmpFD = tmp
             runFD = run
             runName = name
-            Glibc.close(control)
         } catch {
             for fd in opened { Glibc.close(fd) }
             Glibc.close(root)
@@ -131,27 +137,66 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         for fd in metaFolders where fd >= 0 { Glibc.close(fd) }
         for fd in openFolderCache.values { Glibc.close(fd) }
         if let metaFD { Glibc.close(metaFD) }
+        if let controlFD { Glibc.close(controlFD) }
         Glibc.close(rootFD)
     }
 
     // MARK: - BlobStore
 
-    public func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata) throws -> BlobPutOutcome {
-        guard let runFD, let metaFD else { throw BlobStoreError(store: directory, message: "opened for reading only") }
+    public func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata, replacing: Bool) throws -> BlobPutOutcome {
+        guard let runFD, let metaFD, let controlFD else { throw BlobStoreError(store: directory, message: "opened for reading only") }
         let name = metadata.name
         try BlobObjectName.validate(name)
+        let lockFD = try lockName(name, controlFD: controlFD)
+        defer { Glibc.close(lockFD) }  // releases the lock
         let (folders, leaf) = Self.split(name)
         let target = try objectFolder(folders, name: name)
         let objectParent = target.fd
         defer { if target.owned { Glibc.close(objectParent) } }
-        // Unchanged: the object has the size, and its metadata (renamed into place after it) matches.
-        // A folder made just now holds nothing yet.
-        var st = stat()
-        if !target.made, fstatat(objectParent, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0, (st.st_mode & S_IFMT) == S_IFREG,
-           Int64(st.st_size) == metadata.size, let existing = try? sidecar(name), existing == metadata {
-            return .unchanged
+        // The same bytes (hashed, whatever the metadata says) are kept. A folder made just now holds nothing.
+        var outcome = BlobPutOutcome.stored
+        if !target.made, let existing = try hashContent(objectParent, leaf, name: name) {
+            if existing.size == metadata.size && existing.sha256 == metadata.sha256 {
+                if (try? sidecar(name)) == metadata { return .unchanged }
+                try writeMetadata(metadata, metaFD: metaFD, runFD: runFD)
+                return .stored
+            }
+            guard replacing else {
+                throw BlobExistsError(store: directory, name: name, existingSHA256: existing.sha256, newSHA256: metadata.sha256)
+            }
+            outcome = .replaced
         }
         try writeAndRename(content, into: objectParent, as: leaf, runFD: runFD, name: name)
+        try writeMetadata(metadata, metaFD: metaFD, runFD: runFD)
+        return outcome
+    }
+
+    /// Flushes the whole file system the store is on (`syncfs`): one call that waits for every object,
+    /// metadata file and folder written, cheaper than a sync per file (see docs/BLOBS.md).
+    public func sync() throws {
+        guard dk_sync_file_system(rootFD) == 0 else {
+            throw BlobStoreError(store: directory, message: "cannot flush to disk: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Waits for and takes the lock of `name`: one byte of `.dumpkit/lock`, chosen by the name's hash,
+    /// locked on a descriptor of its own (so threads and store instances exclude each other too).
+    /// Closing the descriptor releases it.
+    private func lockName(_ name: String, controlFD: Int32) throws -> Int32 {
+        let fd = openat(controlFD, "lock", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw ioError(name, "cannot open \(Self.controlDirectory)/lock") }
+        let stripe = SHA256.hash(data: Array(name.utf8)).withUnsafeBytes { Int64($0[0]) }
+        guard dk_lock_byte(fd, stripe, 1) == 0 else {
+            let e = ioError(name, "cannot lock \(Self.controlDirectory)/lock")
+            Glibc.close(fd)
+            throw e
+        }
+        return fd
+    }
+
+    /// Writes the metadata file of `metadata.name` (after its object) and removes an old-layout one.
+    private func writeMetadata(_ metadata: BlobMetadata, metaFD: Int32, runFD: Int32) throws {
+        let name = metadata.name
         let json = Self.encode(metadata)
         let (folder, file) = Self.metadataLocation(name)
         let metaParent = try metadataFolder(folder, in: metaFD, name: name)
@@ -162,7 +207,6 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             throw BlobStoreError(store: directory, name: name, message: "metadata file \(Self.metadataPath(of: name)): \(e.message)")
         }
         if hasLegacyMetadata { removeLegacySidecar(name, metaFD: metaFD) }
-        return .stored
     }
 
     public func get(_ name: String) throws -> [UInt8] {
@@ -419,6 +463,32 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             metaFolders[index] = fd
             return fd
         }
+    }
+
+    /// The size and SHA-256 (hex) of the regular file `leaf`, read in blocks of up to 1 MiB, or `nil`
+    /// when there is none (missing, a folder, a link, a FIFO: opened without blocking).
+    private func hashContent(_ parent: Int32, _ leaf: String, name: String) throws -> (size: Int64, sha256: String)? {
+        let fd = openat(parent, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT || errno == ELOOP { return nil }
+            throw ioError(name, "cannot open the existing object")
+        }
+        defer { Glibc.close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw ioError(name, "cannot read the existing object") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        var hash = SHA256()
+        var size: Int64 = 0
+        var block = [UInt8](repeating: 0, count: max(1, min(Int(st.st_size), 1 << 20)))
+        while true {
+            let n = block.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { throw ioError(name, "cannot read the existing object") }
+            if n == 0 { break }
+            block.withUnsafeBytes { hash.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
+            size += Int64(n)
+        }
+        return (size, Hex.lowercase(hash.finalize()))
     }
 
     /// The whole content of a regular file, or `nil` when it does not exist.

@@ -31,8 +31,14 @@ public final class BlobExtractionReport: @unchecked Sendable {
         public var types: [String: Tally] = [:]
         /// Distinct objects named (bytes: their size).
         public var objects = Tally()
-        /// Objects written to the store (new or changed).
+        /// Objects written to the store (new, or only their metadata).
         public var stored = Tally()
+        /// Objects that replaced other bytes under their name (`--replace`), and the first names.
+        public var replaced = Tally()
+        public var replacedNames: [String] = []
+        /// Objects the store holds with other bytes, not replaced (the run fails), and the first names.
+        public var conflicts = 0
+        public var conflictNames: [String] = []
         /// Objects already in the store with the same content and metadata.
         public var unchanged = Tally()
         /// Strings whose content an earlier string in this run already had.
@@ -55,9 +61,10 @@ public final class BlobExtractionReport: @unchecked Sendable {
     /// The counts so far.
     public var snapshot: Totals { lock.withLock { totals } }
 
-    /// Counts one extracted string. `newObject` says whether it is the first use of its object name
-    /// in this run, `outcome` what the store did (nil in a dry run or for a name already used).
-    func extracted(_ file: EmbeddedFile, digest: ContentDigest, newObject: Bool, outcome: BlobPutOutcome?) {
+    /// Counts one extracted string stored as `name`. `newObject` says whether it is the first use of
+    /// the name in this run, `outcome` what the store did (nil in a dry run, for a name already used
+    /// or a conflict).
+    func extracted(_ file: EmbeddedFile, digest: ContentDigest, name: String, newObject: Bool, outcome: BlobPutOutcome?) {
         let size = digest.size
         let key = DigestKey(sha256: digest.sha256)
         lock.withLock {
@@ -81,8 +88,20 @@ public final class BlobExtractionReport: @unchecked Sendable {
             case .unchanged?:
                 totals.unchanged.count += 1
                 totals.unchanged.bytes += size
+            case .replaced?:
+                totals.replaced.count += 1
+                totals.replaced.bytes += size
+                Self.keep(name, in: &totals.replacedNames, limit: sampleLimit)
             case nil: break
             }
+        }
+    }
+
+    /// Counts an object the store holds with other bytes, which was not replaced.
+    func conflict(name: String) {
+        lock.withLock {
+            totals.conflicts += 1
+            Self.keep(name, in: &totals.conflictNames, limit: sampleLimit)
         }
     }
 
@@ -132,7 +151,14 @@ public final class BlobExtractionReport: @unchecked Sendable {
                 "encodedBytes": .number(JSONNumber(t.encodedBytes)),
             ]),
             "types": .object(JSONObject(t.types.keys.sorted().map { .init(key: $0, value: tally(t.types[$0]!)) })),
-            "objects": .object(["distinct": tally(t.objects), "stored": tally(t.stored), "unchanged": tally(t.unchanged)]),
+            "objects": .object([
+                "distinct": tally(t.objects), "stored": tally(t.stored), "unchanged": tally(t.unchanged),
+                "replaced": .object([
+                    "count": .number(JSONNumber(t.replaced.count)), "bytes": .number(JSONNumber(t.replaced.bytes)),
+                    "names": .array(t.replacedNames.map { .string($0) }),
+                ]),
+                "conflicts": .object(["count": .number(JSONNumber(t.conflicts)), "names": .array(t.conflictNames.map { .string($0) })]),
+            ]),
             "duplicates": tally(t.duplicates),
             "skipped": .object(skipped),
             "mimeMismatches": .object([
@@ -153,8 +179,12 @@ public final class BlobExtractionReport: @unchecked Sendable {
             lines.append("  types: " + t.types.keys.sorted().map { "\($0) \(t.types[$0]!.count) (\(mb(t.types[$0]!.bytes)))" }.joined(separator: ", "))
         }
         lines.append("  duplicates: \(t.duplicates.count) strings (\(mb(t.duplicates.bytes)))")
-        if t.stored.count + t.unchanged.count > 0 {
+        if t.stored.count + t.unchanged.count + t.replaced.count > 0 {
             lines.append("  store: \(t.stored.count) written, \(t.unchanged.count) already there")
+        }
+        if t.replaced.count > 0 {
+            let shown = t.replacedNames.prefix(5).map { String(reflecting: $0) }.joined(separator: ", ")
+            lines.append("  replaced (other bytes were there, --replace): \(t.replaced.count): \(shown)\(t.replaced.count > 5 ? ", ..." : "")")
         }
         for reason in EmbeddedFile.Skip.allCases where (t.skipped[reason] ?? 0) > 0 {
             let first = t.skippedSamples[reason]?.first.map { ", e.g. \($0)" } ?? ""

@@ -24,6 +24,8 @@ public final class ExtractBlobs: RecordTransformer {
         public var bucket: String?
         /// How many records to work on at once.
         public var concurrency = ProcessInfo.processInfo.activeProcessorCount
+        /// Replace objects the store holds with other bytes (`--replace`); without it they are refused.
+        public var replace = false
 
         public init() {}
     }
@@ -34,6 +36,9 @@ public final class ExtractBlobs: RecordTransformer {
     public let store: BlobStore?
     /// What the extraction has found and done so far.
     public let report: BlobExtractionReport
+    /// Whether an object the store holds with other bytes is counted in the report's conflicts and
+    /// the run goes on (the caller must then fail), rather than stopping the run.
+    public let listsConflicts: Bool
     private let claims = NameClaims()
 
     public var maxConcurrency: Int { max(1, options.concurrency) }
@@ -46,12 +51,15 @@ public final class ExtractBlobs: RecordTransformer {
                                          files: .init(minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly))
     }
 
-    /// Checks the options (see `check`); a `nil` store makes a dry run.
-    public init(store: BlobStore?, options: Options = Options(), report: BlobExtractionReport = BlobExtractionReport()) throws(UsageError) {
+    /// Checks the options (see `check`); a `nil` store makes a dry run. With `listsConflicts`, objects
+    /// that exist with other bytes are gathered in `report` (`BlobExistsError` otherwise stops the run).
+    public init(store: BlobStore?, options: Options = Options(), report: BlobExtractionReport = BlobExtractionReport(),
+                listsConflicts: Bool = false) throws(UsageError) {
         try Self.check(options)
         self.store = store
         self.options = options
         self.report = report
+        self.listsConflicts = listsConflicts
     }
 
     /// Fails when options do not fit together: a URL style without a bucket, a minimum below 1.
@@ -184,9 +192,13 @@ public final class ExtractBlobs: RecordTransformer {
         let first = try claims.claim(name, sha256: digest.sha256, pointer: JSONPointer.string(path))
         var outcome: BlobPutOutcome?
         if first, let store {
-            outcome = try file.bytes.withUnsafeBytes { try store.put($0, metadata: metadata) }
+            do {
+                outcome = try file.bytes.withUnsafeBytes { try store.put($0, metadata: metadata, replacing: options.replace) }
+            } catch let e as BlobExistsError where listsConflicts {
+                report.conflict(name: e.name)
+            }
         }
-        report.extracted(file, digest: digest, newObject: first, outcome: outcome)
+        report.extracted(file, digest: digest, name: name, newObject: first, outcome: outcome)
         if let declared = file.mismatchedDeclaredType {
             report.mismatch(pointer: JSONPointer.string(path), declared: declared, detected: file.contentType)
         }

@@ -32,8 +32,8 @@ public struct InlineBlobs: RecordTransformer {
         public var inlined: Int { lock.withLock { counts.inlined } }
         /// Their decoded bytes.
         public var bytes: Int64 { lock.withLock { counts.bytes } }
-        /// Salada or URL references left alone: their object is not in the store, or their token is
-        /// not the one extract-blobs made.
+        /// Salada or URL references left alone: their name is not a valid object name, their object
+        /// is not in the store, or their token is not the one extract-blobs made.
         public var foreign: Int { lock.withLock { counts.foreign } }
         func add(bytes: Int64) { lock.withLock { counts.inlined += 1; counts.bytes += bytes } }
         func addForeign() { lock.withLock { counts.foreign += 1 } }
@@ -78,6 +78,16 @@ public struct InlineBlobs: RecordTransformer {
 
     /// The original string of one reference, or `nil` for a foreign Salada/URL reference.
     private func inline(_ reference: BlobReference, pointer: String) throws -> JSONValue? {
+        do {
+            try BlobObjectName.validate(reference.name)
+        } catch {
+            // No store holds such a name (a user-written URL with `..%2F`, say): not extract-blobs's.
+            guard options.referenceStyle != .object else {
+                throw InlineBlobsError(pointer: pointer, name: reference.name, problem: "is not a valid object name: \(error.reason)")
+            }
+            tally.addForeign()
+            return nil
+        }
         guard let metadata = try store.metadata(reference.name) else {
             switch options.referenceStyle {
             case .object: throw InlineBlobsError(pointer: pointer, name: reference.name, problem: "is not in the store (\(store.description))")

@@ -59,9 +59,13 @@ public struct ExtractBlobsJob {
         return summary
     }
 
-    /// Runs against any store (`nil`: a dry run); the output appears only if everything succeeds.
+    /// Runs against any store (`nil`: a dry run); the output appears only if everything succeeds, and
+    /// only after the store's objects are on disk (`BlobStore.sync`), so that it never names objects a
+    /// power cut could lose.
+    /// Objects the store holds with other bytes (without `options.replace`) are all listed in one
+    /// `BlobConflictsError` at the end, with no output (the report is still written).
     public func run(store: BlobStore?, progress: ProgressMeter? = nil) throws -> Summary {
-        let transformer = try ExtractBlobs(store: store, options: options)
+        let transformer = try ExtractBlobs(store: store, options: options, listsConflicts: true)
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
         let outFile = store == nil ? nil : try OutputFile(path: output)
@@ -74,6 +78,13 @@ public struct ExtractBlobsJob {
             let pipeline = Pipeline(transformers: [transformer])
             pipeline.onRecord = { progress?.recordDone() }
             try StepDataError.unwrapping { try pipeline.run(reader: reader, writer: writer) }
+            let totals = transformer.report.snapshot
+            if totals.conflicts > 0 {
+                if let reportPath { try Self.write(transformer.report.jsonValue, to: reportPath) }
+                throw BlobConflictsError(store: store?.description ?? "", count: totals.conflicts, names: totals.conflictNames)
+            }
+            // The objects the output names reach the disk before the output does.
+            try store?.sync()
             try outFile?.commit()
             progress?.finish()
             if let reportPath { try Self.write(transformer.report.jsonValue, to: reportPath) }
@@ -107,6 +118,21 @@ public struct ExtractBlobsJob {
             file.abort()
             throw error
         }
+    }
+}
+
+/// Objects a store holds with other bytes than an extraction brings, which it did not replace.
+public struct BlobConflictsError: DataError, CustomStringConvertible, Sendable {
+    public let store: String
+    public let count: Int
+    /// The first names, sorted.
+    public let names: [String]
+
+    public var description: String {
+        let shown = names.prefix(20).map { String(reflecting: $0) }.joined(separator: ", ")
+        let more = count > 20 ? " and \(count - 20) more (see --report)" : ""
+        return "\(count) objects already exist in the \(store) with other content, so the output was not written: \(shown)\(more); "
+            + "the references would point at other images. Use another --name (e.g. with {sha256}) or another store, or give --replace to replace them"
     }
 }
 
