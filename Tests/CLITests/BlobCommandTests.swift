@@ -308,7 +308,7 @@ final class BlobCommandTests: XCTestCase {
         let back = try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json")] + args)
         XCTAssertEqual(back.status, 0, back.stderr)
         XCTAssertTrue(back.stderr.contains("inlined 2 references"), back.stderr)
-        XCTAssertTrue(back.stderr.contains("left 1 references that extract-blobs did not make"), back.stderr)
+        XCTAssertTrue(back.stderr.contains("left 1 reference that extract-blobs did not make"), back.stderr)
         let restored = String(decoding: try read(dir.path("back.json")), as: UTF8.self)
         XCTAssertTrue(restored.contains(foreign), restored)
         XCTAssertTrue(restored.contains("data:image/png;base64,"), restored)
