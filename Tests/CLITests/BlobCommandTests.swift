@@ -266,6 +266,48 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertTrue(again.stderr.contains("store: 0 written, 3 already there"), again.stderr)
     }
 
+    /// Two processes extract dumps with the same names and other images into one store at once,
+    /// round after round: a run that succeeds has an output check-blobs finds nothing wrong with, a
+    /// run that fails says which objects were in its way, and every object keeps its own metadata.
+    func testConcurrentRunsWithTheSameNamesNeverLeaveAnOutputOrObjectThatLies() throws {
+        let dir = try TemporaryDirectory()
+        for seed in [1, 2] { try write(dumpWithImages(40, seed: UInt8(seed)), dir.path("in\(seed).json")) }
+        let names = (0..<40).map { "v1/todolist/-K\($0)/image.png" }
+        try write("{" + names.enumerated().map { "\"k\($0.offset)\": \"\($0.element)\"" }.joined(separator: ",") + "}", dir.path("names.json"))
+        var outcomes: [Int32] = []
+        for round in 0..<4 {
+            let store = dir.path("blobs\(round)")
+            let runs = [1, 2].map { seed -> (Process, Pipe) in
+                let p = Process()
+                p.executableURL = CLI.binary
+                p.arguments = ["extract-blobs", dir.path("in\(seed).json"), "-o", dir.path("out\(round)-\(seed).json"), "--blobs", store, "--jobs", "2", "-q"]
+                let errors = Pipe()
+                p.standardError = errors
+                p.standardOutput = FileHandle.nullDevice
+                return (p, errors)
+            }
+            for (p, _) in runs { try p.run() }
+            for (seed, (p, errors)) in zip([1, 2], runs) {
+                let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                p.waitUntilExit()
+                outcomes.append(p.terminationStatus)
+                let output = dir.path("out\(round)-\(seed).json")
+                if p.terminationStatus == 0 {
+                    let check = try CLI.run(["check-blobs", output, "--blobs", store])
+                    XCTAssertEqual(check.status, 0, "round \(round), dump \(seed): " + check.stdout + check.stderr)
+                } else {
+                    XCTAssertEqual(p.terminationStatus, 1, message)
+                    XCTAssertTrue(message.contains("already exist in the directory \(store) with other content"), message)
+                    XCTAssertFalse(FileManager.default.fileExists(atPath: output))
+                }
+            }
+            XCTAssertLessThanOrEqual(outcomes.suffix(2).filter { $0 == 0 }.count, 1, "two runs wrote the same names")
+            let objects = try CLI.run(["check-blobs", dir.path("names.json"), "--blobs", store, "--ref-style", "path"])
+            XCTAssertEqual(objects.status, 0, "round \(round): " + objects.stdout + objects.stderr)
+        }
+        print("exit codes of the concurrent runs: \(outcomes)")
+    }
+
     /// A key of 300 bytes makes a name segment no file system takes: the dry run already says so, and
     /// a real run stops on it as a data error before writing any part of that object.
     func testANameSegmentLongerThanAFileNameIsRefusedByTheNameRules() throws {

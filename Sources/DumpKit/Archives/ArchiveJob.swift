@@ -299,7 +299,8 @@ public struct ObjectNamesError: DataError, CustomStringConvertible, Sendable {
     public var description: String {
         let shown = refused.prefix(20).map(\.description).joined(separator: "; ")
         let more = refused.count > 20 ? "; and \(refused.count - 20) more" : ""
-        return "\(refused.count) files have names restore could not put back, so nothing was archived: \(shown)\(more); rename them or leave them out with --exclude"
+        let files = refused.count == 1 ? "1 file has a name" : "\(refused.count) files have names"
+        return "\(files) restore could not put back, so nothing was archived: \(shown)\(more); rename them or leave them out with --exclude"
     }
 }
 

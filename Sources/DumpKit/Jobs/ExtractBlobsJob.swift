@@ -130,8 +130,9 @@ public struct BlobConflictsError: DataError, CustomStringConvertible, Sendable {
 
     public var description: String {
         let shown = names.prefix(20).map { String(reflecting: $0) }.joined(separator: ", ")
-        let more = count > 20 ? " and \(count - 20) more (see --report)" : ""
-        return "\(count) objects already exist in the \(store) with other content, so the output was not written: \(shown)\(more); "
+        let more = count > 20 ? " and \(count - 20) more (the first 100 in --report)" : ""
+        let objects = count == 1 ? "1 object already exists" : "\(count) objects already exist"
+        return "\(objects) in the \(store) with other content, so the output was not written: \(shown)\(more); "
             + "the references would point at other images. Use another --name (e.g. with {sha256}) or another store, or give --replace to replace them"
     }
 }
