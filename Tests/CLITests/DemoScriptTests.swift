@@ -7,7 +7,7 @@ import XCTest
 /// findings exactly the values the migration kept) must hold, or it exits non-zero.
 final class DemoScriptTests: XCTestCase {
     func testTheDemoRunsTheWholeTripAndItsComparisonsHold() throws {
-        try TestData.requireTool("jq")
+        _ = try RequiredTool.path("jq", package: "jq")
         let dir = try TemporaryDirectory()
         let script = TestData.projectRoot.appendingPathComponent("Scripts/demo.sh").path
         let command = "DUMPKIT='\(CLI.binary.path)' DEMO_OUT='\(dir.path("out"))' '\(script)' 2>&1"

@@ -312,7 +312,7 @@ final class MigrateCommandTests: XCTestCase {
 
     func testOutputsAreSyncedThenRenamedRejectsFirstAndTheirFolderSynced() throws {
         // A power cut cannot be simulated here: the order of syncs and renames is read from strace.
-        try TestData.requireTool("strace")
+        _ = try RequiredTool.path("strace", package: "strace")
         let dir = try TemporaryDirectory()
         let out = dir.path("v2.json"), rejects = dir.path("v2.rejects.ndjson"), trace = dir.path("trace.txt")
         let r = try Shell.execute(URL(fileURLWithPath: "/usr/bin/env"), [

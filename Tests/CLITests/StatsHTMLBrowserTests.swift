@@ -6,7 +6,7 @@ import XCTest
 /// console messages and its DOM has the treemap, the tables and the suggested record patterns.
 final class StatsHTMLBrowserTests: XCTestCase {
     func testTheReportLoadsInChromiumWithItsStructure() throws {
-        try TestData.requireTool("chromium")
+        _ = try RequiredTool.path("chromium", package: "chromium")
         let dir = try TemporaryDirectory()
         let report = dir.path("report.html")
         let sample = TestData.projectRoot.appendingPathComponent("samples/todolist/v1.json").path

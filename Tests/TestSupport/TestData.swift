@@ -26,14 +26,6 @@ public enum TestData {
         throw XCTSkip(message)
     }
 
-    /// Nothing when `tool` is on PATH; else a skip (a failure when `CI=true`).
-    public static func requireTool(_ tool: String) throws {
-        if (try? Shell.run("which", [tool])) != nil { return }
-        let message = "\(tool) is not installed (Scripts/setup.sh installs it)"
-        if ProcessInfo.processInfo.environment["CI"] == "true" { throw Missing(description: message) }
-        throw XCTSkip(message)
-    }
-
     /// Thrown (failing the test) when material is missing under CI.
     public struct Missing: Error, CustomStringConvertible {
         public let description: String
