@@ -1,4 +1,5 @@
 import JSONStream
+import TestSupport
 import XCTest
 
 @testable import DumpKit

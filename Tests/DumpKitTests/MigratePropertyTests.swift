@@ -155,19 +155,6 @@ final class MigratePropertyTests: XCTestCase {
     }
 }
 
-/// A small seeded generator (SplitMix64), so that every case can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Random dumps over small key sets (so that paths meet): objects in random key order, integer-like
 /// keys, empty objects, scalars where objects are expected.
 enum RandomDump {

@@ -1,5 +1,6 @@
 import Foundation
 import JSONStream
+import TestSupport
 import XCTest
 
 final class JSONWriterTests: XCTestCase {

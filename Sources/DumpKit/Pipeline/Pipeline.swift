@@ -50,7 +50,9 @@ public final class Pipeline {
                 recordsRead += 1
                 if let recordValues { record.value = try recordValues.readValue() }
                 onRecord?()
-                for out in try apply(record) { try writer.write(out, from: record.path) }
+                let outputs = try apply(record)
+                if outputs.isEmpty { try writer.write(Record(path: record.path, value: nil), from: record.path) }
+                for out in outputs { try writer.write(out, from: record.path) }
             }
         }
         try writer.finish()
@@ -146,6 +148,7 @@ public final class Pipeline {
                 case .records(let job, let batch):
                     for (index, outputs) in batch.outputs.enumerated() {
                         if let events = job.preceding[index] { try recorder?.replay(events) }
+                        if outputs.isEmpty { try writer.write(Record(path: job.originals[index], value: nil), from: job.originals[index]) }
                         for output in outputs {
                             switch output {
                             case .record(let r): try writer.write(r, from: job.originals[index])

@@ -6,7 +6,9 @@ public protocol RecordWriter: AnyObject {
     /// (`write(path:compactJSON:from:)`), so that worker threads do that writing.
     var takesCompactJSON: Bool { get }
     /// Writes a record; `original` is the path it was read at (`nil` when it has none), so a record
-    /// that kept its path is written in place and a moved one is placed at its new path.
+    /// that kept its path is written in place and a moved one is placed at its new path. A record
+    /// the transformers left nothing of comes as a `nil` value at its path, so that the writer knows
+    /// its place was emptied.
     func write(_ record: Record, from original: [String]?) throws
     /// Writes a record at `path` whose value is `json`, its compact JSON text; otherwise as
     /// `write(_:from:)`.
