@@ -137,8 +137,10 @@ public struct MigrateJob {
                 let expected = runner.patterns.map(\.text).joined(separator: ", ")
                 throw MigrationMismatch(message: "\(inFile.name) has no data at the plans' patterns (\(expected)): it does not look like a '\(plans.first?.from ?? "")' dump; nothing was written")
             }
-            // The rejects go first: a crash between the renames can leave new rejects beside the
-            // old output, never a new output beside old rejects.
+            // The objects the extract-blobs steps wrote reach the disk before the output that names
+            // them; the rejects go first: a crash between the renames can leave new rejects beside
+            // the old output, never a new output beside old rejects.
+            try store?.sync()
             try rejectsFile?.prepare()
             try outFile?.prepare()
             try rejectsFile?.publish()
