@@ -8,8 +8,11 @@ import Musl
 /// (`observe`, e.g. from `JSONReader.tokenObserver`), it keeps the names of the open objects only,
 /// so memory is the names of the objects on the way to the current value, never the document.
 ///
-/// Names are kept as bytes in one arena with a hash each, as a stack: an object's names are dropped
-/// when it closes. A small object is searched name by name; one with more names gets a hash table.
+/// Names are kept as bytes in one arena, as a stack: an object's names are dropped when it closes. A
+/// small object is searched name by name; one with more names gets a hash table. Names that come in
+/// the database's key order (as in every export) need no search; past `ascendingLimit` of them only
+/// the last is kept, so such an object costs one name whatever its size. Should such an object's
+/// names then leave that order, its remaining names are not checked (its earlier names are gone).
 public final class DuplicateKeyDetector {
     /// A name read a second time in one object: the member's JSON Pointer, and the byte offsets of
     /// both names in the input (with the line and column of the second).
@@ -37,6 +40,10 @@ public final class DuplicateKeyDetector {
         var arenaStart: Int
         var table: [Int32]  // index + 1 into entries; 0 is empty
         var ascending = true
+        /// Only the last name is kept (the names were in order past `ascendingLimit`).
+        var keepsLastOnly = false
+        /// The names left the order after earlier ones were dropped: no more checks here.
+        var unchecked = false
     }
 
     private let report: (Duplicate) -> Void
@@ -44,6 +51,8 @@ public final class DuplicateKeyDetector {
     @exclusivity(unchecked) private var entries: [Entry] = []
     @exclusivity(unchecked) private var levels: [Level] = []
     private static let linearLimit = 8
+    /// Names in order kept whole before only the last one is.
+    public static let ascendingLimit = 1 << 16
 
     /// `report` gets each duplicate as it is read.
     public init(report: @escaping (Duplicate) -> Void) { self.report = report }
@@ -74,13 +83,28 @@ public final class DuplicateKeyDetector {
         let prefix = Self.prefix(key)
         let l = levels.count - 1
         var slot = -1
+        if levels[l].unchecked { return nil }
         if levels[l].ascending {
-            if entries.count == levels[l].firstEntry || follows(key, prefix, entries[entries.count - 1]) {
+            if entries.count == levels[l].firstEntry || follows(key, entries[entries.count - 1]) {
+                if levels[l].keepsLastOnly {
+                    entries.removeLast()
+                    arena.removeSubrange(levels[l].arenaStart...)
+                } else if entries.count - levels[l].firstEntry == Self.ascendingLimit {
+                    entries.removeSubrange(levels[l].firstEntry...)
+                    arena.removeSubrange(levels[l].arenaStart...)
+                    levels[l].keepsLastOnly = true
+                }
                 entries.append(Entry(prefix: prefix, start: arena.count, count: key.count, offset: offset))
                 arena.append(contentsOf: key)
                 return nil
             }
             levels[l].ascending = false
+            if levels[l].keepsLastOnly {
+                let last = entries[entries.count - 1]
+                if last.prefix == prefix && equal(last, key) { return last.offset }
+                levels[l].unchecked = true
+                return nil
+            }
             if entries.count - levels[l].firstEntry > Self.linearLimit { rebuild(l) }
         }
         if levels[l].table.isEmpty {
@@ -129,14 +153,10 @@ public final class DuplicateKeyDetector {
         return h ^ (h >> 29)
     }
 
-    /// Whether `key` comes after the name of `e` in byte order.
+    /// Whether `key` comes after the name of `e` in the database's key order.
     @inline(__always)
-    private func follows(_ key: UnsafeRawBufferPointer, _ prefix: UInt64, _ e: Entry) -> Bool {
-        if prefix != e.prefix { return prefix.byteSwapped > e.prefix.byteSwapped }
-        if key.count <= 8 || e.count <= 8 { return key.count > e.count }
-        let n = min(key.count, e.count)
-        let c = arena.withUnsafeBytes { memcmp(key.baseAddress! + 8, $0.baseAddress! + e.start + 8, n - 8) }
-        return c != 0 ? c > 0 : key.count > e.count
+    private func follows(_ key: UnsafeRawBufferPointer, _ e: Entry) -> Bool {
+        arena.withUnsafeBytes { DatabaseKeyOrder.less(UnsafeRawBufferPointer(rebasing: $0[e.start..<(e.start + e.count)]), key) }
     }
 
     /// Whether `e` is `key` (their prefixes are equal).

@@ -29,4 +29,16 @@ final class DuplicateKeyDetectorTests: XCTestCase {
         let found = try duplicates("{" + members.joined(separator: ",") + "}")
         XCTAssertEqual(found.map { String($0.prefix(while: { $0 != "@" })) }, ["/k4321", "/k17"])
     }
+
+    func testObjectsInTheDatabasesOrderKeepOnlyTheirLastNamePastTheLimit() throws {
+        // Integer keys in numeric order are in the database's order (not in byte order).
+        let limit = DuplicateKeyDetector.ascendingLimit
+        var members = (0..<(limit + 10)).map { "\"\($0)\":0" }
+        XCTAssertEqual(try duplicates("{" + members.joined(separator: ",") + "}"), [])
+        // The last name again is still found after the earlier ones were dropped.
+        members.append("\"\(limit + 9)\":1")
+        XCTAssertEqual(try duplicates("{" + members.joined(separator: ",") + "}").map { String($0.prefix(while: { $0 != "@" })) }, ["/\(limit + 9)"])
+        // Below the limit, a name out of order is checked against all names before it.
+        XCTAssertEqual(try duplicates(#"{"a":1,"b":2,"c":3,"a":4}"#), ["/a@2-20"])
+    }
 }
