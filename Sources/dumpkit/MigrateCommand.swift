@@ -63,7 +63,7 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Indented output.")
     var pretty = false
 
-    @Option(help: "Records to migrate at once (default: the number of cores).")
+    @Option(help: "Records to migrate at once, on worker threads (default: 1; more help when the plan's operations, not reading and writing, take the time).")
     var jobs: Int?
 
     @OptionGroup var common: CommonOptions
@@ -79,7 +79,7 @@ struct MigrateCommand: ParsableCommand {
             job.blobStore = blobStore
             job.bucket = bucket
             job.writerOptions = JSONWriter.Options(pretty: pretty, sortKeys: canonical)
-            job.jobs = try concurrency(jobs)
+            if let jobs { job.jobs = try concurrency(jobs) }
             let plans = try job.loadPlans()
             for w in plans.flatMap(\.warnings) { common.note("warning: \(w)") }
             let s = try job.run(plans: plans, progress: common.progress())
