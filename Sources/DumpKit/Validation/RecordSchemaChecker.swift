@@ -129,32 +129,34 @@ final class RecordSchemaChecker: @unchecked Sendable {
     /// path, and of those whose pattern matches values inside it (the reader makes records of the
     /// outer pattern only), for each such value.
     private func check(_ tape: JSONTape, at path: [String]) {
-        let prefix = JSONPointer.string(path)
         // The reader yields only records some pattern matches: with one schema, that schema's.
         if schemas.count == 1 {
             applied[0] = true
-            check(tape, at: 0, against: 0, recordPrefix: prefix, pointerPrefix: prefix)
+            check(tape, at: 0, against: 0, record: path, below: [])
             return
         }
         for b in schemas.indices {
             if schemas[b].pattern.match(path) != nil {
                 applied[b] = true
-                check(tape, at: 0, against: b, recordPrefix: prefix, pointerPrefix: prefix)
+                check(tape, at: 0, against: b, record: path, below: [])
             } else if schemas[b].pattern.isPrefix(path) {
                 var below: [String] = []
                 forEachMatch(of: schemas[b].pattern, in: tape, at: 0, depth: path.count, below: &below) { index, below in
                     applied[b] = true
-                    check(tape, at: index, against: b, recordPrefix: prefix, pointerPrefix: prefix + JSONPointer.string(below))
+                    check(tape, at: index, against: b, record: path, below: below)
                 }
             }
         }
     }
 
     /// Emits the findings of schema `b` for the value at `index` on the tape of the record at
-    /// `recordPrefix`, each located by its tape entry.
-    private func check(_ tape: JSONTape, at index: Int, against b: Int, recordPrefix: String, pointerPrefix: String) {
+    /// `record` (the value is at the keys `below` inside it), each located by its tape entry; the
+    /// pointers are made only for a value with findings.
+    private func check(_ tape: JSONTape, at index: Int, against b: Int, record: [String], below: [String]) {
         let binding = schemas[b]
         guard !binding.schema.isValid(tape, at: index) else { return }
+        let recordPrefix = JSONPointer.string(record)
+        let pointerPrefix = below.isEmpty ? recordPrefix : recordPrefix + JSONPointer.string(below)
         for var f in binding.schema.validate(tape, at: index, pointerPrefix: pointerPrefix) {
             if f.line == nil {
                 let at = Self.location(of: f.pointer.dropFirst(recordPrefix.count), in: tape)
