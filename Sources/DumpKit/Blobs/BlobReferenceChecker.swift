@@ -23,6 +23,11 @@ public final class BlobReferenceChecker {
         var md5 = ""
         var contentType: String?
         var tokens: [String] = []
+        /// What the store's metadata records, when it disagrees with the object's bytes (or why it
+        /// cannot be read); reported once, with the first reference.
+        var metadataProblem: (size: Int64, sha256: String)?
+        var metadataError: String?
+        var metadataReported = false
     }
 
     public init(store: BlobStore, style: BlobReferenceStyle) {
@@ -67,7 +72,8 @@ public final class BlobReferenceChecker {
     }
 
     private func check(_ reference: BlobReference, pointer: String, emit: (Finding) -> Void) throws {
-        let facts = try self.facts(reference.name, pointer: pointer, emit: emit)
+        let key = DigestKey(sha256: Hex.lowercase(SHA256.hash(data: Array(reference.name.utf8))))
+        let facts = try self.facts(reference.name, key: key)
         let quoted = String(reflecting: reference.name)
         if facts.exists || style != .path { referencesChecked += 1 }
         func error(_ rule: String, _ message: String) {
@@ -78,14 +84,33 @@ public final class BlobReferenceChecker {
             if style != .path { error("missing", "object \(quoted) is not in the store") }
             return
         }
-        if let size = reference.size, size != facts.size {
-            error("size", "object \(quoted) has \(facts.size) bytes, the reference records \(size)")
-        }
+        // Bytes that differ from the reference are one cause, one finding: named by the first fact
+        // that differs, the others as detail, and the store's metadata said where it agrees.
+        var differs: [(rule: String, text: String)] = []
+        if let size = reference.size, size != facts.size { differs.append(("size", "has \(facts.size) bytes, the reference records \(size)")) }
         if let sha256 = reference.sha256, sha256 != facts.sha256 {
-            error("sha256", "object \(quoted) has SHA-256 \(facts.sha256), the reference records \(sha256)")
+            differs.append(("sha256", "has SHA-256 \(facts.sha256), the reference records \(sha256)"))
         }
-        if let md5 = reference.md5, md5 != facts.md5 {
-            error("md5", "object \(quoted) has MD5 \(facts.md5), the reference records \(md5)")
+        if let md5 = reference.md5, md5 != facts.md5 { differs.append(("md5", "has MD5 \(facts.md5), the reference records \(md5)")) }
+        var metadataExplained = false
+        if let first = differs.first {
+            var message = "object \(quoted) \(first.text)"
+            if differs.count > 1 { message += " (its " + differs.dropFirst().map { $0.rule == "md5" ? "MD5" : $0.rule == "sha256" ? "SHA-256" : "size" }.joined(separator: " and ") + " differ too)" }
+            if let meta = facts.metadataProblem, meta.sha256 == reference.sha256 {
+                message += "; the store's metadata records the same as the reference: the object was changed after it was written"
+                metadataExplained = true
+            } else if facts.metadataProblem == nil && facts.metadataError == nil {
+                message += "; the store's metadata matches the object: the reference is out of date"
+            }
+            error(first.rule, message)
+        }
+        if !facts.metadataReported, facts.metadataProblem != nil || facts.metadataError != nil {
+            objects[key]?.metadataReported = true
+            if let e = facts.metadataError {
+                error("metadata", e)
+            } else if let meta = facts.metadataProblem, !metadataExplained {
+                error("metadata", "object \(quoted) holds \(facts.size) bytes with SHA-256 \(facts.sha256), but the store's metadata records \(meta.size) bytes with SHA-256 \(meta.sha256)")
+            }
         }
         if style.needsBucket, !facts.tokens.contains(reference.token ?? "") {
             error("token", "the download URL's token is not among the firebaseStorageDownloadTokens of object \(quoted), so the URL will not work")
@@ -97,26 +122,21 @@ public final class BlobReferenceChecker {
     }
 
     /// The facts of an object, read and hashed the first time it is named.
-    private func facts(_ name: String, pointer: String, emit: (Finding) -> Void) throws -> ObjectFacts {
-        let key = DigestKey(sha256: Hex.lowercase(SHA256.hash(data: Array(name.utf8))))
+    private func facts(_ name: String, key: DigestKey) throws -> ObjectFacts {
         if let known = objects[key] { return known }
         var facts = ObjectFacts(exists: false)
         if (try? BlobObjectName.validate(name)) != nil, try store.exists(name) {
             let bytes = try store.get(name)
             let digest = bytes.withUnsafeBytes { ContentDigest($0) }
             facts = ObjectFacts(exists: true, size: digest.size, sha256: digest.sha256, md5: digest.md5)
-            let quoted = String(reflecting: name)
             do {
                 if let metadata = try store.metadata(name) {
                     facts.contentType = metadata.contentType
                     facts.tokens = (metadata.customMetadata["firebaseStorageDownloadTokens"] ?? "").split(separator: ",").map(String.init)
-                    if metadata.sha256 != digest.sha256 || metadata.size != digest.size {
-                        emit(Finding(severity: .error, rule: "blobs:metadata", pointer: pointer,
-                                     message: "object \(quoted) holds \(digest.size) bytes with SHA-256 \(digest.sha256), but the store's metadata records \(metadata.size) bytes with SHA-256 \(metadata.sha256)"))
-                    }
+                    if metadata.sha256 != digest.sha256 || metadata.size != digest.size { facts.metadataProblem = (metadata.size, metadata.sha256) }
                 }
             } catch let e as BlobStoreError {
-                emit(Finding(severity: .error, rule: "blobs:metadata", pointer: pointer, message: e.message))
+                facts.metadataError = e.message
             }
         }
         objects[key] = facts
