@@ -316,8 +316,9 @@ final class RejectsWriter: @unchecked Sendable {
     /// Adds the rejects of the record read at `path`.
     func write(_ rejects: [Reject], readAt path: [String]) throws {
         var entries: [(key: [UInt8], payload: [UInt8])] = []
+        let pathKey = PathKey.of(path) + PathKey.separator
         for (index, r) in rejects.enumerated() {
-            var key = PathKey.of(path) + PathKey.separator
+            var key = pathKey
             withUnsafeBytes(of: UInt64(index).bigEndian) { key.append(contentsOf: $0) }
             // The payload: the line's length (u32), the line, the description.
             let sink = MemoryByteSink()

@@ -219,11 +219,11 @@ public final class Pipeline {
                 recordsRead += 1
                 onRecord?()
                 if batch.isEmpty { batchStart = consumed }
-                consumed = reader.bytesConsumed
                 if let recordValues {
                     try recordValues.transfer(to: valueWriter)
                     try valueWriter.raw("\n")
                 }
+                consumed = reader.bytesConsumed
                 batch.append(record)
                 preceding.append(recorder?.take())  // written just before the record
                 if batch.count >= Self.batchRecords || consumed - batchStart >= Self.batchBytes { try dispatch() }

@@ -37,20 +37,19 @@ final class MoveMerger {
     /// be placed (it throws to stop, or returns to leave the record out).
     func run(into writer: JSONWriter, onConflict: (MoveConflict) throws -> Void) throws {
         try spool.finishWriting()
-        if spool.count == 0 {
-            var none = try Placement(reader: ExternalSorter().sorted())
-            return try walk(writer: writer, placing: &none)
-        }
+        if spool.count == 0 { return try walk(writer: writer, beforeClosing: { _, _ in }, anchor: { _, _, _ in }) }
         if spool.inOrder, try rootLacks(Set(spool.members.map(\.key))) {
             // Every record goes into the root, under keys it does not have: the spooled values are
             // those members, ready to copy.
-            try walk(writer: writer) { number, depth, _ in
-                if depth == 0 { try self.writeMembers(to: writer) }
+            if tree.size == 0 {
+                try writer.beginObject()
+                try writeMembers(to: writer)
+                return try writer.endObject()
             }
-            return
+            return try walk(writer: writer, beforeClosing: { _, depth in if depth == 0 { try self.writeMembers(to: writer) } }, anchor: { _, _, _ in })
         }
         let anchors = ExternalSorter(temporaryDirectory: temporaryDirectory)
-        try walk(writer: nil) { path, number, isObject in
+        try walk(writer: nil, beforeClosing: { _, _ in }) { path, number, isObject in
             var payload: [UInt8] = []
             withUnsafeBytes(of: number.littleEndian) { payload.append(contentsOf: $0) }
             payload.append(isObject ? 1 : 0)
@@ -171,12 +170,9 @@ final class MoveMerger {
         try placer.closeAll()
     }
 
-    private func walk(writer: JSONWriter?, anchor: ([String], UInt64, Bool) throws -> Void) throws {
-        try walk(writer: writer, beforeClosing: { _, _, _ in }, anchor: anchor)
-    }
-
+    /// Copies the tree to `writer` with the placements; without a tree, they make the root.
     private func walk(writer: JSONWriter, placing placement: inout Placement) throws {
-        try walk(writer: writer, beforeClosing: { number, depth, _ in
+        try walk(writer: writer, beforeClosing: { number, depth in
             try self.place(&placement, anchor: number, depth: depth, writer: writer)
         }, anchor: { _, _, _ in })
         if placement.anchor == Self.noRoot {
@@ -186,22 +182,11 @@ final class MoveMerger {
         }
     }
 
-    /// Walks the tree to `writer`, calling `beforeClosing` with each anchor object's number and depth
-    /// before it closes (and once with depth 0 around an empty tree).
-    private func walk(writer: JSONWriter, beforeClosing: (UInt64, Int, Bool) throws -> Void) throws {
-        if tree.size == 0 {
-            try writer.beginObject()
-            try beforeClosing(Self.noRoot, 0, true)
-            try writer.endObject()
-            return
-        }
-        try walk(writer: writer, beforeClosing: beforeClosing, anchor: { _, _, _ in })
-    }
-
     /// Walks the tree, descending only into containers at a proper prefix of a target: calls
     /// `anchor` with each anchor's path, number and objectness as it ends; with a `writer`, copies
-    /// the tree to it and writes each anchor object's placements before it closes.
-    private func walk(writer: JSONWriter?, beforeClosing: (UInt64, Int, Bool) throws -> Void, anchor: ([String], UInt64, Bool) throws -> Void) throws {
+    /// the tree to it and calls `beforeClosing` with each anchor object's number and depth before it
+    /// closes.
+    private func walk(writer: JSONWriter?, beforeClosing: (UInt64, Int) throws -> Void, anchor: ([String], UInt64, Bool) throws -> Void) throws {
         let reader = JSONReader(source: tree.stream(from: 0), sourceName: "tree of moved records")
         var path: [String] = []
         var containers: [(isObject: Bool, index: Int)] = []
@@ -235,7 +220,7 @@ final class MoveMerger {
                 containers.removeLast()
                 if let writer {
                     if top.isObject {
-                        try beforeClosing(number, path.count, true)
+                        try beforeClosing(number, path.count)
                         try writer.endObject()
                     } else {
                         try writer.endArray()
