@@ -279,6 +279,7 @@ final class MigrateCommandTests: XCTestCase {
         // Under keep, the record that cannot be placed is set aside whole, and the rest is written.
         r = try CLI.run(["migrate", dump, "--plan", plan, "-o", dir.path("out.json"), "--on-error", "keep"])
         XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("; 1 moved record that could not be placed in \(dir.path("out.json")).rejects.ndjson"), r.stderr)
         XCTAssertEqual(try json(dir.path("out.json")), try JSONSerialization.jsonObject(with: Data(#"{"new":{"a":{"kept":true},"b":{"n":2}}}"#.utf8)) as! NSObject)
         let rejects = try lines(dir.path("out.json.rejects.ndjson"))
         XCTAssertEqual(rejects.count, 1)

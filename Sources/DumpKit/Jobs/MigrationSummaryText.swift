@@ -32,7 +32,12 @@ public enum MigrationSummaryText {
     public static func done(_ s: MigrateJob.Summary, output: String) -> String {
         var line = "migrated \(s.stats.matched) of \(s.stats.records) records (\(s.stats.changed) changed, \(s.stats.moved) moved, \(s.stats.deleted) deleted)"
         if output != "-" { line += " -> \(output)" }
-        if let r = s.rejectsPath { line += "; \(s.stats.rejects) rejected values in \(r)" }
+        if let r = s.rejectsPath {
+            var parts: [String] = []
+            if s.stats.rejects > 0 || s.moveConflicts == 0 { parts.append("\(s.stats.rejects) rejected value" + (s.stats.rejects == 1 ? "" : "s")) }
+            if s.moveConflicts > 0 { parts.append("\(s.moveConflicts) moved record" + (s.moveConflicts == 1 ? "" : "s") + " that could not be placed") }
+            line += "; " + parts.joined(separator: " and ") + " in \(r)"
+        }
         if s.nothingToDo { line += "\n" + alreadyDone(s) }
         return line
     }
