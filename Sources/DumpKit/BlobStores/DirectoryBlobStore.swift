@@ -155,7 +155,8 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         defer { if target.owned { Glibc.close(objectParent) } }
         // The same bytes (hashed, whatever the metadata says) are kept. A folder made just now holds nothing.
         var outcome = BlobPutOutcome.stored
-        if !target.made, let existing = try hashContent(objectParent, leaf, name: name) {
+        // An object of another size is other bytes: replacing it needs no hash (the refusal names it).
+        if !target.made, let existing = try hashContent(objectParent, leaf, name: name, unlessSizeIsNot: replacing ? metadata.size : nil) {
             if existing.size == metadata.size && existing.sha256 == metadata.sha256 {
                 if (try? sidecar(name)) == metadata { return .unchanged }
                 try writeMetadata(metadata, metaFD: metaFD, runFD: runFD)
@@ -466,8 +467,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     }
 
     /// The size and SHA-256 (hex) of the regular file `leaf`, read in blocks of up to 1 MiB, or `nil`
-    /// when there is none (missing, a folder, a link, a FIFO: opened without blocking).
-    private func hashContent(_ parent: Int32, _ leaf: String, name: String) throws -> (size: Int64, sha256: String)? {
+    /// when there is none (missing, a folder, a link, a FIFO: opened without blocking). With
+    /// `expected`, a file of another size is not read (its SHA-256 is then empty).
+    private func hashContent(_ parent: Int32, _ leaf: String, name: String, unlessSizeIsNot expected: Int64?) throws -> (size: Int64, sha256: String)? {
         let fd = openat(parent, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT || errno == ELOOP { return nil }
@@ -477,6 +479,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw ioError(name, "cannot read the existing object") }
         guard (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        if let expected, Int64(st.st_size) != expected { return (Int64(st.st_size), "") }
         var hash = SHA256()
         var size: Int64 = 0
         var block = [UInt8](repeating: 0, count: max(1, min(Int(st.st_size), 1 << 20)))

@@ -26,7 +26,7 @@ enum FormatCheckers {
         case "uuid": return isUUID
         case "json-pointer": return isJSONPointer
         case "relative-json-pointer": return isRelativeJSONPointer
-        case "regex": return { (try? ECMARegex($0)) != nil }
+        case "regex": return ECMARegex.isValidSyntax
         default: return nil
         }
     }

@@ -29,6 +29,12 @@ final class ECMARegex: Sendable {
         self.init(tree: tree, groups: groups, source: pattern)
     }
 
+    /// Whether `pattern` is valid ECMA-262 (Unicode mode) syntax, parsed without compiling it.
+    static func isValidSyntax(_ pattern: String) -> Bool {
+        var parser = ECMARegexParser(pattern)
+        return (try? parser.parse()) != nil
+    }
+
     /// Compiles a syntax tree with `groups` capturing groups; `source` is the pattern for messages.
     init(tree: RegexNode, groups: Int, source: String) {
         self.source = source
