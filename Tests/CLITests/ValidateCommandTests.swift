@@ -190,6 +190,28 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(help.stdout.contains("/users/{uid}: user.schema.json"), help.stdout)
     }
 
+    /// A misspelt keyword is a warning naming the file, the place and the keyword meant (it does not
+    /// fail the run); JSON findings carry the failed keyword's schema path.
+    func testUnknownKeywordsWarnAndFindingsCarryTheirSchemaPath() throws {
+        let dir = try TemporaryDirectory()
+        try Data(#"{"type": "object", "properties": {"title": {"type": "string", "minLenght": 3}, "n": {"maximum": 1}}}"#.utf8)
+            .write(to: dir.url.appendingPathComponent("todo.schema.json"))
+        try Data(#"{"todos": {"a": {"title": "x", "n": 1}, "b": {"title": "y", "n": 2}}}"#.utf8).write(to: dir.url.appendingPathComponent("d.json"))
+        let schema = ["--schema", "/todos/{id}=\(dir.path("todo.schema.json"))"]
+        let text = try CLI.run(["validate", dir.path("d.json")] + schema)
+        XCTAssertEqual(text.status, 1, text.stderr)
+        XCTAssertTrue(text.stdout.contains(#"#/properties/title/minLenght: unknown keyword "minLenght" checks nothing; did you mean "minLength"?"#), text.stdout)
+        let r = try CLI.run(["validate", dir.path("d.json"), "--format", "json"] + schema)
+        let list = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any])["findings"] as! [[String: Any]]
+        XCTAssertEqual(list.map { "\($0["rule"]!) \($0["severity"]!) \($0["pointer"]!) \($0["schemaPath"]!)" }, [
+            "schema:maximum error /todos/b/n #/properties/n/maximum",
+            "schema:unknown-keyword warning  #/properties/title/minLenght",
+        ])
+        // Without the failing value, the warning alone leaves the exit code 0.
+        try Data(#"{"todos": {"a": {"title": "x", "n": 1}}}"#.utf8).write(to: dir.url.appendingPathComponent("d.json"))
+        XCTAssertEqual(try CLI.run(["validate", dir.path("d.json")] + schema).status, 0)
+    }
+
     /// Schemas that name each other by `$id` resolve offline: by `$id` in the schema's folder and in
     /// `--schema-dir` folders, and through `--ref-map` prefixes.
     func testSchemasReferToEachOtherByID() throws {

@@ -56,6 +56,36 @@ final class JSONSchemaTests: XCTestCase {
         XCTAssertFalse(schema.isValid(record))
     }
 
+    /// Findings say where the failed keyword is written (ajv's `schemaPath`), through `$ref`s too;
+    /// members that are no keyword of the draft are listed with a near keyword when there is one.
+    func testFindingsCarryTheSchemaPathAndUnknownKeywordsAreListed() throws {
+        let common = try json(#"{"$defs": {"name": {"type": "string", "minLength": 2}}}"#)
+        let resolver = JSONSchemaResolver { uri in uri == "https://example.com/common.json" ? common : nil }
+        let schema = try JSONSchema.compile(json("""
+            {"$id": "https://example.com/todo.json", "required": ["title"],
+             "properties": {"title": {"$ref": "#/$defs/title"}, "owner": {"$ref": "common.json#/$defs/name"},
+                            "tags": {"items": {"type": "string", "minLenght": 1}}},
+             "x-ui": {"widget": "list"}, "additionalProperties": false, "$defs": {"title": {"maxLength": 3, "descripton": "typo"}}, "colour": "red"}
+            """), resolver: resolver)
+        let findings = schema.validate(try json(#"{"title": "long", "owner": "x", "tags": [1], "extra": 0}"#))
+        XCTAssertEqual(findings.map { "\($0.pointer) \($0.schemaPath ?? "-")" }, [
+            "/title #/$defs/title/maxLength",
+            "/owner https://example.com/common.json#/$defs/name/minLength",
+            "/tags/0 #/properties/tags/items/type",
+            "/extra #/additionalProperties",
+        ])
+        XCTAssertEqual(schema.validate(try json("{}")).map(\.schemaPath), ["#/required"])
+        XCTAssertEqual(schema.unknownKeywords.map { "\($0.schemaPath) \($0.suggestion ?? "-")" }.sorted(), [
+            "#/$defs/title/descripton description",
+            "#/colour -",
+            "#/properties/tags/items/minLenght minLength",
+        ])
+        // A draft-07 keyword is unknown to 2020-12 and the other way round.
+        XCTAssertEqual(try compile(#"{"additionalItems": false, "dependentRequired": {}}"#).unknownKeywords.map(\.name), ["additionalItems"])
+        XCTAssertEqual(try compile(#"{"$schema": "http://json-schema.org/draft-07/schema#", "dependentRequired": {}}"#).unknownKeywords.map(\.name),
+                       ["dependentRequired"])
+    }
+
     func testApplicatorFindings() throws {
         let schema = try compile(#"{"anyOf": [{"type": "string"}, {"type": "integer"}], "not": {"const": 3}}"#)
         XCTAssertEqual(schema.validate(.bool(true)).map(\.rule), ["schema:anyOf"])

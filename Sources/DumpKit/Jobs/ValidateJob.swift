@@ -161,6 +161,7 @@ public struct ValidateJob {
         if !allowUnmatched {
             findings += unmatched.sorted().map { Self.unmatchedFinding(schemas[$0]) }
         }
+        findings += Self.unknownKeywordFindings(schemas)
         flush(&findings, into: &report)
         progress?.finish()
         if let blobs, let store {
@@ -220,6 +221,20 @@ public struct ValidateJob {
         let message = "no record matches \(binding.pattern): the schema \(binding.file) checked nothing "
             + "(check the pattern, or pass --allow-unmatched)"
         return tagged(Finding(severity: .error, rule: "schema:unmatched", pointer: "", message: message), binding)
+    }
+
+    /// A warning per unknown keyword in each schema file (once per file, however many patterns use it).
+    static func unknownKeywordFindings(_ bindings: [SchemaBinding]) -> [Finding] {
+        var seen = Set<String>()
+        return bindings.filter { seen.insert($0.file).inserted }.flatMap { binding in
+            binding.schema.unknownKeywords.map { unknown in
+                let hint = unknown.suggestion.map { "; did you mean \"\($0)\"?" } ?? ""
+                var f = Finding(severity: .warning, rule: "schema:unknown-keyword", pointer: "",
+                                message: "\(binding.file): \(unknown.schemaPath): unknown keyword \"\(unknown.name)\" checks nothing\(hint)")
+                f.schemaPath = unknown.schemaPath
+                return tagged(f, binding)
+            }
+        }
     }
 
     /// Puts a schema finding in its schema's group.

@@ -28,6 +28,9 @@ public struct Finding: Hashable, Sendable {
     /// The check it belongs to when that is more than the rule, e.g. the schema file of a
     /// `schema:required` finding (JUnit output has one test case per group).
     public var group: String?
+    /// Where in the schema the failed keyword is written, for `schema:` findings:
+    /// `#/properties/name/minLength` (`URI#/...` in a referenced document), as ajv's `schemaPath`.
+    public var schemaPath: String?
 
     public init(severity: Severity, rule: String, pointer: String, message: String, line: Int? = nil, column: Int? = nil) {
         self.severity = severity

@@ -87,6 +87,7 @@ public struct FindingsReport: Sendable {
             m["pointer"] = .string(f.pointer)
             if let line = f.line { m["line"] = .number(JSONNumber(line)) }
             if let column = f.column { m["column"] = .number(JSONNumber(column)) }
+            if let schemaPath = f.schemaPath { m["schemaPath"] = .string(schemaPath) }
             m["message"] = .string(f.message)
             return .object(m)
         })

@@ -41,6 +41,18 @@ public struct JSONSchema: Sendable {
         }
     }
 
+    /// A member of a schema object that no keyword of its draft has: it checks nothing.
+    public struct UnknownKeyword: Hashable, Sendable {
+        public let name: String
+        /// Where it is written (`#/properties/title/minLenght`).
+        public let schemaPath: String
+        /// A known keyword close to it (`minLength`), if there is one.
+        public let suggestion: String?
+    }
+
+    /// Members of the compiled subschemas that are not keywords (`x-` extensions are not counted).
+    public var unknownKeywords: [UnknownKeyword] { program.unknownKeywords }
+
     /// The base URI of a schema compiled without one (relative references resolve against it).
     public static let defaultBaseURI = "urn:dumpkit:schema"
 

@@ -13,19 +13,27 @@ struct SchemaCompiler {
     private var nodeIndex: [SchemaLocation: Int32] = [:]
     private var dynamicAnchors: [Int: [String: Int32]] = [:]
     private var usesDynamicScope = false
+    private let rootDocument: Int
+    private var unknownKeywords: [JSONSchema.UnknownKeyword] = []
 
     /// Compiles the subschema at `root` and everything it reaches.
     static func compile(root: SchemaLocation, registry: SchemaRegistry, assertFormat: Bool) throws(JSONSchemaError) -> SchemaProgram {
-        var compiler = SchemaCompiler(registry: registry, assertFormat: assertFormat)
+        var compiler = SchemaCompiler(registry: registry, assertFormat: assertFormat, rootDocument: root.document)
         let rootNode = try compiler.node(at: root)
         let anchors = (0..<registry.resources.count).map { compiler.dynamicAnchors[$0] ?? [:] }
         return SchemaProgram(nodes: compiler.nodes.map { $0! }, root: rootNode, dynamicAnchors: anchors,
-                             usesDynamicScope: compiler.usesDynamicScope)
+                             usesDynamicScope: compiler.usesDynamicScope, unknownKeywords: compiler.unknownKeywords)
     }
 
-    private init(registry: SchemaRegistry, assertFormat: Bool) {
+    private init(registry: SchemaRegistry, assertFormat: Bool, rootDocument: Int) {
         self.registry = registry
         self.assertFormat = assertFormat
+        self.rootDocument = rootDocument
+    }
+
+    /// `location` as findings name it: `#/pointer` in the compiled document, `URI#/pointer` in others.
+    private func schemaPath(_ location: SchemaLocation) -> String {
+        (location.document == rootDocument ? "" : registry.documents[location.document].uri) + "#" + location.pointer
     }
 
     private func invalid(_ message: String, at location: SchemaLocation) -> JSONSchemaError {
@@ -56,13 +64,18 @@ struct SchemaCompiler {
         default:
             throw invalid("a schema must be an object or a boolean, not \(value.typeName)", at: location)
         }
-        nodes[Int(id)] = SchemaNode(keywords: keywords, resource: Int32(info.resource))
+        nodes[Int(id)] = SchemaNode(keywords: keywords, resource: Int32(info.resource), location: schemaPath(location))
         return id
     }
 
     private mutating func compile(_ object: JSONObject, at location: SchemaLocation, info: SchemaRegistry.LocationInfo) throws(JSONSchemaError) -> [SchemaKeyword] {
         let vocabularies = info.dialect.vocabularies
         let draft7 = info.dialect.draft == .draft7
+        let known = info.dialect.knownKeywords
+        for member in object where !known.contains(member.key) && !member.key.hasPrefix("x-") {
+            unknownKeywords.append(JSONSchema.UnknownKeyword(name: member.key, schemaPath: schemaPath(location.appending(member.key)),
+                                                             suggestion: Self.nearest(member.key, in: known)))
+        }
         if draft7, let ref = object["$ref"] {
             return [.ref(try reference(ref, at: location.appending("$ref"), base: info.base))]
         }
@@ -93,6 +106,35 @@ struct SchemaCompiler {
             }
         }
         return keywords
+    }
+
+    /// The known keyword at most two edits away from `name` (ignoring case), if one is.
+    private static func nearest(_ name: String, in known: Set<String>) -> String? {
+        let a = Array(name.lowercased().utf8)
+        var best: (keyword: String, distance: Int)?
+        for keyword in known.sorted() {
+            let d = editDistance(a, Array(keyword.lowercased().utf8))
+            if d <= 2, d < (best?.distance ?? .max) { best = (keyword, d) }
+        }
+        return best?.keyword
+    }
+
+    /// Levenshtein distance with adjacent transpositions counted as one edit.
+    private static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        if abs(a.count - b.count) > 2 { return 3 }
+        var previous2 = [Int](repeating: 0, count: b.count + 1)
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + [Int](repeating: 0, count: b.count)
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { current[j] = min(current[j], previous2[j - 2] + 1) }
+            }
+            previous2 = previous
+            previous = current
+        }
+        return a.isEmpty ? b.count : previous[b.count]
     }
 
     // MARK: - References

@@ -32,6 +32,36 @@ struct SchemaDialect: Hashable, Sendable {
     static let draft7 = SchemaDialect(
         draft: .draft7, vocabularies: [.core, .applicator, .validation, .formatAnnotation, .content, .metaData])
 
+    /// Every keyword the draft defines, in any vocabulary (plus `definitions` and `$defs`, the
+    /// places both drafts' schemas keep subschemas in). Anything else in a schema is ignored, and
+    /// reported as unknown (a typo such as `minLenght` silently checks nothing).
+    var knownKeywords: Set<String> {
+        switch draft {
+        case .draft2020_12: return Self.keywords2020_12
+        case .draft7: return Self.keywordsDraft7
+        }
+    }
+
+    private static let keywords2020_12: Set<String> = [
+        "$schema", "$id", "$anchor", "$dynamicAnchor", "$ref", "$dynamicRef", "$defs", "definitions", "$comment",
+        "$vocabulary", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "prefixItems", "items",
+        "contains", "properties", "patternProperties", "additionalProperties", "propertyNames", "unevaluatedItems",
+        "unevaluatedProperties", "type", "const", "enum", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+        "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxContains",
+        "minContains", "maxProperties", "minProperties", "required", "dependentRequired", "format", "contentEncoding",
+        "contentMediaType", "contentSchema", "title", "description", "default", "deprecated", "readOnly", "writeOnly",
+        "examples",
+    ]
+
+    private static let keywordsDraft7: Set<String> = [
+        "$schema", "$id", "$ref", "$comment", "definitions", "$defs", "allOf", "anyOf", "oneOf", "not", "if", "then",
+        "else", "items", "additionalItems", "contains", "properties", "patternProperties", "additionalProperties",
+        "dependencies", "propertyNames", "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum",
+        "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems", "uniqueItems", "maxProperties",
+        "minProperties", "required", "format", "contentEncoding", "contentMediaType", "title", "description", "default",
+        "readOnly", "writeOnly", "examples",
+    ]
+
     /// The metaschema URIs (without an empty fragment) that select a dialect without loading anything.
     static func builtin(_ metaschemaURI: String) -> SchemaDialect? {
         switch metaschemaURI {

@@ -68,6 +68,8 @@ struct SchemaEvaluator {
     private let usesDynamicScope: Bool
     private let pointerPrefix: String
     private var path: [PathSegment] = []
+    /// The location of the subschema being evaluated (report mode only).
+    private var location = ""
     private var scope: [Int32] = []
     private var depth = 0
     private(set) var findings: [Finding] = []
@@ -103,7 +105,9 @@ struct SchemaEvaluator {
     }
 
     private mutating func fail(_ keyword: String, _ message: String) {
-        findings.append(Finding(severity: .error, rule: "schema:" + keyword, pointer: pointer, message: message))
+        var finding = Finding(severity: .error, rule: "schema:" + keyword, pointer: pointer, message: message)
+        finding.schemaPath = location + "/" + JSONPointer.escape(keyword)
+        findings.append(finding)
     }
 
     private static func quoted(_ s: String) -> String {
@@ -148,6 +152,9 @@ struct SchemaEvaluator {
             return false
         }
         depth += 1
+        let outer = location
+        if report { location = node.location }
+        defer { if report { location = outer } }
         let pushed = usesDynamicScope && scope.last != node.resource
         if pushed { scope.append(node.resource) }
         let valid: Bool

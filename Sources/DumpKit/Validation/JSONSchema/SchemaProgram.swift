@@ -11,12 +11,15 @@ final class SchemaProgram: Sendable {
     let dynamicAnchors: [[String: Int32]]
     /// Whether any `$dynamicRef` needs the dynamic scope tracked during evaluation.
     let usesDynamicScope: Bool
+    /// The schema paths of keywords no dialect in use defines (typos such as `minLenght`).
+    let unknownKeywords: [JSONSchema.UnknownKeyword]
     /// `nodes` as unretained references (the program keeps them alive), so that evaluation does not
     /// retain and release a node per subschema. Written only here.
     nonisolated(unsafe) let unretainedNodes: UnsafeMutableBufferPointer<Unmanaged<SchemaNode>>
 
-    init(nodes: [SchemaNode], root: Int32, dynamicAnchors: [[String: Int32]], usesDynamicScope: Bool) {
+    init(nodes: [SchemaNode], root: Int32, dynamicAnchors: [[String: Int32]], usesDynamicScope: Bool, unknownKeywords: [JSONSchema.UnknownKeyword]) {
         self.nodes = nodes
+        self.unknownKeywords = unknownKeywords
         self.root = root
         self.dynamicAnchors = dynamicAnchors
         self.usesDynamicScope = usesDynamicScope
@@ -35,10 +38,14 @@ final class SchemaNode: Sendable {
     let resource: Int32
     /// Whether it has `unevaluatedProperties`/`unevaluatedItems` and so collects annotations.
     let tracksEvaluated: Bool
+    /// Where the subschema is written (`#/properties/name` in the root document, the document's
+    /// URI before the `#` in others): findings' schema paths start here.
+    let location: String
 
-    init(keywords: [SchemaKeyword], resource: Int32) {
+    init(keywords: [SchemaKeyword], resource: Int32, location: String) {
         self.keywords = keywords
         self.resource = resource
+        self.location = location
         tracksEvaluated = keywords.contains {
             switch $0 {
             case .unevaluatedItems, .unevaluatedProperties: return true
