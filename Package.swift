@@ -1,13 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Linux only: the code calls Glibc and Linux system calls (O_TMPFILE, openat2, syncfs,
+// sync_file_range, OFD locks) directly, and is built and tested on Linux alone.
 let package = Package(
     name: "DumpKit",
-    platforms: [.macOS(.v13)],
     products: [
         .library(name: "DumpKit", targets: ["DumpKit"]),
         .library(name: "JSONStream", targets: ["JSONStream"]),
         .library(name: "ArchiveKit", targets: ["ArchiveKit"]),
+        .library(name: "JSONSchema", targets: ["JSONSchema"]),
+        .library(name: "FirebaseRules", targets: ["FirebaseRules"]),
         .executable(name: "dumpkit", targets: ["dumpkit"]),
     ],
     dependencies: [
@@ -30,12 +33,18 @@ let package = Package(
         .target(name: "ArchiveKit", dependencies: ["CArchive", "CZstd"]),
         .target(name: "JSONStream", dependencies: ["CPlatform"]),
         .target(name: "CPlatform"),
+        .target(name: "RegexEngine"),
+        .target(name: "JSONSchema", dependencies: ["JSONStream", "RegexEngine"]),
+        .target(name: "FirebaseRules", dependencies: ["JSONStream", "RegexEngine"]),
         .target(
             name: "DumpKit",
             dependencies: [
                 "JSONStream",
                 "ArchiveKit",
                 "CPlatform",
+                "RegexEngine",
+                "JSONSchema",
+                "FirebaseRules",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Yams", package: "Yams"),
             ]
@@ -44,11 +53,15 @@ let package = Package(
             name: "dumpkit",
             dependencies: [
                 "DumpKit",
+                "FirebaseRules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream", "TestSupport"]),
+        .testTarget(name: "RegexEngineTests", dependencies: ["RegexEngine"]),
+        .testTarget(name: "JSONSchemaTests", dependencies: ["JSONSchema", "JSONStream", "TestSupport"]),
+        .testTarget(name: "FirebaseRulesTests", dependencies: ["FirebaseRules", "JSONStream", "TestSupport"]),
         .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "CZstd", "TestSupport"]),
         .testTarget(
             name: "DumpKitTests",

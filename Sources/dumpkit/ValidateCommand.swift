@@ -1,5 +1,6 @@
 import ArgumentParser
 import DumpKit
+import FirebaseRules
 import Foundation
 import JSONStream
 

@@ -1,5 +1,6 @@
 import ArchiveKit
 import Foundation
+import JSONStream
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,7 @@
 import ArchiveKit
 import Crypto
 import Foundation
+import JSONStream
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import Foundation
+import JSONStream
 
 /// Sorts entries, each a key and a payload of bytes, by key (bytewise; equal keys keep no particular
 /// order) in bounded memory: entries gather in memory up to `budget` bytes, each such run is sorted

@@ -1,4 +1,6 @@
+import FirebaseRules
 import Foundation
+import JSONSchema
 import JSONStream
 import Yams
 
@@ -116,10 +118,10 @@ public struct ValidateJob {
                 for (i, binding) in schemas.enumerated() {
                     Self.forEachMatch(of: binding.pattern, in: dump) { path, value in
                         unmatched.remove(i)
-                        findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map { Self.tagged($0, binding) }
+                        findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map { Self.tagged(Finding($0), binding) }
                     }
                 }
-                findings += evaluator(rules).validateDump(InMemoryRulesSource(dump), strict: strict)
+                findings += evaluator(rules).validateDump(InMemoryRulesSource(dump), strict: strict).map(Finding.init)
             }
         } else {
             let index = rulesOnDisk ? RulesDumpIndex(expandBytes: rulesExpandBytes) : nil
@@ -150,7 +152,7 @@ public struct ValidateJob {
             if let rules, let index {
                 let positional: PositionalByteSource = try spool ?? ReadOnlyFile(path: input)
                 let dump = OnDiskRulesSource(file: positional, name: file.name, index: index)
-                findings += evaluator(rules).validateDump(dump, strict: strict)
+                findings += evaluator(rules).validateDump(dump, strict: strict).map(Finding.init)
                 if let error = dump.readError { throw error }
             }
         }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import JSONStream
 
 /// A declarative migration from one schema version to the next, read from a YAML or JSON plan file.
 ///

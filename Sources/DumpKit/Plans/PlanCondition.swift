@@ -1,3 +1,4 @@
+import RegexEngine
 import JSONStream
 
 /// One test of a step's `where`: a field and what it must be. A step applies to a record only when

@@ -1,3 +1,6 @@
+import FirebaseRules
+import JSONSchema
+
 /// One problem found in a dump: validators report findings instead of throwing.
 public struct Finding: Hashable, Sendable {
     /// How serious a finding is; `error` makes `dumpkit validate` exit with 1.
@@ -39,5 +42,18 @@ public struct Finding: Hashable, Sendable {
         self.message = message
         self.line = line
         self.column = column
+    }
+}
+
+extension Finding {
+    /// A schema violation as an error finding, `schema:<keyword>`.
+    init(_ violation: SchemaViolation) {
+        self.init(severity: .error, rule: "schema:" + violation.keyword, pointer: violation.pointer, message: violation.message)
+        schemaPath = violation.schemaPath
+    }
+
+    /// A rules violation as an error finding, `rules:.validate` or `rules:.write`.
+    init(_ violation: RulesViolation) {
+        self.init(severity: .error, rule: "rules:" + violation.rule.rawValue, pointer: violation.pointer, message: violation.message)
     }
 }

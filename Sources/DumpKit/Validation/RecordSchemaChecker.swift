@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import JSONSchema
 import JSONStream
 
 /// Checks records against their schemas on a thread of its own while the caller reads the next
@@ -157,12 +158,11 @@ final class RecordSchemaChecker: @unchecked Sendable {
         guard !binding.schema.isValid(tape, at: index) else { return }
         let recordPrefix = JSONPointer.string(record)
         let pointerPrefix = below.isEmpty ? recordPrefix : recordPrefix + JSONPointer.string(below)
-        for var f in binding.schema.validate(tape, at: index, pointerPrefix: pointerPrefix) {
-            if f.line == nil {
-                let at = Self.location(of: f.pointer.dropFirst(recordPrefix.count), in: tape)
-                f.line = at.line
-                f.column = at.column
-            }
+        for violation in binding.schema.validate(tape, at: index, pointerPrefix: pointerPrefix) {
+            var f = Finding(violation)
+            let at = Self.location(of: f.pointer.dropFirst(recordPrefix.count), in: tape)
+            f.line = at.line
+            f.column = at.column
             emit(ValidateJob.tagged(f, binding))
         }
     }
