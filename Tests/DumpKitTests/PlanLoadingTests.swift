@@ -310,21 +310,6 @@ final class PlanLoadingTests: XCTestCase {
         XCTAssertThrowsError(try DateTemplate(format: "yyyy/MM/dd 'T", timeZone: "UTC"))
     }
 
-    func testDecimalNumbers() {
-        XCTAssertEqual(DecimalNumber("1.50"), DecimalNumber("1.5"))
-        XCTAssertEqual(DecimalNumber("15e-1"), DecimalNumber("1.5"))
-        XCTAssertNil(DecimalNumber("007"))
-        XCTAssertEqual(DecimalNumber(" +007 ", lenient: true)?.text, "7")
-        XCTAssertNil(DecimalNumber("1."))
-        XCTAssertNil(DecimalNumber("٣", lenient: true))
-        XCTAssertEqual(DecimalNumber("1482814956.1234")!.shifted(by: 3).text, "1482814956123.4")
-        XCTAssertEqual(DecimalNumber("-0.0005")!.shifted(by: 3).rounded().text, "-1")
-        XCTAssertEqual(DecimalNumber("9.99")!.rounded().text, "10")
-        XCTAssertEqual(DecimalNumber("0.4")!.rounded().text, "0")
-        XCTAssertEqual(DecimalNumber("-0")!.text, "0")
-        XCTAssertEqual(DecimalNumber("1e2")!.text, "100")
-    }
-
     func testFieldPaths() throws {
         XCTAssertEqual(FieldPath("meta/created")?.segments, ["meta", "created"])
         XCTAssertEqual(FieldPath("a~1b/c~0d")?.segments, ["a/b", "c~d"])

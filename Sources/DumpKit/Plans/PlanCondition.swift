@@ -95,7 +95,7 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
             }
         case .type(let name):
             guard let value else { return false }
-            if name == "integer" { return value.numberValue.flatMap { DecimalNumber($0.text)?.isInteger } ?? false }
+            if name == "integer" { return value.numberValue.flatMap { ExactDecimal($0.text)?.isInteger } ?? false }
             if name == "number" { return value.numberValue != nil }
             return value.typeName == name
         }

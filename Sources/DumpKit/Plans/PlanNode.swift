@@ -126,8 +126,8 @@ struct PlanNode {
     /// JSON number text for a YAML number: kept as written when it is JSON already (`1.50`), else in
     /// plain decimal (`+7` -> `7`); `nil` for `.inf` and `.nan`.
     private static func jsonNumber(_ text: String) -> JSONNumber? {
-        if DecimalNumber(text) != nil { return JSONNumber(text: text) }
-        return DecimalNumber(text, lenient: true)?.jsonNumber
+        if ExactDecimal(text) != nil { return JSONNumber(text: text) }
+        return ExactDecimal(text, lenient: true)?.jsonNumber
     }
 
     // MARK: - JSON

@@ -32,7 +32,7 @@ public struct BackfillOperation: PlanOperation {
             try edit.reject(at: field, value: .string(key), reason: "the key '\(key)' is not a push ID, so it holds no creation time", removing: [])
             return false
         }
-        let time = DecimalNumber(ms)
+        let time = ExactDecimal(ms)
         return try edit.set(field, .number((inSeconds ? time.shifted(by: -3) : time).jsonNumber))
     }
 }

@@ -149,7 +149,7 @@ struct DateTemplate: Sendable {
                 guard rest.hasPrefix(l) else { return nil }
                 rest = rest.dropFirst(l.count)
             case .field(let f, let width, let minWidth):
-                let digits = rest.prefix(width).prefix(while: \.isASCIIDigit)
+                let digits = rest.prefix(width).prefix { $0.isASCII && $0.isNumber }
                 if digits.count < width && minWidth == width { return nil }
                 guard digits.count >= minWidth, let v = Int(digits) else { return nil }
                 values[f] = v

@@ -33,17 +33,17 @@ struct ValueConverter: Sendable {
         switch (from, to) {
         case (.string, .number):
             guard case .string(let s) = value else { return typeMismatch(value, "a string") }
-            if DecimalNumber(s) != nil { return .success(.number(JSONNumber(text: s))) }
-            guard let d = DecimalNumber(s, lenient: true) else { return fail("'\(s)' is not a number") }
+            if ExactDecimal(s) != nil { return .success(.number(JSONNumber(text: s))) }
+            guard let d = ExactDecimal(s, lenient: true) else { return fail("'\(s)' is not a number") }
             return .success(.number(d.jsonNumber))
         case (.string, .integer):
             guard case .string(let s) = value else { return typeMismatch(value, "a string") }
-            guard let d = DecimalNumber(s, lenient: true) else { return fail("'\(s)' is not a number") }
+            guard let d = ExactDecimal(s, lenient: true) else { return fail("'\(s)' is not a number") }
             guard d.isInteger else { return fail("'\(s)' is not a whole number") }
             return .success(.number(d.jsonNumber))
         case (.number, .string), (.integer, .string):
             guard case .number(let n) = value else { return typeMismatch(value, "a number") }
-            if from == .integer, DecimalNumber(n.text)?.isInteger != true { return fail("\(n.text) is not a whole number") }
+            if from == .integer, ExactDecimal(n.text)?.isInteger != true { return fail("\(n.text) is not a whole number") }
             return .success(.string(n.text))
         case (.string, .boolean):
             guard case .string(let s) = value else { return typeMismatch(value, "a string") }
@@ -59,10 +59,10 @@ struct ValueConverter: Sendable {
             guard case .bool(let b) = value else { return typeMismatch(value, "a boolean") }
             return .success(.number(b ? "1" : "0"))
         case (.integer, .boolean):
-            guard case .number(let n) = value, let d = DecimalNumber(n.text) else { return typeMismatch(value, "a number") }
-            return .success(.bool(d != DecimalNumber(0)))
+            guard case .number(let n) = value, let d = ExactDecimal(n.text) else { return typeMismatch(value, "a number") }
+            return .success(.bool(d != ExactDecimal(0)))
         case (.seconds, .milliseconds), (.milliseconds, .seconds):
-            guard case .number(let n) = value, let d = DecimalNumber(n.text) else { return typeMismatch(value, "a number") }
+            guard case .number(let n) = value, let d = ExactDecimal(n.text) else { return typeMismatch(value, "a number") }
             let shifted = d.shifted(by: from == .seconds ? 3 : -3)
             return .success(.number((to == .milliseconds ? shifted.rounded() : shifted).jsonNumber))
         case (.date, .milliseconds), (.date, .seconds):
@@ -70,10 +70,10 @@ struct ValueConverter: Sendable {
             guard let ms = template!.milliseconds(from: s) else {
                 return fail("'\(s)' is not a date in the format '\(template!.format)' (\(template!.zoneName))")
             }
-            let d = DecimalNumber(ms)
+            let d = ExactDecimal(ms)
             return .success(.number((to == .seconds ? d.shifted(by: -3) : d).jsonNumber))
         case (.milliseconds, .date), (.seconds, .date):
-            guard case .number(let n) = value, let d = DecimalNumber(n.text) else { return typeMismatch(value, "a number") }
+            guard case .number(let n) = value, let d = ExactDecimal(n.text) else { return typeMismatch(value, "a number") }
             guard let ms = (from == .seconds ? d.shifted(by: 3) : d).rounded().int64Value, abs(ms) < 253_402_300_800_000 else {
                 return fail("\(n.text) is out of the range of dates")
             }
