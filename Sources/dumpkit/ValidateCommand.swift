@@ -120,9 +120,9 @@ struct ValidateCommand: ParsableCommand {
             for s in schemas {
                 guard let eq = s.firstIndex(of: "=") else { throw UsageError("--schema takes PATTERN=FILE, got '\(s)'") }
                 let file = String(s[s.index(after: eq)...])
-                job.schemas.append(try ValidateJob.loadSchema(pattern: String(s[..<eq]), file: file, catalog: catalog))
+                job.schemas.append(try SchemaBinding.load(pattern: String(s[..<eq]), file: file, catalog: catalog))
             }
-            if let schemaMap { job.schemas += try ValidateJob.loadSchemaMap(schemaMap, catalog: catalog) }
+            if let schemaMap { job.schemas += try SchemaBinding.loadMap(schemaMap, catalog: catalog) }
             if let rules { job.rules = try RulesFile(contentsOfFile: rules) }
             if let auth {
                 do {

@@ -90,7 +90,7 @@ final class LibrarySnippetsTests: XCTestCase {
             try migrate()
             // snippet: validating
             var validate = ValidateJob(input: "v2.json")
-            validate.schemas = [try ValidateJob.loadSchema(pattern: "/v2/todolist/{id}", file: "schemas/todolist/v2.schema.json")]
+            validate.schemas = [try SchemaBinding.load(pattern: "/v2/todolist/{id}", file: "schemas/todolist/v2.schema.json")]
             let report = try validate.run()  // findings, never thrown: a bad schema or an unreadable dump throws
             for finding in report.findings { print(finding.severity, finding.rule, finding.pointer, finding.message) }
             // end snippet

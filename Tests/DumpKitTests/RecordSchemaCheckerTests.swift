@@ -70,7 +70,7 @@ final class RecordSchemaCheckerTests: XCTestCase {
                                           file: StaticString = #filePath, line: UInt = #line) throws -> Int {
         let schemaPath = schema.hasPrefix("/") ? schema : TestData.projectRoot.appendingPathComponent(schema).path
         var job = ValidateJob(input: dump)
-        job.schemas = [try ValidateJob.loadSchema(pattern: pattern, file: schemaPath)]
+        job.schemas = [try SchemaBinding.load(pattern: pattern, file: schemaPath)]
         job.maxFindings = .max
         let got = try job.run().findings.filter { $0.rule.hasPrefix("schema:") }
 

@@ -2,18 +2,10 @@ import FirebaseRules
 import Foundation
 import JSONSchema
 import JSONStream
-import Yams
 
 /// `dumpkit validate`: the database's limits, JSON Schemas per record pattern and security rules,
 /// checked over a dump, reported as findings.
 public struct ValidateJob {
-    /// A schema bound to the records a pattern matches.
-    public struct SchemaBinding {
-        public var pattern: PathPattern
-        public var file: String
-        public var schema: JSONSchema
-    }
-
     /// The blob store to cross-check the dump's references against (`--blobs`), see
     /// `BlobReferenceChecker`.
     public struct BlobCheck {
@@ -43,50 +35,6 @@ public struct ValidateJob {
     public var rulesExpandBytes = OnDiskRulesSource.defaultExpandBytes
 
     public init(input: String) { self.input = input }
-
-    /// Compiles the schema at `file` for the records `pattern` matches; errors name the file.
-    /// `$ref`s resolve against the file's folder, by `$id` among the schemas of that folder and
-    /// of `catalog`, and through the catalog's URI prefixes; never over the network.
-    public static func loadSchema(pattern: String, file: String, catalog: SchemaCatalog = SchemaCatalog()) throws -> SchemaBinding {
-        let p = try PathPattern(pattern)
-        let url = URL(fileURLWithPath: file).standardizedFileURL
-        guard let data = FileManager.default.contents(atPath: url.path) else { throw InputError(file: file, message: "cannot read the schema") }
-        let value = try JSONReader(source: MemoryByteSource([UInt8](data)), sourceName: file).readValue()
-        let dir = url.deletingLastPathComponent()
-        let base = "file://" + dir.path + "/"
-        try catalog.addDirectory(dir.path, recursive: false)
-        do {
-            let schema = try JSONSchema.compile(value, baseURI: base + url.lastPathComponent,
-                                                resolver: catalog.resolver(first: .directory(dir, servedAs: base)))
-            return SchemaBinding(pattern: p, file: file, schema: schema)
-        } catch where error.kind == .unresolvableReference {
-            throw InputError(file: file, message: "invalid schema: \(error) (schemas are found by $id in this schema's folder and in "
-                             + "--schema-dir folders, or by --ref-map URI-PREFIX=DIR; never over the network)")
-        } catch {
-            throw InputError(file: file, message: "invalid schema: \(error)")
-        }
-    }
-
-    /// Reads a schema map (JSON or YAML: `{"/v1/todolist/{id}": "todolist.schema.json"}`), with
-    /// files relative to the map.
-    public static func loadSchemaMap(_ path: String, catalog: SchemaCatalog = SchemaCatalog()) throws -> [SchemaBinding] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw InputError(file: path, message: "cannot read the schema map") }
-        let dir = URL(fileURLWithPath: path).deletingLastPathComponent()
-        let parsed: Any?
-        do {
-            parsed = try Yams.load(yaml: String(decoding: data, as: UTF8.self))
-        } catch {
-            throw InputError(file: path, message: "not a YAML or JSON map: \(error)")
-        }
-        guard let map = parsed as? [String: Any] else {
-            throw InputError(file: path, message: "expected a map of path patterns to schema files")
-        }
-        return try map.keys.sorted().map { pattern in
-            guard let file = map[pattern] as? String else { throw InputError(file: path, message: "the schema for \(pattern) must be a file name") }
-            let full = file.hasPrefix("/") ? file : dir.appendingPathComponent(file).path
-            return try loadSchema(pattern: pattern, file: full, catalog: catalog)
-        }
-    }
 
     /// Reads the dump and gathers every finding: limits, schemas and (large dumps) the rules index in
     /// one streaming pass, then the rules, then the blob references in a pass of their own. A dump
@@ -118,7 +66,7 @@ public struct ValidateJob {
                 for (i, binding) in schemas.enumerated() {
                     Self.forEachMatch(of: binding.pattern, in: dump) { path, value in
                         unmatched.remove(i)
-                        findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map { Self.tagged(Finding($0), binding) }
+                        findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map { binding.tagged(Finding($0)) }
                     }
                 }
                 findings += evaluator(rules).validateDump(InMemoryRulesSource(dump), strict: strict).map(Finding.init)
@@ -222,7 +170,7 @@ public struct ValidateJob {
     static func unmatchedFinding(_ binding: SchemaBinding) -> Finding {
         let message = "no record matches \(binding.pattern): the schema \(binding.file) checked nothing "
             + "(check the pattern, or pass --allow-unmatched)"
-        return tagged(Finding(severity: .error, rule: "schema:unmatched", pointer: "", message: message), binding)
+        return binding.tagged(Finding(severity: .error, rule: "schema:unmatched", pointer: "", message: message))
     }
 
     /// A warning per unknown keyword in each schema file (once per file, however many patterns use it).
@@ -234,17 +182,11 @@ public struct ValidateJob {
                 var f = Finding(severity: .warning, rule: "schema:unknown-keyword", pointer: "",
                                 message: "\(binding.file): \(unknown.schemaPath): unknown keyword \"\(unknown.name)\" checks nothing\(hint)")
                 f.schemaPath = unknown.schemaPath
-                return tagged(f, binding)
+                return binding.tagged(f)
             }
         }
     }
 
-    /// Puts a schema finding in its schema's group.
-    static func tagged(_ f: Finding, _ binding: SchemaBinding) -> Finding {
-        var f = f
-        f.group = "schema:" + binding.file
-        return f
-    }
 
     /// Calls `body` with every subtree of `value` whose path `pattern` matches.
     static func forEachMatch(of pattern: PathPattern, in value: JSONValue, path: [String] = [], _ body: ([String], JSONValue) -> Void) {

@@ -27,7 +27,7 @@ final class RecordSchemaChecker: @unchecked Sendable {
         @exclusivity(unchecked) var bytes = 0
     }
 
-    private let schemas: [ValidateJob.SchemaBinding]
+    private let schemas: [SchemaBinding]
     /// Receives the findings, on the checker's thread (until `finish()` returns).
     private let emit: (Finding) -> Void
     /// Per schema, whether it was applied to some value; written by the checker's thread, to be read
@@ -45,7 +45,7 @@ final class RecordSchemaChecker: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts the checker's thread; every schema applies to each value its pattern matches.
-    init(schemas: [ValidateJob.SchemaBinding], emit: @escaping (Finding) -> Void) {
+    init(schemas: [SchemaBinding], emit: @escaping (Finding) -> Void) {
         self.schemas = schemas
         self.emit = emit
         applied = Array(repeating: false, count: schemas.count)
@@ -163,7 +163,7 @@ final class RecordSchemaChecker: @unchecked Sendable {
             let at = Self.location(of: f.pointer.dropFirst(recordPrefix.count), in: tape)
             f.line = at.line
             f.column = at.column
-            emit(ValidateJob.tagged(f, binding))
+            emit(binding.tagged(f))
         }
     }
 
