@@ -30,7 +30,8 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"])]
         ),
-        .target(name: "ArchiveKit", dependencies: ["CArchive", "CZstd"]),
+        .target(name: "Workers"),
+        .target(name: "ArchiveKit", dependencies: ["CArchive", "CZstd", "Workers"]),
         .target(name: "JSONStream", dependencies: ["CPlatform"]),
         .target(name: "CPlatform"),
         .target(name: "RegexEngine"),
@@ -41,6 +42,7 @@ let package = Package(
             dependencies: [
                 "JSONStream",
                 "ArchiveKit",
+                "Workers",
                 "CPlatform",
                 "RegexEngine",
                 "JSONSchema",
@@ -62,10 +64,10 @@ let package = Package(
         .testTarget(name: "RegexEngineTests", dependencies: ["RegexEngine"]),
         .testTarget(name: "JSONSchemaTests", dependencies: ["JSONSchema", "JSONStream", "TestSupport"]),
         .testTarget(name: "FirebaseRulesTests", dependencies: ["FirebaseRules", "JSONStream", "TestSupport"]),
-        .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "CZstd", "TestSupport"]),
+        .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "Workers", "CZstd", "TestSupport"]),
         .testTarget(
             name: "DumpKitTests",
-            dependencies: ["DumpKit", "CPlatform", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["DumpKit", "Workers", "CPlatform", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
     ],

@@ -1,6 +1,7 @@
 import CArchive
 import CZstd
 import Foundation
+import Workers
 
 /// Compresses a byte stream into a sequence of independent zstd frames, on a `WorkerPool`, and writes
 /// them in order to a sink; stretches announced with `storeRaw(count:)` or given with `storeRaw(_:)`

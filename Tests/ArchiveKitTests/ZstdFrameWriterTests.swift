@@ -1,6 +1,7 @@
 @testable import ArchiveKit
 import CZstd
 import Foundation
+import Workers
 import TestSupport
 import XCTest
 

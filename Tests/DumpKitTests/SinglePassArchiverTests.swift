@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import JSONStream
 import TestSupport
+import Workers
 import XCTest
 
 @testable import DumpKit

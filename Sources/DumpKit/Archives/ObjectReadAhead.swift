@@ -1,6 +1,7 @@
 import ArchiveKit
 import Crypto
 import Foundation
+import Workers
 import JSONStream
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import ArchiveKit
 import JSONStream
+import Workers
 
 /// Writes a `.tar.zst` archive in one pass over the files, with the manifest still its first entry.
 ///

@@ -1,4 +1,4 @@
-import ArchiveKit
+import Workers
 import Foundation
 import JSONStream
 
