@@ -171,19 +171,18 @@ final class ArchiveJobTests: XCTestCase {
             imageEntry.extendedAttribute("user.dumpkit.cacheControl").map { String(decoding: $0, as: UTF8.self) }, "public, max-age=3600")
     }
 
-    func testSidecarsOfAStoreInTheOldLayoutStillProvideTheMetadata() throws {
+    func testASidecarThatDescribesAnotherObjectIsNotTakenForIt() throws {
         let bucket = try ArchiveTestBucket(at: directory.path("store"))
-        try bucket.writeSidecar(image, contentType: "image/jpeg", custom: ["firebaseStorageDownloadTokens": "old-token"], cacheControl: nil, legacy: true)
-        // A sidecar at the new place that describes another object is not taken for this one.
+        try bucket.writeSidecar(image, contentType: "image/jpeg", custom: ["firebaseStorageDownloadTokens": "the-token"], cacheControl: nil)
         try FileManager.default.createDirectory(
             atPath: (bucket.root + "/" + DirectoryBlobStore.metadataPath(of: note) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
-            atPath: bucket.root + "/" + DirectoryBlobStore.legacyMetadataPath(of: image), toPath: bucket.root + "/" + DirectoryBlobStore.metadataPath(of: note))
+            atPath: bucket.root + "/" + DirectoryBlobStore.metadataPath(of: image), toPath: bucket.root + "/" + DirectoryBlobStore.metadataPath(of: note))
         let summary = try archiveBucket(bucket.root, to: directory.path("s.tar"))
         XCTAssertEqual(summary.notes.count, 1)
         XCTAssertTrue(summary.notes[0].contains("describes \(String(reflecting: image))"), summary.notes[0])
         let manifest = try XCTUnwrap(try readArchiveContents(directory.path("s.tar")).0)
-        XCTAssertEqual(manifest.object(at: image)?.metadata.customMetadata, ["firebaseStorageDownloadTokens": "old-token"])
+        XCTAssertEqual(manifest.object(at: image)?.metadata.customMetadata, ["firebaseStorageDownloadTokens": "the-token"])
         XCTAssertEqual(manifest.object(at: note)?.metadata.customMetadata, [:])
         XCTAssertEqual(manifest.object(at: note)?.metadata.sha256, bucket.metadata(note, contentType: nil).sha256)
     }

@@ -48,13 +48,13 @@ struct ArchiveTestBucket {
             cacheControl: cacheControl, updated: Self.times[name]! * 1000)
     }
 
-    /// Writes the sidecar of `name` as a blob store does (`legacy`: as builds before 2026-11-24 did).
+    /// Writes the sidecar of `name` as a blob store does.
     func writeSidecar(
-        _ name: String, contentType: String, custom: [String: String], cacheControl: String?, size: Int64? = nil, legacy: Bool = false
+        _ name: String, contentType: String, custom: [String: String], cacheControl: String?, size: Int64? = nil
     ) throws {
         var metadata = metadata(name, contentType: contentType, custom: custom, cacheControl: cacheControl)
         if let size { metadata.size = size }
-        let path = root + "/" + (legacy ? DirectoryBlobStore.legacyMetadataPath(of: name) : DirectoryBlobStore.metadataPath(of: name))
+        let path = root + "/" + DirectoryBlobStore.metadataPath(of: name)
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         let sink = MemoryByteSink()
         let writer = JSONWriter(sink: sink)

@@ -136,32 +136,6 @@ final class BlobStoreTests: XCTestCase {
         }
     }
 
-    func testAStoreInTheOldLayoutIsReadAndItsOldFilesGoWhenRewritten() throws {
-        let dir = try TemporaryDirectory()
-        let root = dir.path("s")
-        let legacy = { (name: String) in root + "/" + DirectoryBlobStore.legacyMetadataPath(of: name) }
-        for (name, bytes) in [("v1/a.png", [UInt8]([1, 2])), ("b.png", [3])] {
-            try FileManager.default.createDirectory(atPath: ((root + "/" + name) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try Data(bytes).write(to: URL(fileURLWithPath: root + "/" + name))
-            try FileManager.default.createDirectory(atPath: (legacy(name) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            let sink = MemoryByteSink()
-            let writer = JSONWriter(sink: sink)
-            try writer.value(metadata(name, bytes).jsonValue)
-            try writer.flush()
-            try Data(sink.bytes).write(to: URL(fileURLWithPath: legacy(name)))
-        }
-        let reading = try DirectoryBlobStore(directory: root, writable: false)
-        XCTAssertEqual(try reading.metadata("v1/a.png")?.customMetadata, ["firebaseStorageDownloadTokens": "t"])
-        reading.close()
-        let store = try DirectoryBlobStore(directory: root, writable: true)
-        XCTAssertEqual(try put(store, "v1/a.png", [1, 2]), .unchanged)
-        XCTAssertEqual(try put(store, "b.png", [4, 5], replacing: true), .replaced)
-        store.close()
-        XCTAssertFalse(FileManager.default.fileExists(atPath: legacy("b.png")))
-        XCTAssertTrue(FileManager.default.fileExists(atPath: legacy("v1/a.png")))
-        XCTAssertTrue(FileManager.default.fileExists(atPath: root + "/" + DirectoryBlobStore.metadataPath(of: "b.png")))
-    }
-
     func testMetadataOfAnotherNameIsAnError() throws {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)

@@ -29,8 +29,6 @@ struct ArchiveItem: Sendable {
     var file: String { folder.hasSuffix("/") ? folder + name : folder + "/" + name }
     /// The blob store's metadata sidecar for the object, when it is in one.
     var sidecar: String? { inBlobStore ? "\(folder)/\(DirectoryBlobStore.metadataPath(of: name))" : nil }
-    /// Where a store written before metadata files were named by hash kept it.
-    var legacySidecar: String? { inBlobStore ? "\(folder)/\(DirectoryBlobStore.legacyMetadataPath(of: name))" : nil }
 
     /// Archive order: by the bytes of the entry path. Distinct prefixes never start one another, so
     /// they decide on their own.

@@ -119,13 +119,10 @@ struct MetadataCollector {
         return digest
     }
 
-    /// The path and bytes of the item's sidecar: at its place, or at the place of stores written
-    /// before metadata files were named by hash.
+    /// The path and bytes of the item's sidecar, if it has one.
     private static func sidecar(of item: ArchiveItem) throws -> (String, [UInt8])? {
-        for path in [item.sidecar, item.legacySidecar].compactMap({ $0 }) {
-            if let bytes = try SourceFile.contents(path) { return (path, bytes) }
-        }
-        return nil
+        guard let path = item.sidecar, let bytes = try SourceFile.contents(path) else { return nil }
+        return (path, bytes)
     }
 }
 

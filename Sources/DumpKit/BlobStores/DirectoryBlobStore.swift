@@ -37,8 +37,6 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     private let runName: String?
     private let lock = NSLock()
     private var counter = 0
-    /// Whether the store has sidecars of the old layout (`.dumpkit/meta/<name>.json`), found on opening.
-    private let hasLegacyMetadata: Bool
     /// The open metadata folders (`meta/00` to `meta/ff`), -1 until first used.
     private var metaFolders = [Int32](repeating: -1, count: 256)
     /// Folders found existing when writing, open until `close`, by the bytes of their path (at most
@@ -75,7 +73,6 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         guard writable else {
             let meta = openat(root, Self.controlDirectory + "/meta", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             metaFD = meta >= 0 ? meta : nil
-            hasLegacyMetadata = meta >= 0 && Self.holdsLegacyMetadata(meta)
             controlFD = nil
             runFD = nil
             tmpFD = nil
@@ -105,7 +102,6 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             opened.append(run)
             guard flock(run, LOCK_EX | LOCK_NB) == 0 else { throw fail("cannot lock a temporary folder") }
             staleTemporaryFilesRemoved = removed
-            hasLegacyMetadata = Self.holdsLegacyMetadata(meta)
             controlFD = control
             metaFD = meta
             tmpFD = tmp
@@ -207,7 +203,6 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             // The object is whole; say that its metadata file is what failed.
             throw BlobStoreError(store: directory, name: name, message: "metadata file \(Self.metadataPath(of: name)): \(e.message)")
         }
-        if hasLegacyMetadata { removeLegacySidecar(name, metaFD: metaFD) }
     }
 
     public func get(_ name: String) throws -> [UInt8] {
@@ -386,12 +381,11 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return Int64(st.st_size)
     }
 
-    /// The sidecar metadata of `name`, or `nil` when it has none; in a store written before the
-    /// metadata files were named by hash, the old sidecar (`.dumpkit/meta/<name>.json`) is read too.
+    /// The sidecar metadata of `name`, or `nil` when it has none.
     private func sidecar(_ name: String) throws -> BlobMetadata? {
         guard let metaFD else { return nil }
         let (folder, file) = Self.metadataLocation(name)
-        var path = Self.metadataPath(of: name)
+        let path = Self.metadataPath(of: name)
         var bytes: [UInt8]?
         let parent = openat(metaFD, folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         if parent >= 0 {
@@ -399,14 +393,6 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             bytes = try readFile(parent, file, name: name)
         } else if errno != ENOENT {
             throw ioError(name, "cannot open folder \(Self.controlDirectory)/meta/\(folder)")
-        }
-        if bytes == nil, hasLegacyMetadata {
-            let (folders, leaf) = Self.split(name)
-            if let legacy = try openFolders(metaFD, folders, create: false, name: name) {
-                defer { Glibc.close(legacy) }
-                bytes = try readFile(legacy, leaf + ".json", name: name)
-                path = Self.legacyMetadataPath(of: name)
-            }
         }
         guard let bytes else { return nil }
         let metadata: BlobMetadata
@@ -420,24 +406,6 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             throw BlobStoreError(store: directory, name: name, message: "metadata file \(path) describes \(String(reflecting: metadata.name))")
         }
         return metadata
-    }
-
-    /// Where builds before 2026-11-24's layout kept an object's metadata, relative to the store.
-    public static func legacyMetadataPath(of name: String) -> String {
-        "\(controlDirectory)/meta/\(name).json"
-    }
-
-    /// Removes the old sidecar of `name` once its metadata has been written at the new place.
-    private func removeLegacySidecar(_ name: String, metaFD: Int32) {
-        let (folders, leaf) = Self.split(name)
-        guard let legacy = try? openFolders(metaFD, folders, create: false, name: name) else { return }
-        unlinkat(legacy, leaf + ".json", 0)
-        Glibc.close(legacy)
-    }
-
-    /// Whether `.dumpkit/meta` holds anything besides the 256 hash folders (an older store).
-    private static func holdsLegacyMetadata(_ metaFD: Int32) -> Bool {
-        entries(metaFD).contains { name in name.utf8.count != 2 || Int(name, radix: 16) == nil || name.lowercased() != name }
     }
 
     /// The metadata file of an object, relative to the store: `.dumpkit/meta/<2 hex>/<hex>.json`
