@@ -20,11 +20,9 @@ final class SpillFile {
 
     /// Creates the file in `directory` (default: `$TMPDIR` or `/tmp`).
     init(directory: String?) throws {
-        let dir = directory ?? (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp")
-        var template = Array((dir + "/dumpkit-spill-XXXXXX").utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw SpillError("cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))") }
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        guard let fd = UniqueFile.anonymous(in: directory) else {
+            throw SpillError("cannot create a temporary file in \(directory ?? UniqueFile.temporaryDirectory): \(String(cString: strerror(errno)))")
+        }
         self.fd = fd
     }
 

@@ -93,9 +93,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             defer { Glibc.close(lockFD) }
             guard flock(lockFD, LOCK_EX) == 0 else { throw fail("cannot lock \(Self.controlDirectory)/lock") }
             let removed = Self.removeStaleRuns(tmp)
-            var template = Array("\(directory)/\(Self.controlDirectory)/tmp/run-XXXXXX".utf8CString)
-            guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { throw fail("cannot create a temporary folder") }
-            let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            guard let path = UniqueFile.createDirectory(prefix: "\(directory)/\(Self.controlDirectory)/tmp/run-") else {
+                throw fail("cannot create a temporary folder")
+            }
             let name = String(path.split(separator: "/").last!)
             let run = openat(tmp, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard run >= 0 else { throw fail("cannot open a temporary folder") }

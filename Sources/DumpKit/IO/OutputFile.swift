@@ -51,13 +51,11 @@ public final class OutputFile: JSONByteSink {
             let dir = OutputFile.directory(of: path)
             let base = path.split(separator: "/").last.map(String.init) ?? path
             OutputFile.removeAbandonedTemporaryFiles(in: dir, base: base)
-            var template = Array("\(dir)/.\(base).dumpkit-\(getpid())-XXXXXX".utf8CString)
-            let d = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-            guard d >= 0 else {
+            guard let (d, temporary) = UniqueFile.create(prefix: "\(dir)/.\(base).dumpkit-\(getpid())-") else {
                 throw OutputError(file: path, message: "cannot create a file in \(dir): \(String(cString: strerror(errno)))")
             }
             fd = d
-            temporaryPath = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            temporaryPath = temporary
             self.compression = compression ?? CompressionFilter.forPath(path)
         }
         if self.compression != .none {

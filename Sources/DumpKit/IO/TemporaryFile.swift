@@ -14,11 +14,9 @@ final class TemporaryFile: JSONByteSink, JSONByteSource, PositionalByteSource {
     private(set) var size: Int64 = 0
 
     init(directory: String? = nil) throws {
-        let dir = directory ?? (getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp")
-        var template = Array((dir + "/dumpkit-XXXXXX").utf8CString)
-        let d = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard d >= 0 else { throw OutputError(file: dir, message: "cannot create a temporary file: \(String(cString: strerror(errno)))") }
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        guard let d = UniqueFile.anonymous(in: directory) else {
+            throw OutputError(file: directory ?? UniqueFile.temporaryDirectory, message: "cannot create a temporary file: \(String(cString: strerror(errno)))")
+        }
         fd = d
     }
 
