@@ -1,5 +1,6 @@
 import ArchiveKit
 import Foundation
+import TestSupport
 import XCTest
 
 /// An `ArchiveSink` writing to a file descriptor (or failing after `limit` bytes, like a full disk).
@@ -62,18 +63,7 @@ func readArchive(_ path: String) throws -> [(ArchiveEntry, [UInt8])] {
 
 /// Runs a Python script (tarfile/zipfile) to make archives no well-behaved writer would.
 func python(_ script: String) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", script]
-    let errors = Pipe()
-    process.standardError = errors
-    try process.run()
-    let message = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    if process.terminationStatus != 0 {
-        XCTFail("python3 failed: \(String(decoding: message, as: UTF8.self))")
-        throw CommandFailed()
-    }
+    _ = try Shell.run("python3", ["-c", script])
 }
 
 /// Extracts every entry of the archive at `path` into `destination`, returning each entry's outcome by stored path.
@@ -99,4 +89,76 @@ func tree(_ directory: String) -> [String] {
 func exists(_ path: String) -> Bool {
     var status = stat()
     return lstat(path, &status) == 0
+}
+
+/// The command-line tool of `filter` (`gzip`, `zstd`, `xz`, `bzip2`), as `RequiredTool` finds it.
+func commandLineTool(for filter: CompressionFilter) throws -> String {
+    try RequiredTool.path(filter.rawValue, package: filter == .xz ? "xz-utils" : filter.rawValue)
+}
+
+/// Runs `command` in `sh`; throws with its standard error unless it exits 0.
+func shell(_ command: String) throws {
+    _ = try Shell.run("sh", ["-c", command])
+}
+
+/// The compressed filters, each with a command-line tool.
+let compressedFilters: [CompressionFilter] = CompressionFilter.allCases.filter { $0 != .none }
+
+/// Opens `path` read-only (or for writing, created and truncated) and passes its descriptor to `body`.
+func withFileDescriptor<T>(_ path: String, writing: Bool = false, _ body: (Int32) throws -> T) throws -> T {
+    let fd = writing ? open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644) : open(path, O_RDONLY)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    return try body(fd)
+}
+
+/// Compresses `bytes` into `path` with `CompressingWriter`, writing chunks of `chunkSize` bytes.
+func compress(
+    _ bytes: [UInt8], to path: String, filter: CompressionFilter, level: Int? = nil, threads: Int? = nil,
+    chunkSize: Int = 1 << 20
+) throws {
+    try withFileDescriptor(path, writing: true) { fd in
+        let writer = try CompressingWriter(fileDescriptor: fd, filter: filter, level: level, threads: threads, name: path)
+        try bytes.withUnsafeBytes { all in
+            for start in stride(from: 0, to: all.count, by: chunkSize) {
+                try writer.write(UnsafeRawBufferPointer(rebasing: all[start..<min(start + chunkSize, all.count)]))
+            }
+        }
+        try writer.finish()
+    }
+}
+
+/// Reads everything `reader` yields, asking for `bufferSize` bytes at a time.
+func readAll(_ reader: DecompressingReader, bufferSize: Int) throws -> [UInt8] {
+    var result: [UInt8] = []
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 1)
+    defer { buffer.deallocate() }
+    while true {
+        let count = try reader.read(into: buffer)
+        if count == 0 { return result }
+        result += buffer.prefix(count)
+    }
+}
+
+/// Decompresses the file at `path` with `DecompressingReader`; returns the bytes and the detected filter.
+func decompress(_ path: String, bufferSize: Int = 1 << 20) throws -> (bytes: [UInt8], filter: CompressionFilter) {
+    try withFileDescriptor(path) { fd in
+        let reader = try DecompressingReader(fileDescriptor: fd, name: path)
+        return (try readAll(reader, bufferSize: bufferSize), reader.filter)
+    }
+}
+
+/// The `ArchiveError` that `body` throws; fails the test if it throws none or another error.
+func archiveError(
+    file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> Void
+) -> ArchiveError? {
+    do {
+        try body()
+        XCTFail("expected an ArchiveError, got none", file: file, line: line)
+    } catch let error as ArchiveError {
+        return error
+    } catch {
+        XCTFail("expected an ArchiveError, got \(error)", file: file, line: line)
+    }
+    return nil
 }

@@ -80,7 +80,7 @@ final class ArchiveWriterReaderTests: XCTestCase {
         let b = directory.path("b.tar.zst")
         try writeArchive(a, threads: 2, sampleEntries)
         try writeArchive(b, threads: 2, sampleEntries)
-        XCTAssertEqual(try readFile(a), try readFile(b))
+        XCTAssertEqual(try contents(a), try contents(b))
         let listing = try Shell.run("tar", ["--numeric-owner", "-tvf", a])
         XCTAssertTrue(listing.split(separator: "\n").allSatisfy { $0.contains(" 0/0 ") }, listing)
         let plain = directory.path("c.tar")
@@ -162,7 +162,7 @@ final class ArchiveWriterReaderTests: XCTestCase {
     func testReaderErrorsNameTheArchiveAndTheEntry() throws {
         let path = directory.path("cut.tar.zst")
         try writeArchive(path, sampleEntries)
-        let bytes = try readFile(path)
+        let bytes = try contents(path)
         try writeFile(path, Array(bytes.prefix(bytes.count - 2000)))
         let error = archiveError { _ = try readArchive(path) }
         XCTAssertEqual(error?.name, path)

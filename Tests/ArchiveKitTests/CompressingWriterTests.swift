@@ -46,7 +46,7 @@ final class CompressingWriterTests: XCTestCase {
     func testUncompressedOutputIsTheBytesThemselves() throws {
         let path = directory.path("plain.json")
         try compress(SampleBytes.mixed, to: path, filter: .none)
-        XCTAssertEqual(try readFile(path), SampleBytes.mixed)
+        XCTAssertEqual(try contents(path), SampleBytes.mixed)
     }
 
     func testSameInputGivesTheSameOutput() throws {
@@ -54,7 +54,7 @@ final class CompressingWriterTests: XCTestCase {
             let first = directory.path("first"), second = directory.path("second")
             try compress(SampleBytes.text(count: 100_000), to: first, filter: filter)
             try compress(SampleBytes.text(count: 100_000), to: second, filter: filter)
-            XCTAssertEqual(try readFile(first), try readFile(second), "\(filter)")
+            XCTAssertEqual(try contents(first), try contents(second), "\(filter)")
         }
     }
 
@@ -67,7 +67,7 @@ final class CompressingWriterTests: XCTestCase {
             let restored = directory.path("restored-\(filter)")
             try compress(SampleBytes.mixed, to: compressed, filter: filter)
             try shell("\(tool) -dc < '\(compressed)' > '\(restored)'")
-            XCTAssertEqual(try readFile(restored), SampleBytes.mixed, "\(filter)")
+            XCTAssertEqual(try contents(restored), SampleBytes.mixed, "\(filter)")
         }
     }
 
@@ -80,7 +80,7 @@ final class CompressingWriterTests: XCTestCase {
             let restored = directory.path("restored-\(filter)")
             try compress(SampleBytes.mixed, to: compressed, filter: filter, threads: threads)
             try shell("\(tool) -dc < '\(compressed)' > '\(restored)'")
-            XCTAssertEqual(try readFile(restored), SampleBytes.mixed, "\(filter)")
+            XCTAssertEqual(try contents(restored), SampleBytes.mixed, "\(filter)")
             XCTAssertEqual(try decompress(compressed).bytes, SampleBytes.mixed, "\(filter)")
         }
     }

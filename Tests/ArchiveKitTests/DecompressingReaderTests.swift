@@ -110,7 +110,7 @@ final class DecompressingReaderTests: XCTestCase {
 
     func testTruncatedStreamsThrow() throws {
         for filter in compressedFilters {
-            let full = try readFile(try compressWithTool(SampleBytes.mixed, filter))
+            let full = try contents(try compressWithTool(SampleBytes.mixed, filter))
             let path = directory.path("cut.\(filter.fileExtension!)")
             try writeFile(path, Array(full.prefix(full.count / 2)))
             let error = archiveError { _ = try decompress(path) }
@@ -122,7 +122,7 @@ final class DecompressingReaderTests: XCTestCase {
     func testGzipCutInItsTrailerThrows() throws {
         // No, little and much content: the trailer is read with the first block or after many.
         for data in [[], SampleBytes.text(count: 1000), SampleBytes.mixed] {
-            let full = try readFile(try compressWithTool(data, .gzip))
+            let full = try contents(try compressWithTool(data, .gzip))
             let path = directory.path("cut-trailer.gz")
             try writeFile(path, Array(full.dropLast(3)))
             let error = archiveError { _ = try decompress(path) }
@@ -131,7 +131,7 @@ final class DecompressingReaderTests: XCTestCase {
     }
 
     func testCorruptZstdFrameThrows() throws {
-        var bytes = try readFile(try compressWithTool(SampleBytes.mixed, .zstd))
+        var bytes = try contents(try compressWithTool(SampleBytes.mixed, .zstd))
         for i in bytes.count / 2..<bytes.count / 2 + 16 { bytes[i] ^= 0x5A }
         let path = directory.path("corrupt.zst")
         try writeFile(path, bytes)
@@ -168,7 +168,7 @@ final class DecompressingReaderTests: XCTestCase {
     }
 
     func testAFailedReadKeepsFailing() throws {
-        let full = try readFile(try compressWithTool(SampleBytes.mixed, .zstd))
+        let full = try contents(try compressWithTool(SampleBytes.mixed, .zstd))
         let path = directory.path("cut.zst")
         try writeFile(path, Array(full.prefix(full.count / 2)))
         try withFileDescriptor(path) { fd in

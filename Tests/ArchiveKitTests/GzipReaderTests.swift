@@ -24,7 +24,7 @@ final class GzipReaderTests: XCTestCase {
         try shell(
             name == nil
                 ? "\(tool) -c < '\(plain)' > '\(compressed)'" : "cd '\(directory.url.path)' && \(tool) -c '\(name!)' > '\(compressed)'")
-        return try readFile(compressed)
+        return try contents(compressed)
     }
 
     /// Writes `bytes` to a file and decompresses it with `GzipReader`, `bufferSize` bytes at a time.
@@ -52,7 +52,7 @@ final class GzipReaderTests: XCTestCase {
         process.arguments = ["-c", "\(tool) -dcq < '\(input)' > '\(output)' 2>/dev/null"]
         try process.run()
         process.waitUntilExit()
-        return (process.terminationStatus, try readFile(output))
+        return (process.terminationStatus, try contents(output))
     }
 
     // MARK: Reading what gzip wrote

@@ -175,7 +175,7 @@ final class SafeExtractorTests: XCTestCase {
         let tar = directory.path("cut.tar")
         try writeArchive(
             tar, compression: .none, [(ArchiveEntry(path: "good.bin", size: 200_000), SampleBytes.random(count: 200_000, seed: 9))])
-        let bytes = try readFile(tar)
+        let bytes = try contents(tar)
         try writeFile(tar, Array(bytes.prefix(100_000)))
         XCTAssertThrowsError(try extractAll(tar, to: destination)) { error in
             XCTAssertTrue("\(error)".contains("good.bin"), "\(error)")

@@ -407,7 +407,7 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(try read(dir.path("run/out.json")), try read(dir.path("ref/out.json")), "kills at \(log)")
         let got = try tree(dir.path("run/blobs")), want = try tree(dir.path("ref/blobs"))
         XCTAssertEqual(got.keys.sorted(), want.keys.sorted(), "kills at \(log)")
-        XCTAssertTrue(got == want, "different bytes in the store; kills at \(log)")
+        XCTAssertEqual(got.keys.filter { got[$0] != want[$0] }.sorted(), [], "objects with other bytes; kills at \(log)")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("run/blobs/.dumpkit/tmp")), [])
         print("interrupted runs: \(log); \(leftovers) temporary files left before the last run")
     }

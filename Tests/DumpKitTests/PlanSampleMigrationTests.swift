@@ -38,7 +38,7 @@ final class PlanSampleMigrationTests: XCTestCase {
             let v1 = try PlanFixtures.json(file: "samples/\(app)/v1.json")
             let (v2, rejects) = try PlanFixtures.migrate(v1, runner)
             let expected = try PlanFixtures.json(file: "samples/\(app)/v2.expected.json")
-            XCTAssertTrue(try PlanFixtures.canonical(v2) == PlanFixtures.canonical(expected), app)
+            XCTAssertEqual(try PlanFixtures.canonical(v2), try PlanFixtures.canonical(expected), app)
             XCTAssertEqual(rejects.map { "\($0.pointer) \($0.operation) \($0.value.compactText)" }.sorted(), try expectedRejects(app), app)
             XCTAssertEqual(runner.stats.rejects, rejects.count)
             XCTAssertGreaterThan(runner.stats.steps[0].matched, 0, app)
@@ -59,7 +59,7 @@ final class PlanSampleMigrationTests: XCTestCase {
             let runner = PlanRunner(plans: [try load(app)], onError: .keep)
             let v2 = try PlanFixtures.json(file: "samples/\(app)/v2.expected.json")
             let (again, rejects) = try PlanFixtures.migrate(v2, runner)
-            XCTAssertTrue(try PlanFixtures.canonical(again) == PlanFixtures.canonical(v2), app)
+            XCTAssertEqual(try PlanFixtures.canonical(again), try PlanFixtures.canonical(v2), app)
             // Only records whose bad values were kept can match again (chat's unreadable dates are still v1
             // text); each is set aside again, unchanged.
             XCTAssertEqual(runner.stats.matched, rejects.count, app)
@@ -75,7 +75,7 @@ final class PlanSampleMigrationTests: XCTestCase {
             let (v2, _) = try PlanFixtures.migrate(v1, PlanRunner(plans: [plan], onError: .keep))
             let back = PlanRunner(plans: [try plan.reversed()], onError: .keep)
             let (restored, _) = try PlanFixtures.migrate(v2, back)
-            XCTAssertTrue(try PlanFixtures.canonical(restored) == PlanFixtures.canonical(v1), app)
+            XCTAssertEqual(try PlanFixtures.canonical(restored), try PlanFixtures.canonical(v1), app)
             XCTAssertGreaterThan(back.stats.matched, 0, app)
         }
     }

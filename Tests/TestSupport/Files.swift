@@ -13,3 +13,8 @@ public func filesBelow(_ directory: String) -> [String] {
 public func contents(_ path: String) throws -> [UInt8] {
     Array(try Data(contentsOf: URL(fileURLWithPath: path)))
 }
+
+/// Writes `bytes` to the file at `path`, replacing it.
+public func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+}
