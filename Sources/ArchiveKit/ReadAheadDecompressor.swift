@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -17,35 +18,38 @@ final class ReadAheadDecompressor: @unchecked Sendable {
     private static let blockCount = 4
 
     /// The compression the stream starts with, once the producer opened it.
-    var filter: CompressionFilter { lock.withLock { detectedFilter } }
+    var filter: CompressionFilter { shared.withLock { $0.detectedFilter } }
     /// Compressed bytes the producer consumed so far.
-    var compressedBytesRead: Int64 { lock.withLock { consumed } }
+    var compressedBytesRead: Int64 { shared.withLock { $0.consumed } }
     /// The error that ended the stream early, once the consumer reached it.
     private(set) var failure: ArchiveError?
 
     private let blocks: [UnsafeMutableRawBufferPointer]
-    /// Bytes in each filled block: 0 marks the end of the stream, -1 an error.
-    private var counts: [Int]
     /// Signalled once per block at the start rather than created with a count: libdispatch traps when a
     /// semaphore is freed below its initial value, as this one is when the consumer stops early.
     private let free = DispatchSemaphore(value: 0)
     private let filled = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
-    private let lock = ThreadLock()
+    /// What the producer and the consumer share.
+    private struct Shared {
+        /// Bytes in each filled block: 0 marks the end of the stream, -1 an error.
+        var counts = Array(repeating: 0, count: ReadAheadDecompressor.blockCount)
+        var stopped = false
+        var detectedFilter: CompressionFilter = .none
+        var consumed: Int64 = 0
+        var producerError: ArchiveError?
+    }
+
+    private let shared = Mutex(Shared())
     private var consumerIndex = 0
     private var holdsBlock = false
     /// Set once the consumer took the end of the stream or the error: later calls answer at once.
     private var ended = false
-    private var stopped = false
-    private var detectedFilter: CompressionFilter = .none
-    private var consumed: Int64 = 0
-    private var producerError: ArchiveError?
 
     /// Starts decompressing from `fileDescriptor` (not closed here), after serving `prefix`, the bytes the
     /// caller already read from it; `name` is used in errors.
     init(fileDescriptor: Int32, prefix: [UInt8], name: String) {
         blocks = (0..<Self.blockCount).map { _ in .allocate(byteCount: Self.blockSize, alignment: 16) }
-        counts = Array(repeating: 0, count: Self.blockCount)
         for _ in 0..<Self.blockCount { free.signal() }
         DispatchQueue.global().async { [self] in
             produce(fileDescriptor: fileDescriptor, prefix: prefix, name: name)
@@ -59,7 +63,7 @@ final class ReadAheadDecompressor: @unchecked Sendable {
 
     /// Stops the producer and waits for it; must be called before the descriptor is closed.
     func stop() {
-        lock.withLock { stopped = true }
+        shared.withLock { $0.stopped = true }
         for _ in 0..<Self.blockCount { free.signal() }
         finished.wait()
     }
@@ -74,9 +78,9 @@ final class ReadAheadDecompressor: @unchecked Sendable {
         }
         filled.wait()
         let slot = consumerIndex % Self.blockCount
-        let count = counts[slot]
+        let (count, producerError) = shared.withLock { ($0.counts[slot], $0.producerError) }
         if count < 0 {
-            failure = lock.withLock { producerError }
+            failure = producerError
             ended = true
             return nil
         }
@@ -94,11 +98,11 @@ final class ReadAheadDecompressor: @unchecked Sendable {
             publish(count: -1, at: 0, error: error)
             return
         }
-        lock.withLock { detectedFilter = reader.filter }
+        shared.withLock { $0.detectedFilter = reader.filter }
         var index = 0
         while true {
             free.wait()
-            if lock.withLock({ stopped }) { return }
+            if shared.withLock({ $0.stopped }) { return }
             let slot = index % Self.blockCount
             var count = 0
             do {
@@ -117,7 +121,7 @@ final class ReadAheadDecompressor: @unchecked Sendable {
                 publish(count: -1, at: index % Self.blockCount, error: error)
                 return
             }
-            lock.withLock { consumed = reader.compressedBytesRead }
+            shared.withLock { $0.consumed = reader.compressedBytesRead }
             publish(count: count, at: slot, error: nil)
             if count == 0 { return }
             index += 1
@@ -125,25 +129,10 @@ final class ReadAheadDecompressor: @unchecked Sendable {
     }
 
     private func publish(count: Int, at slot: Int, error: ArchiveError?) {
-        lock.withLock {
-            counts[slot] = count
-            if let error { producerError = error }
+        shared.withLock { shared in
+            shared.counts[slot] = count
+            if let error { shared.producerError = error }
         }
         filled.signal()
-    }
-}
-
-/// A pthread mutex with a scoped `withLock`.
-final class ThreadLock: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-
-    init() { pthread_mutex_init(&mutex, nil) }
-
-    deinit { pthread_mutex_destroy(&mutex) }
-
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return try body()
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
+import Synchronization
 
 /// Progress of an archive command: files and bytes done of their totals, MB/s and ETA, reported to a
 /// callback at most a few times a second. Safe to update from several threads.
-public final class ArchiveProgress: @unchecked Sendable {
+public final class ArchiveProgress: Sendable {
     /// One report.
     public struct Snapshot: Sendable {
         /// What is being done: "hashing", "archiving", "restoring", "verifying", "listing".
@@ -39,10 +40,14 @@ public final class ArchiveProgress: @unchecked Sendable {
 
     private let report: @Sendable (Snapshot) -> Void
     private let interval: UInt64
-    private let lock = NSLock()
-    private var snapshot = Snapshot(phase: "", files: 0, bytes: 0, seconds: 0, done: false)
-    private var started: UInt64 = 0
-    private var lastReport: UInt64 = 0
+    /// The phase so far, when it started and when it was last reported (uptime nanoseconds).
+    private struct State {
+        var snapshot = Snapshot(phase: "", files: 0, bytes: 0, seconds: 0, done: false)
+        var started: UInt64 = 0
+        var lastReport: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
 
     /// `report` is called on whichever thread made progress, one call at a time, throttled to one per `interval` seconds.
     public init(interval: Double = 0.2, report: @escaping @Sendable (Snapshot) -> Void) {
@@ -52,10 +57,10 @@ public final class ArchiveProgress: @unchecked Sendable {
 
     /// Starts a phase with its totals, when known.
     func begin(_ phase: String, totalFiles: Int? = nil, totalBytes: Int64? = nil) {
-        lock.withLock {
-            started = DispatchTime.now().uptimeNanoseconds
-            lastReport = started
-            snapshot = Snapshot(phase: phase, files: 0, totalFiles: totalFiles, bytes: 0, totalBytes: totalBytes, seconds: 0, done: false)
+        state.withLock { state in
+            state.started = DispatchTime.now().uptimeNanoseconds
+            state.lastReport = state.started
+            state.snapshot = Snapshot(phase: phase, files: 0, totalFiles: totalFiles, bytes: 0, totalBytes: totalBytes, seconds: 0, done: false)
         }
     }
 
@@ -76,21 +81,21 @@ public final class ArchiveProgress: @unchecked Sendable {
 
     /// Sends the last report of the phase.
     func finish() {
-        lock.withLock {
-            snapshot.done = true
-            snapshot.seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-            report(snapshot)
+        state.withLock { state in
+            state.snapshot.done = true
+            state.snapshot.seconds = Double(DispatchTime.now().uptimeNanoseconds - state.started) / 1e9
+            report(state.snapshot)
         }
     }
 
     private func update(_ change: (inout Snapshot) -> Void) {
-        lock.withLock {
-            change(&snapshot)
+        state.withLock { state in
+            change(&state.snapshot)
             let now = DispatchTime.now().uptimeNanoseconds
-            guard now - lastReport >= interval else { return }
-            lastReport = now
-            snapshot.seconds = Double(now - started) / 1e9
-            report(snapshot)
+            guard now - state.lastReport >= interval else { return }
+            state.lastReport = now
+            state.snapshot.seconds = Double(now - state.started) / 1e9
+            report(state.snapshot)
         }
     }
 }

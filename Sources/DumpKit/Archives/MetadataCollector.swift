@@ -1,6 +1,7 @@
 import ArchiveKit
 import Dispatch
 import Foundation
+import Synchronization
 import JSONStream
 
 #if canImport(Glibc)
@@ -44,9 +45,9 @@ struct MetadataCollector {
                 }
             }
         }
-        if let error = state.failure { throw error }
-        notes += state.notes
-        return state.results.map { $0! }
+        let outcome = try state.outcome()
+        notes += outcome.notes
+        return outcome.results
     }
 
     /// The metadata of one item.
@@ -127,36 +128,47 @@ struct MetadataCollector {
 }
 
 /// The work queue and results shared by the collector's threads.
-private final class SharedState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var next = 0
+private final class SharedState: Sendable {
+    private struct Work {
+        var next = 0
+        var results: [MetadataCollector.Collected?]
+        var notes: [String] = []
+        var failure: Error?
+    }
+
     private let count: Int
-    private(set) var results: [MetadataCollector.Collected?]
-    private(set) var notes: [String] = []
-    private(set) var failure: Error?
+    private let work: Mutex<Work>
 
     init(count: Int) {
         self.count = count
-        results = Array(repeating: nil, count: count)
+        work = Mutex(Work(results: Array(repeating: nil, count: count)))
     }
 
     /// The next item to work on, or `nil` when all are taken or one failed.
     func nextIndex() -> Int? {
-        lock.withLock {
-            guard failure == nil, next < count else { return nil }
-            next += 1
-            return next - 1
+        work.withLock { work in
+            guard work.failure == nil, work.next < count else { return nil }
+            work.next += 1
+            return work.next - 1
         }
     }
 
     func store(_ collected: MetadataCollector.Collected, note: String?, at index: Int) {
-        lock.withLock {
-            results[index] = collected
-            if let note { notes.append(note) }
+        work.withLock { work in
+            work.results[index] = collected
+            if let note { work.notes.append(note) }
         }
     }
 
     func fail(_ error: Error) {
-        lock.withLock { if failure == nil { failure = error } }
+        work.withLock { work in if work.failure == nil { work.failure = error } }
+    }
+
+    /// The results in item order and the notes, or the first failure (once every thread is done).
+    func outcome() throws -> (results: [MetadataCollector.Collected], notes: [String]) {
+        try work.withLock { work in
+            if let error = work.failure { throw error }
+            return (work.results.map { $0! }, work.notes)
+        }
     }
 }

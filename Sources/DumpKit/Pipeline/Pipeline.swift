@@ -1,6 +1,7 @@
-import Workers
 import Foundation
 import JSONStream
+import Synchronization
+import Workers
 
 /// Runs reader -> transformers -> writer, records in input order, memory bounded.
 ///
@@ -127,7 +128,7 @@ public final class Pipeline {
         let pool = WorkerPool(threads: window)
         defer { pool.stop() }
         let group = DispatchGroup()
-        let cancelled = CancelFlag()
+        let cancelled = Atomic(false)
         let transformers = self  // captured for apply; the pipeline itself is not shared otherwise
         let renders = writer.takesCompactJSON
         var batch: [Record] = []
@@ -193,7 +194,7 @@ public final class Pipeline {
                     inFlight.signal()
                     group.leave()
                 }
-                if cancelled.isSet {
+                if cancelled.load(ordering: .relaxed) {
                     job.fail(CancellationError())
                     return
                 }
@@ -207,7 +208,7 @@ public final class Pipeline {
                     }
                     job.succeed(try BatchOutput(box.value.apply(batch: records), rendering: renders))
                 } catch {
-                    cancelled.set()
+                    cancelled.store(true, ordering: .relaxed)
                     job.fail(error)
                 }
             }
@@ -232,7 +233,7 @@ public final class Pipeline {
             if let events = recorder?.take() { queue.append(.ready(.passThrough(events))) }
             try drain(all: true)
         } catch {
-            cancelled.set()
+            cancelled.store(true, ordering: .relaxed)
             group.wait()
             // Report the earliest failing record rather than a cancellation.
             for slot in queue[head...] {
@@ -348,13 +349,6 @@ private final class Job: @unchecked Sendable {
         if let error { throw error }
         return result!
     }
-}
-
-private final class CancelFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
 }
 
 /// Hands a value to a worker thread; used for the pipeline, whose `apply` only reads immutable
