@@ -193,12 +193,14 @@ public struct MigrateJob {
     static func reject(_ conflict: MoveConflict, _ plans: [MigrationPlan]) -> Reject {
         for plan in plans {
             for step in plan.steps where step.operations.contains(where: { $0 is MoveOperation }) && step.patterns.contains(where: { $0.match(conflict.source) != nil }) {
-                return Reject(pointer: JSONPointer.string(conflict.source), value: conflict.value, plan: plan.name, step: step.index, stepName: step.name,
+                return Reject(pointer: JSONPointer.string(conflict.source), outputPointer: JSONPointer.string(conflict.target), value: conflict.value,
+                              plan: plan.name, step: step.index, stepName: step.name,
                               operation: MoveOperation.name, reason: conflict.description)
             }
         }
         let plan = plans.last
-        return Reject(pointer: JSONPointer.string(conflict.source), value: conflict.value, plan: plan?.name ?? "", step: 0, stepName: nil,
+        return Reject(pointer: JSONPointer.string(conflict.source), outputPointer: JSONPointer.string(conflict.target), value: conflict.value,
+                      plan: plan?.name ?? "", step: 0, stepName: nil,
                       operation: MoveOperation.name, reason: conflict.description)
     }
 
