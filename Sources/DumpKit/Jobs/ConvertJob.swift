@@ -30,10 +30,15 @@ public struct ConvertJob {
         public var fileBytesOut: Int64?
     }
 
+    /// The input's format: `from`, else the one its name says, else JSON.
+    public var inputFormat: DumpFormat { from ?? DumpFormat.forPath(input) ?? .json }
+    /// The output's format: `to`, else the one its name says, else JSON.
+    public var outputFormat: DumpFormat { to ?? DumpFormat.forPath(output) ?? .json }
+
     /// Runs the conversion; the output appears only if it succeeds.
     public func run(progress: ProgressMeter? = nil) throws -> Summary {
-        let from = self.from ?? DumpFormat.forPath(input) ?? .json
-        let to = self.to ?? DumpFormat.forPath(output) ?? .json
+        let from = inputFormat
+        let to = outputFormat
         if to == .ndjson && writerOptions.pretty {
             throw UsageError("--pretty makes no sense for NDJSON output (one record per line)")
         }

@@ -12,6 +12,8 @@ public struct MigrateJob {
     /// Where rejected values go (NDJSON); defaults to `<output>.rejects.ndjson` under skip/keep.
     public var rejectsPath: String?
     public var reportPath: String?
+    /// Computes the input's and output's SHA-256 for `report(_:)` without a `reportPath` too.
+    public var computesDigests = false
     public var dryRun = false
     public var reverse = false
     public var writerOptions: JSONWriter.Options = .compact
@@ -101,7 +103,7 @@ public struct MigrateJob {
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
         // Hashing is only for the report.
-        let hashing = reportPath != nil
+        let hashing = reportPath != nil || computesDigests
         let hashedInput = hashing ? HashingByteSource(inFile) : nil
         let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try DirectoryBlobStore(directory: $0, writable: true) }
         defer { store?.close() }
@@ -225,7 +227,9 @@ public struct MigrateJob {
         }
     }
 
-    private func writeReport(_ s: Summary, to path: String) throws {
+    /// What `--report` writes: the plans with their sha256, the input's and output's sha256 (when
+    /// computed), counts per step and operation, rejects, blobs, warnings, duration.
+    public func report(_ s: Summary) -> JSONValue {
         var o = JSONObject()
         o["tool"] = .string("dumpkit \(DumpKitVersion.string)")
         // Plans run in reverse order under --reverse.
@@ -244,9 +248,13 @@ public struct MigrateJob {
         if let blobs = s.blobs { o["blobs"] = blobs.jsonValue }
         o["warnings"] = .array(s.warnings.map { .string($0) })
         o["seconds"] = .number(JSONNumber(text: String(format: "%.3f", s.seconds)))
+        return .object(o)
+    }
+
+    private func writeReport(_ s: Summary, to path: String) throws {
         let file = try OutputFile(path: path)
         let w = JSONWriter(sink: file, options: .init(pretty: true))
-        try w.value(.object(o))
+        try w.value(report(s))
         try w.raw("\n")
         try w.flush()
         try file.commit()
