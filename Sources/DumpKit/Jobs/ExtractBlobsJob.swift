@@ -54,11 +54,21 @@ public struct ExtractBlobsJob {
         try Self.check(options)
         try Self.refuseSameFile(input, output)
         guard !dryRun else { return try run(store: nil, progress: progress) }
+        // A store this run creates is removed again when the run fails before writing into it.
+        var status = stat()
+        let storeExisted = lstat(store, &status) == 0
+        let controlExisted = lstat(store + "/" + DirectoryBlobStore.controlDirectory, &status) == 0
         let directory = try DirectoryBlobStore(directory: store, writable: true)
         defer { directory.close() }
-        var summary = try run(store: directory, progress: progress)
-        summary.staleTemporaryFilesRemoved = directory.staleTemporaryFilesRemoved
-        return summary
+        do {
+            var summary = try run(store: directory, progress: progress)
+            summary.staleTemporaryFilesRemoved = directory.staleTemporaryFilesRemoved
+            return summary
+        } catch {
+            directory.close()
+            if !controlExisted { DirectoryBlobStore.removeUnused(store, directory: !storeExisted) }
+            throw error
+        }
     }
 
     /// Runs against any store (`nil`: a dry run); the output appears only if everything succeeds, and

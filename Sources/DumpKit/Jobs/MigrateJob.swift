@@ -105,6 +105,10 @@ public struct MigrateJob {
         // Hashing is only for the report.
         let hashing = reportPath != nil || computesDigests
         let hashedInput = hashing ? HashingByteSource(inFile) : nil
+        // A store this run creates is removed again when the run fails before writing into it.
+        var status = stat()
+        let storeExisted = blobStore.map { lstat($0, &status) == 0 } ?? true
+        let controlExisted = blobStore.map { lstat($0 + "/" + DirectoryBlobStore.controlDirectory, &status) == 0 } ?? true
         let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try DirectoryBlobStore(directory: $0, writable: true) }
         defer { store?.close() }
         let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
@@ -164,6 +168,10 @@ public struct MigrateJob {
             outFile?.abort()
             rejectsFile?.abort()
             progress?.finish()
+            if let store, let blobStore, !controlExisted {
+                store.close()
+                DirectoryBlobStore.removeUnused(blobStore, directory: !storeExisted)
+            }
             throw error
         }
     }
