@@ -11,7 +11,8 @@ struct ConvertCommand: ParsableCommand {
         discussion: """
             Formats follow the file names (.json, .ndjson/.jsonl, plus .gz/.zst/.xz/.bz2) unless --from/--to \
             say otherwise. Compressed input is detected from its first bytes. The output is written to a \
-            temporary file and renamed only when complete.
+            temporary file and renamed only when complete. A name twice in one object is refused \
+            unless --duplicate-keys keep-last keeps the last one.
 
             Examples:
               dumpkit convert backup.json.gz -o backup.json --canonical
@@ -19,6 +20,7 @@ struct ConvertCommand: ParsableCommand {
               dumpkit convert records.ndjson -o dump.json.zst
               cat dump.json | dumpkit convert - -o - --pretty
               dumpkit convert dump.json -o dump.json.zst --level 19 --jobs 4 --json
+              dumpkit convert export.json -o clean.json --duplicate-keys keep-last
             """
     )
 
@@ -38,6 +40,7 @@ struct ConvertCommand: ParsableCommand {
     var records: [String] = []
 
     @OptionGroup var dump: DumpOutputOptions
+    @OptionGroup var duplicateKeys: DuplicateKeysOption
 
     @Option(help: "Compression threads for zstd or xz output.")
     var jobs: Int?
@@ -61,6 +64,7 @@ struct ConvertCommand: ParsableCommand {
             job.writerOptions = dump.writerOptions
             job.compressionLevel = dump.level
             job.threads = try jobsGiven(jobs, alias: threads)
+            job.duplicateKeys = duplicateKeys.policy
             warnUnused(job)
             let summary = try job.run(progress: common.progress())
             if json.json {
@@ -68,12 +72,14 @@ struct ConvertCommand: ParsableCommand {
                     "input": .string(input), "output": .string(output), "records": .number(JSONNumber(summary.records)),
                     "bytesIn": .number(JSONNumber(summary.bytesIn)), "bytesOut": .number(JSONNumber(summary.bytesOut)),
                     "fileBytes": summary.fileBytesOut.map { .number(JSONNumber($0)) } ?? .null,
+                    "duplicatesDropped": .number(JSONNumber(summary.duplicatesDropped)),
                 ]))
             } else if output != "-" {
                 let size = summary.fileBytesOut ?? summary.bytesOut
                 let data = size == summary.bytesOut ? "" : " (\(ProgressMeter.format(bytes: summary.bytesOut)) of JSON)"
                 common.note("wrote \(output): \(ProgressMeter.format(bytes: size))" + data + (summary.records > 0 ? ", \(summary.records) records" : ""))
             }
+            duplicateKeys.note(dropped: summary.duplicatesDropped, common)
         }
     }
 
@@ -82,6 +88,9 @@ struct ConvertCommand: ParsableCommand {
         dump.warnUnused(output: output)
         if !records.isEmpty && job.outputFormat == .json {
             warn("--records has no effect: it names the records of NDJSON output, and the output is a JSON tree")
+        }
+        if duplicateKeys.policy == .keepLast && job.inputFormat == .ndjson {
+            warn("--duplicate-keys has no effect on NDJSON input: two records at one path are refused")
         }
         if job.threads != nil && ![.zstd, .xz].contains(CompressionFilter.forPath(output)) {
             warn("\(threads != nil ? "--threads" : "--jobs") has no effect: only zstd and xz output (.zst, .xz) compress on several threads")

@@ -59,6 +59,7 @@ struct MigrateCommand: ParsableCommand {
     var bucket: String?
 
     @OptionGroup var dump: DumpOutputOptions
+    @OptionGroup var duplicateKeys: DuplicateKeysOption
 
     @Option(help: "Records to migrate at once, on worker threads (default: 1; more help when the plan's operations, not reading and writing, take the time).")
     var jobs: Int?
@@ -83,6 +84,7 @@ struct MigrateCommand: ParsableCommand {
             job.writerOptions = dump.writerOptions
             job.compressionLevel = dump.level
             job.computesDigests = json.json
+            job.duplicateKeys = duplicateKeys.policy
             if let jobs { job.jobs = try concurrency(jobs) }
             dump.warnUnused(output: dryRun ? nil : output)
             if dryRun && rejects != nil { warn("--rejects has no effect with --dry-run (nothing is written)") }
@@ -99,6 +101,7 @@ struct MigrateCommand: ParsableCommand {
                 }
             } else {
                 common.note(MigrationSummaryText.done(s, output: output))
+                duplicateKeys.note(dropped: s.duplicatesDropped, common)
                 if let blobs = s.blobs { common.note("extract-blobs steps: " + blobs.text) }
                 if s.staleBlobFilesRemoved > 0 {
                     common.note(

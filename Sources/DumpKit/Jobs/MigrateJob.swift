@@ -19,6 +19,8 @@ public struct MigrateJob {
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
     public var threads: Int?
+    /// What to do with a name twice in one object of the input.
+    public var duplicateKeys: DuplicateKeyPolicy = .refuse
     /// Records migrated at once, on worker threads (1: on the reading thread, the default: on the
     /// todolist plan two threads took the same wall time and 40% more CPU, since building and
     /// writing each record's value costs as much as migrating it).
@@ -56,6 +58,8 @@ public struct MigrateJob {
         public var blobs: BlobExtractionReport?
         /// Temporary files of an interrupted earlier run removed from the blob store.
         public var staleBlobFilesRemoved = 0
+        /// Members left out under `duplicateKeys: .keepLast` (a later one had the same name).
+        public var duplicatesDropped = 0
         public var seconds: Double
 
         /// Whether the run changed nothing because the dump is already in the target shape.
@@ -100,6 +104,7 @@ public struct MigrateJob {
         for p in outputs.filter({ !Self.shadows($0, runner.patterns) }) + blobPatterns where !runner.patterns.contains(p) && !probes.contains(p) {
             probes.append(p)
         }
+        let earlier = duplicateKeys == .keepLast ? try ConvertJob.earlierDuplicates(in: input) : nil
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
         // Hashing is only for the report.
@@ -116,7 +121,9 @@ public struct MigrateJob {
         let blobs = runner.blobExtractions.isEmpty ? nil : BlobExtractionReport()
         do {
             let sink: JSONByteSink = outFile.map { hashing ? HashingByteSink($0) : $0 as JSONByteSink } ?? DiscardingByteSink()
-            let reader = DumpReader(source: hashedInput ?? inFile as JSONByteSource, patterns: runner.patterns + probes, sourceName: inFile.name)
+            let read = hashedInput ?? inFile as JSONByteSource
+            let source = earlier.map { MemberSkippingSource(read, skipping: $0.ranges) } ?? read
+            let reader = DumpReader(source: source, patterns: runner.patterns + probes, sourceName: inFile.name)
             let duplicates = DuplicateKeyError.Watch(reader.reader, file: inFile.name)
             let writer = try DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), moveTargets: Self.moveTargets(plans))
             let rejects = rejectsFile.map { RejectsWriter(file: $0) } ?? (dryRun ? RejectsWriter(file: nil) : nil)
@@ -159,6 +166,7 @@ public struct MigrateJob {
                                   rejectsPath: stats.rejects + conflicts.value > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
             summary.rejectExamples = rejects?.examples ?? []
             summary.staleBlobFilesRemoved = store?.staleTemporaryFilesRemoved ?? 0
+            summary.duplicatesDropped = earlier?.members ?? 0
             if let reportPath {
                 try writeReport(summary, to: reportPath)
             }
@@ -251,6 +259,8 @@ public struct MigrateJob {
         if let out = s.outputSHA256 { o["output"] = .object(["path": .string(output), "sha256": .string(out)]) }
         o["dryRun"] = .bool(dryRun)
         o["alreadyMigrated"] = .number(JSONNumber(s.alreadyMigrated))
+        o["duplicateKeys"] = .string(duplicateKeys.rawValue)
+        o["duplicatesDropped"] = .number(JSONNumber(s.duplicatesDropped))
         o["stats"] = s.stats.jsonValue
         if let r = s.rejectsPath { o["rejects"] = .string(r) }
         if let blobs = s.blobs { o["blobs"] = blobs.jsonValue }
