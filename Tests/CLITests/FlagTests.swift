@@ -103,7 +103,7 @@ final class FlagTests: XCTestCase {
 
     func testOptionsWithNoEffectGetAOneLineWarning() throws {
         let v1 = sample("todolist", "v1.json")
-        let cases: [([String], String)] = [
+        var cases: [([String], String)] = [
             (["convert", v1, "-o", directory.path("a.json"), "--records", "/v1/todolist/{id}"], "--records has no effect"),
             (["convert", v1, "-o", directory.path("b.json"), "--jobs", "2"], "--jobs has no effect"),
             (["convert", v1, "-o", directory.path("c.json.gz"), "--threads", "2"], "--threads has no effect"),
@@ -113,6 +113,9 @@ final class FlagTests: XCTestCase {
             (["migrate", v1, "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path, "--dry-run", "--on-error", "keep", "--pretty"],
              "--pretty has no effect with --dry-run"),
         ]
+        let records = directory.path("records.ndjson")
+        XCTAssertEqual(try CLI.run(["convert", v1, "-o", records, "-q"]).status, 0)
+        cases.append((["convert", records, "-o", directory.path("g.json"), "--duplicate-keys", "keep-last"], "--duplicate-keys has no effect on NDJSON input"))
         for (args, warning) in cases {
             let r = try CLI.run(args)
             XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)")
