@@ -84,7 +84,7 @@ struct ValidateCommand: ParsableCommand {
     @Option(name: .customLong("rules-memory-limit"), help: "With --rules: dumps up to this many MiB (default 512) are held in memory, larger ones read from disk.")
     var rulesMemoryLimit: Int?
 
-    @Option(help: "Output: text, json (as --json), junit or github.")
+    @Option(help: "Output: text (the default), json (as --json), junit or github.")
     var format: FindingsReport.Format?
 
     @OptionGroup var json: JSONSummaryOption
