@@ -45,6 +45,7 @@ struct RestoreCommand: ParsableCommand {
     @Option(help: "Leave out entries whose path matches this glob (repeatable).")
     var exclude: [String] = []
 
+    /// The older name of `--include`.
     @Option(help: .hidden)
     var only: [String] = []
 
@@ -71,7 +72,7 @@ struct RestoreCommand: ParsableCommand {
             job.filter = PathFilter(include: include + only, exclude: exclude)
             job.limits = ExtractionLimits(maxBytes: maxBytes, maxEntries: maxEntries, maxRatio: maxRatio > 0 ? maxRatio : nil)
             job.dryRun = dryRun
-            let report = try job.run(progress: dryRun ? nil : common.archiveProgress())
+            let report = try job.run(progress: common.archiveProgress())
             if json.json {
                 var o: JSONObject = [
                     "archive": .string(archive), "destination": .string(destination), "dryRun": .bool(dryRun),

@@ -323,7 +323,7 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 1, run.stderr)
         XCTAssertTrue(run.stderr.contains("has a segment of 300 bytes"), run.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("blobs")), "the store this failed run created is left")
     }
 
     /// A name restore would refuse (`..` between backslashes) is refused when extracting too, so a
@@ -336,7 +336,7 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 1, run.stderr)
         XCTAssertTrue(run.stderr.contains("has a '..' between backslashes, which restore refuses"), run.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("blobs")), "the store this failed run created is left")
     }
 
     /// A download URL written by someone else whose name is no object name (`..%2F`) is left as it
