@@ -82,6 +82,9 @@ struct ExtractBlobsCommand: ParsableCommand {
             job.writerOptions = dump.writerOptions
             job.compressionLevel = dump.level
             dump.warnUnused(output: dryRun ? nil : output)
+            if bucket != nil && !blobs.referenceStyle.needsBucket {
+                warn("--bucket has no effect with --ref-style \(blobs.referenceStyle.rawValue) (only salada and url references name it)")
+            }
             let summary = try job.run(progress: common.progress())
             if json.json { try printJSON(summary.report.jsonValue) }
             if dryRun {

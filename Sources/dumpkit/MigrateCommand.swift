@@ -89,6 +89,11 @@ struct MigrateCommand: ParsableCommand {
             dump.warnUnused(output: dryRun ? nil : output)
             if dryRun && rejects != nil { warn("--rejects has no effect with --dry-run (nothing is written)") }
             let plans = try job.loadPlans()
+            if !plans.contains(where: { $0.steps.contains { $0.extractBlobs != nil } }) {
+                for (given, name) in [(blobStore != nil, "--blobs"), (bucket != nil, "--bucket")] where given {
+                    warn("\(name) has no effect: the plans have no extract-blobs steps")
+                }
+            }
             for w in plans.flatMap(\.warnings) { common.note("warning: \(w)") }
             let s = try job.run(plans: plans, progress: common.progress())
             if json.json { try printJSON(job.report(s)) }

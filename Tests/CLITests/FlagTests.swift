@@ -112,6 +112,10 @@ final class FlagTests: XCTestCase {
             (["validate", v1, "--ref-style", "salada"], "--ref-style has no effect without --blobs"),
             (["migrate", v1, "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path, "--dry-run", "--on-error", "keep", "--pretty"],
              "--pretty has no effect with --dry-run"),
+            (["migrate", v1, "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path, "--on-error", "keep", "-o", directory.path("v2.json"),
+              "--blobs", directory.path("unused")], "--blobs has no effect: the plans have no extract-blobs steps"),
+            (["extract-blobs", v1, "-o", directory.path("clean.json"), "--blobs", directory.path("b2"), "--bucket", "x.appspot.com"],
+             "--bucket has no effect with --ref-style object"),
         ]
         let records = directory.path("records.ndjson")
         XCTAssertEqual(try CLI.run(["convert", v1, "-o", records, "-q"]).status, 0)
