@@ -199,6 +199,13 @@ final class FlagTests: XCTestCase {
         r = try CLI.run(["restore", evil, destination, "--json"])
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertEqual(filesBelow(destination), ["ok.txt"])
+        // Over a restored copy: what is there is listed as existing, or kept under --overwrite never.
+        let copy = directory.path("copy")
+        XCTAssertEqual(try CLI.run(["restore", archive, copy, "-q"]).status, 0)
+        r = try CLI.run(["restore", archive, copy, "--dry-run", "--json"])
+        XCTAssertEqual((try object(r, "restore")["files"] as? [[String: Any]])?.map { $0["exists"] as? Bool }, [true, true])
+        r = try CLI.run(["restore", archive, copy, "--dry-run", "--json", "--overwrite", "never"])
+        XCTAssertEqual(try object(r, "restore")["kept"] as? Int, 2)
         // --include (and its old name --only) choose entries.
         for flag in ["--include", "--only"] {
             r = try CLI.run(["restore", archive, directory.path("only\(flag)"), flag, "*.png", "-q"])
