@@ -49,6 +49,7 @@ public struct RecordEdit {
 
     /// Notes that the value at `from` is now at `to` (a rename, an element collected or spread).
     mutating func noteMoved(_ from: FieldPath, to: FieldPath) {
+        if fieldMoves.isEmpty { fieldMoves.reserveCapacity(8) }  // one allocation for most records
         fieldMoves.append((from, to))
     }
 
@@ -133,8 +134,9 @@ public struct RecordEdit {
     }
 
     /// Renames a key of the record object in place, keeping its position, unless the new name is
-    /// taken. The record must be an object.
-    mutating func renameKey(_ from: String, to: String) -> KeyRename {
+    /// taken. The record must be an object, and both paths one key long.
+    mutating func renameKey(_ fromPath: FieldPath, to toPath: FieldPath) -> KeyRename {
+        let from = fromPath.segments[0], to = toPath.segments[0]
         let result = value!.mutateObject { object -> KeyRename in
             var found: Int?
             for i in object.members.indices {
@@ -151,7 +153,7 @@ public struct RecordEdit {
             object.members[i].key = to
             return .renamed
         }
-        if case .renamed = result { noteMoved(FieldPath(segments: [from]), to: FieldPath(segments: [to])) }
+        if case .renamed = result { noteMoved(fromPath, to: toPath) }
         return result ?? .missing
     }
 
