@@ -217,9 +217,9 @@ JOBS = [
              "argv": ["{dumpkit}", "archive", "{in}", "-o", "{out}", "--format", "tar", "--compression", "zstd", "-q"],
              "note": "dumpkit archive: zstd level 3, threads = cores (its defaults), plus SHA-256, MD5 and "
                      "CRC-32C of every object for the manifest (computed in the same pass that writes the archive)."},
-            {"tool": "dumpkit --threads 1",
+            {"tool": "dumpkit --jobs 1",
              "argv": ["{dumpkit}", "archive", "{in}", "-o", "{out}", "--format", "tar", "--compression", "zstd",
-                      "--threads", "1", "-q"]},
+                      "--jobs", "1", "-q"]},
             {"tool": "bsdtar --zstd", "argv": ["bsdtar", "--zstd", "-cf", "{out}", "-C", "{in}", "."],
              "requires": "bsdtar", "note": "bsdtar --zstd: level 3, one compression thread (its defaults)."},
             {"tool": "bsdtar --zstd threads=cores",

@@ -114,8 +114,9 @@ def data_uri(mime, data):
     return "data:%s;base64,%s" % (mime, base64.b64encode(data).decode("ascii"))
 
 
-def reject(pointer, operation, value):
-    return {"pointer": pointer, "operation": operation, "value": value}
+def reject(pointer, operation, value, output_pointer=None):
+    """A rejected value: its pointer in v1.json and, when the plan moved or renamed it, in v2.json."""
+    return {"pointer": pointer, "outputPointer": output_pointer or pointer, "operation": operation, "value": value}
 
 
 # ---------------------------------------------------------------- todolist (Salada ToDo)
@@ -186,6 +187,7 @@ def todolist():
         r["photo_count"] = str(len(files))
         records[key] = r
         pointer = ptr("v1", "todolist", key)
+        v2_pointer = ptr("v2", "todolist", key)
 
         # Odd values of real data.
         if i == 7:
@@ -219,21 +221,21 @@ def todolist():
             e["photoCount"] = int(pc)
         else:
             e["photoCount"] = pc
-            rejects.append(reject(pointer + "/photoCount", "convert", pc))
+            rejects.append(reject(pointer + "/photo_count", "convert", pc, v2_pointer + "/photoCount"))
         if "progress" in r:
             table = {"これから着手": "todo", "着手中": "doing", "完了": "done"}
             if r["progress"] in table:
                 e["progress"] = table[r["progress"]]
             else:
                 e["progress"] = r["progress"]
-                rejects.append(reject(pointer + "/progress", "map", r["progress"]))
+                rejects.append(reject(pointer + "/progress", "map", r["progress"], v2_pointer + "/progress"))
         present = [r.get("image%d" % n) for n in (1, 2, 3)]
         if any(present):
             first_gap = present.index(None) if None in present else 3
             if any(present[first_gap:]):
                 group = {"image%d" % (n + 1): v for n, v in enumerate(present) if v is not None}
                 e.update(group)
-                rejects.append(reject(pointer, "collect", group))
+                rejects.append(reject(pointer, "collect", group, v2_pointer))
             else:
                 e["images"] = [
                     {"name": v} if isinstance(v, str) and not v.startswith("data:") else v for v in present if v is not None
@@ -405,7 +407,7 @@ def wedding():
             e["image"] = a["photo"]
         if isinstance(a["created"], str):
             e["createdAt"] = a["created"]
-            rejects.append(reject(ptr("articles", key, "createdAt"), "convert", a["created"]))
+            rejects.append(reject(ptr("articles", key, "created"), "convert", a["created"], ptr("articles", key, "createdAt")))
         else:
             e["createdAt"] = int(Decimal(str(a["created"])) * 1000)
         expected[key] = e

@@ -17,6 +17,7 @@ struct ArchiveCommand: ParsableCommand {
             Examples:
               dumpkit archive bucket/ -o bucket.tar.zst
               dumpkit archive store/ -o images.zip --include 'v1/*/image*'
+              dumpkit archive bucket/ -o bucket.tar.zst --exclude '*.tmp' --dry-run
               SOURCE_DATE_EPOCH=1700000000 dumpkit archive bucket/ -o bucket.tar.zst \\
                   --level 19
             """
@@ -31,16 +32,16 @@ struct ArchiveCommand: ParsableCommand {
     @OptionGroup var archive: ArchiveOptions
     @OptionGroup var common: CommonOptions
 
+    func validate() throws {
+        try archive.check(output: output)
+    }
+
     func run() throws {
         try reportingErrors {
             var job = ArchiveJob(source: .bucket(source), output: output)
             try archive.configure(&job)
-            let summary = try job.run(progress: common.archiveProgress())
-            summary.notes.forEach(common.note)
-            common.note(
-                "wrote \(output): \(counted(summary.objects, "object")), \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
-            )
-            try summary.checkIncludes()
+            let summary = try job.run(progress: archive.dryRun ? nil : common.archiveProgress())
+            try archive.report(summary, output: output, noun: "object", common: common)
         }
     }
 }

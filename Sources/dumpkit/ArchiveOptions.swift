@@ -2,6 +2,7 @@ import ArchiveKit
 import ArgumentParser
 import DumpKit
 import Foundation
+import JSONStream
 
 /// Options of the commands that write archives (`archive`, `backup`).
 struct ArchiveOptions: ParsableArguments {
@@ -18,6 +19,9 @@ struct ArchiveOptions: ParsableArguments {
     var level: Int?
 
     @Option(help: "Hashing and compression threads (default: the number of cores).")
+    var jobs: Int?
+
+    @Option(name: .customLong("threads"), help: .hidden)
     var threads: Int?
 
     @Option(help: "Take only objects whose name matches this glob (repeatable; * also matches /).")
@@ -26,14 +30,52 @@ struct ArchiveOptions: ParsableArguments {
     @Option(help: "Leave out objects whose name matches this glob (repeatable).")
     var exclude: [String] = []
 
+    @Flag(name: .customLong("dry-run"), help: "List what would be archived, with sizes; read no data and write nothing.")
+    var dryRun = false
+
+    @OptionGroup var json: JSONSummaryOption
+
     /// Copies the options into `job`, with the creation time from SOURCE_DATE_EPOCH.
     func configure(_ job: inout ArchiveJob) throws {
         job.format = format
         job.compression = compression
         job.level = level
-        job.threads = threads
+        job.threads = try jobsGiven(jobs, alias: threads)
         job.filter = PathFilter(include: include, exclude: exclude)
         job.created = try ArchiveJob.sourceDateEpoch(in: ProcessInfo.processInfo.environment)
+        job.dryRun = dryRun
+        if level != nil && (try? job.resolvedFormat().compression) == CompressionFilter.none {
+            warn("--level has no effect: the archive is not compressed")
+        }
+    }
+
+    /// Refuses `--json` with an archive written to standard output.
+    func check(output: String) throws {
+        if !dryRun { try json.check(output: output) }
+    }
+
+    /// Reports what `job` wrote, or would write: a JSON object with `--json`, else lines for people
+    /// (a dry run's list on standard output, the summary on standard error); then fails with exit
+    /// code 1 for `--include` patterns that matched nothing.
+    func report(_ summary: ArchiveJob.Summary, output: String, noun: String, common: CommonOptions) throws {
+        if json.json {
+            var o: JSONObject = [
+                "output": .string(output), "dryRun": .bool(dryRun), "format": .string(summary.format.rawValue),
+                "compression": .string(summary.compression.rawValue), "objects": .number(JSONNumber(summary.objects)),
+                "bytes": .number(JSONNumber(summary.bytes)), "notes": .array(summary.notes.map { .string($0) }),
+                "unmatchedIncludes": .array((summary.unmatchedIncludes?.patterns ?? []).map { .string($0) }),
+            ]
+            if dryRun {
+                o["entries"] = .array(summary.entries.map { .object(["path": .string($0.path), "size": .number(JSONNumber($0.size))]) })
+            }
+            try printJSON(.object(o))
+        } else if dryRun {
+            for entry in summary.entries { print("\(entry.size)\t\(entry.path)") }
+        }
+        summary.notes.forEach(common.note)
+        let what = "\(counted(summary.objects, noun)), \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
+        common.note(dryRun ? "dry run, nothing written: would archive \(what) to \(output)" : "wrote \(output): \(what)")
+        try summary.checkIncludes()
     }
 }
 
@@ -68,4 +110,9 @@ extension CommonOptions {
         }
         if !problems.isEmpty { throw ArchiveProblems(count: problems.count, archive: archive, action: action) }
     }
+}
+
+/// Problems as a JSON array of `{"path", "message"}` objects.
+func problemsJSON(_ problems: [VerifyJob.Problem]) -> JSONValue {
+    .array(problems.map { .object(["path": .string($0.path), "message": .string($0.message)]) })
 }

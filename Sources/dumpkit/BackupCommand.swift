@@ -30,16 +30,16 @@ struct BackupCommand: ParsableCommand {
     @OptionGroup var archive: ArchiveOptions
     @OptionGroup var common: CommonOptions
 
+    func validate() throws {
+        try archive.check(output: output)
+    }
+
     func run() throws {
         try reportingErrors {
             var job = ArchiveJob(source: .backup(dump: dump, rules: rules, bucket: bucket), output: output)
             try archive.configure(&job)
-            let summary = try job.run(progress: common.archiveProgress())
-            summary.notes.forEach(common.note)
-            common.note(
-                "wrote \(output): \(counted(summary.objects, "file")), \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
-            )
-            try summary.checkIncludes()
+            let summary = try job.run(progress: archive.dryRun ? nil : common.archiveProgress())
+            try archive.report(summary, output: output, noun: "file", common: common)
         }
     }
 }

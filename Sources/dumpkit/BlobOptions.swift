@@ -19,11 +19,9 @@ struct BlobOptions: ParsableArguments {
     }
 }
 
-/// `--jobs N`, checked.
+/// `--jobs N`, checked; the number of cores when not given.
 func concurrency(_ jobs: Int?) throws -> Int {
-    guard let jobs else { return ProcessInfo.processInfo.activeProcessorCount }
-    guard jobs >= 1 else { throw UsageError("--jobs must be at least 1") }
-    return jobs
+    try jobsGiven(jobs, alias: nil) ?? ProcessInfo.processInfo.activeProcessorCount
 }
 
 extension BlobReferenceStyle: ExpressibleByArgument {}

@@ -11,8 +11,9 @@ struct CheckBlobsCommand: ParsableCommand {
             differ (errors), and objects that no reference names (warnings), one per line. Exits with 1 \
             when anything is found. Every referenced object is read and hashed once. See docs/BLOBS.md.
 
-            Example:
+            Examples:
               dumpkit check-blobs clean.json --blobs bucket/
+              dumpkit check-blobs clean.json --blobs bucket/ --json | jq .errors
             """
     )
 
@@ -21,6 +22,7 @@ struct CheckBlobsCommand: ParsableCommand {
 
     @OptionGroup var blobs: BlobOptions
 
+    @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
     func run() throws {
@@ -29,8 +31,14 @@ struct CheckBlobsCommand: ParsableCommand {
             job.referenceStyle = blobs.referenceStyle
             job.match = try blobs.patterns()
             let (findings, references) = try job.run(progress: common.progress())
-            for f in findings {
-                print("\(f.severity.rawValue): \(f.pointer.isEmpty ? "-" : f.pointer): \(f.message) [\(f.rule)]".escapingControlCharacters)
+            if json.json {
+                var report = FindingsReport(source: input, maxFindings: .max)
+                findings.forEach { report.add($0) }
+                print(report.render(.json), terminator: "")
+            } else {
+                for f in findings {
+                    print("\(f.severity.rawValue): \(f.pointer.isEmpty ? "-" : f.pointer): \(f.message) [\(f.rule)]".escapingControlCharacters)
+                }
             }
             let errors = findings.filter { $0.severity == .error }.count
             common.note(

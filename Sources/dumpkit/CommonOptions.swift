@@ -33,6 +33,20 @@ struct CommonOptions: ParsableArguments {
     }
 }
 
+/// Prints `dumpkit: warning: <message>` on standard error: an option that has no effect in this
+/// call, say (shown even with `--quiet`, which silences progress and notes).
+func warn(_ message: String) {
+    FileHandle.standardError.write(Data("dumpkit: warning: \(message)\n".utf8))
+}
+
+/// `--jobs` with `--threads`, the hidden older name some commands had for it, as one value.
+func jobsGiven(_ jobs: Int?, alias threads: Int?) throws -> Int? {
+    if jobs != nil && threads != nil { throw UsageError("--threads is the older name of --jobs; give one of them") }
+    guard let n = jobs ?? threads else { return nil }
+    guard n >= 1 else { throw UsageError("--jobs must be at least 1") }
+    return n
+}
+
 /// Exit codes: 0 ok, 1 findings or data errors, 2 usage or input errors.
 enum Exit {
     static let findings = ExitCode(1)

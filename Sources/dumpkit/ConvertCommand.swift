@@ -1,3 +1,4 @@
+import ArchiveKit
 import ArgumentParser
 import DumpKit
 import JSONStream
@@ -10,13 +11,16 @@ struct ConvertCommand: ParsableCommand {
         discussion: """
             Formats follow the file names (.json, .ndjson/.jsonl, plus .gz/.zst/.xz/.bz2) unless --from/--to \
             say otherwise. Compressed input is detected from its first bytes. The output is written to a \
-            temporary file and renamed only when complete.
+            temporary file and renamed only when complete. A name twice in one object is refused \
+            unless --duplicate-keys keep-last keeps the last one.
 
             Examples:
               dumpkit convert backup.json.gz -o backup.json --canonical
               dumpkit convert dump.json -o records.ndjson --records '/v1/todolist/{id}'
               dumpkit convert records.ndjson -o dump.json.zst
               cat dump.json | dumpkit convert - -o - --pretty
+              dumpkit convert dump.json -o dump.json.zst --level 19 --jobs 4 --json
+              dumpkit convert export.json -o clean.json --duplicate-keys keep-last
             """
     )
 
@@ -35,19 +39,21 @@ struct ConvertCommand: ParsableCommand {
     @Option(name: .customLong("records"), help: "Path pattern of the records for NDJSON output, e.g. '/v1/todolist/{id}' (repeatable; default '/*').")
     var records: [String] = []
 
-    @Flag(help: "Indented output.")
-    var pretty = false
-
-    @Flag(help: "Members in the Realtime Database's key order, so the same data always gives the same bytes.")
-    var canonical = false
-
-    @Option(help: "Compression level for a compressed output.")
-    var level: Int?
+    @OptionGroup var dump: DumpOutputOptions
+    @OptionGroup var duplicateKeys: DuplicateKeysOption
 
     @Option(help: "Compression threads for zstd or xz output.")
+    var jobs: Int?
+
+    @Option(name: .customLong("threads"), help: .hidden)
     var threads: Int?
 
+    @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        try json.check(output: output)
+    }
 
     func run() throws {
         try reportingErrors {
@@ -55,15 +61,39 @@ struct ConvertCommand: ParsableCommand {
             job.from = from
             job.to = to
             job.records = try records.map { try PathPattern($0) }
-            job.writerOptions = JSONWriter.Options(pretty: pretty, sortKeys: canonical)
-            job.compressionLevel = level
-            job.threads = threads
+            job.writerOptions = dump.writerOptions
+            job.compressionLevel = dump.level
+            job.threads = try jobsGiven(jobs, alias: threads)
+            job.duplicateKeys = duplicateKeys.policy
+            warnUnused(job)
             let summary = try job.run(progress: common.progress())
-            if output != "-" {
+            if json.json {
+                try printJSON(.object([
+                    "input": .string(input), "output": .string(output), "records": .number(JSONNumber(summary.records)),
+                    "bytesIn": .number(JSONNumber(summary.bytesIn)), "bytesOut": .number(JSONNumber(summary.bytesOut)),
+                    "fileBytes": summary.fileBytesOut.map { .number(JSONNumber($0)) } ?? .null,
+                    "duplicatesDropped": .number(JSONNumber(summary.duplicatesDropped)),
+                ]))
+            } else if output != "-" {
                 let size = summary.fileBytesOut ?? summary.bytesOut
                 let data = size == summary.bytesOut ? "" : " (\(ProgressMeter.format(bytes: summary.bytesOut)) of JSON)"
                 common.note("wrote \(output): \(ProgressMeter.format(bytes: size))" + data + (summary.records > 0 ? ", \(summary.records) records" : ""))
             }
+            duplicateKeys.note(dropped: summary.duplicatesDropped, common)
+        }
+    }
+
+    /// Warns of options that do nothing in this call.
+    private func warnUnused(_ job: ConvertJob) {
+        dump.warnUnused(output: output)
+        if !records.isEmpty && job.outputFormat == .json {
+            warn("--records has no effect: it names the records of NDJSON output, and the output is a JSON tree")
+        }
+        if duplicateKeys.policy == .keepLast && job.inputFormat == .ndjson {
+            warn("--duplicate-keys has no effect on NDJSON input: two records at one path are refused")
+        }
+        if job.threads != nil && ![.zstd, .xz].contains(CompressionFilter.forPath(output)) {
+            warn("\(threads != nil ? "--threads" : "--jobs") has no effect: only zstd and xz output (.zst, .xz) compress on several threads")
         }
     }
 }

@@ -16,12 +16,26 @@ struct DumpKitCommand: ParsableCommand {
         ]
     )
 
+    /// The subcommands' names.
+    static var commandNames: [String] {
+        var names: [String] = []
+        for command in configuration.subcommands { names.append(command._commandName) }
+        return names
+    }
+
     /// Parses the arguments and runs the subcommand. Usage errors (the parser's and the commands'
     /// `validate()`) exit 2 and start with `dumpkit: error:`, as every other error does; the parser
     /// alone would exit 64 with `Error:`.
     static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let names = commandNames
+        if let first = arguments.first, !first.hasPrefix("-"), first != "help", !names.contains(first) {
+            let list = names.joined(separator: ", ")
+            FileHandle.standardError.write(Data("dumpkit: error: unknown command '\(first)'; the commands are \(list) (dumpkit help COMMAND)\n".utf8))
+            exit(withError: Exit.input)
+        }
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             try command.run()
         } catch {
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }

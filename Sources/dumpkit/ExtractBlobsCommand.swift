@@ -22,8 +22,7 @@ struct ExtractBlobsCommand: ParsableCommand {
                   --match '/v1/todolist/{id}/image1' \\
                   --ref-style salada --bucket my-app.appspot.com \\
                   --name 'v1/todolist/{id}/image1/{field}.{ext}'
-              dumpkit extract-blobs dump.json --blobs bucket/ --dry-run \\
-                  --report report.json
+              dumpkit extract-blobs dump.json --blobs bucket/ --dry-run --json
             """
     )
 
@@ -56,10 +55,16 @@ struct ExtractBlobsCommand: ParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Report what would be extracted; write neither the output nor the store.")
     var dryRun = false
 
-    @Option(help: "Write a JSON report (counts per type, duplicates, skipped strings with pointers) to this file.")
+    @Option(help: "Write a JSON report (counts per type, duplicates, skipped strings with pointers: what --json prints) to this file.")
     var report: String?
 
+    @OptionGroup var dump: DumpOutputOptions
+    @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        if !dryRun { try json.check(output: output) }
+    }
 
     func run() throws {
         try reportingErrors {
@@ -74,9 +79,17 @@ struct ExtractBlobsCommand: ParsableCommand {
             job.options.replace = replace
             job.dryRun = dryRun
             job.reportPath = report
+            job.writerOptions = dump.writerOptions
+            job.compressionLevel = dump.level
+            dump.warnUnused(output: dryRun ? nil : output)
+            if bucket != nil && !blobs.referenceStyle.needsBucket {
+                warn("--bucket has no effect with --ref-style \(blobs.referenceStyle.rawValue) (only salada and url references name it)")
+            }
             let summary = try job.run(progress: common.progress())
+            if json.json { try printJSON(summary.report.jsonValue) }
             if dryRun {
-                print("dry run, nothing written: " + summary.report.text)
+                let text = "dry run, nothing written: " + summary.report.text
+                if json.json { common.note(text) } else { print(text) }
             } else {
                 if summary.staleTemporaryFilesRemoved > 0 {
                     let removed = counted(summary.staleTemporaryFilesRemoved, "temporary file")

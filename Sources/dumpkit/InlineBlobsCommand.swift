@@ -1,5 +1,6 @@
 import ArgumentParser
 import DumpKit
+import JSONStream
 
 /// `dumpkit inline-blobs`: the rollback of extract-blobs.
 struct InlineBlobsCommand: ParsableCommand {
@@ -12,8 +13,9 @@ struct InlineBlobsCommand: ParsableCommand {
             so extract-blobs followed by inline-blobs gives back the original values. Use the same \
             --ref-style as the extraction. See docs/BLOBS.md.
 
-            Example:
+            Examples:
               dumpkit inline-blobs clean.json -o restored.json --blobs bucket/
+              dumpkit inline-blobs clean.json --blobs bucket/ --dry-run
             """
     )
 
@@ -28,7 +30,16 @@ struct InlineBlobsCommand: ParsableCommand {
     @Option(help: "Objects to read and encode at once (default: the number of cores).")
     var jobs: Int?
 
+    @Flag(name: .customLong("dry-run"), help: "Read and check every referenced object and report what would be inlined; write no output.")
+    var dryRun = false
+
+    @OptionGroup var dump: DumpOutputOptions
+    @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        if !dryRun { try json.check(output: output) }
+    }
 
     func run() throws {
         try reportingErrors {
@@ -36,10 +47,24 @@ struct InlineBlobsCommand: ParsableCommand {
             job.options.match = try blobs.patterns()
             job.options.referenceStyle = blobs.referenceStyle
             job.options.concurrency = try concurrency(jobs)
+            job.writerOptions = dump.writerOptions
+            job.compressionLevel = dump.level
+            job.dryRun = dryRun
+            dump.warnUnused(output: dryRun ? nil : output)
             let summary = try job.run(progress: common.progress())
-            common.note("inlined \(counted(summary.tally.inlined, "reference")) (\(ProgressMeter.format(bytes: summary.tally.bytes)))"
-                + (summary.tally.foreign > 0
-                    ? "; left \(counted(summary.tally.foreign, "reference")) that extract-blobs did not make" : ""))
+            let tally = summary.tally
+            if json.json {
+                try printJSON(.object([
+                    "input": .string(input), "output": dryRun ? .null : .string(output), "dryRun": .bool(dryRun),
+                    "inlined": .number(JSONNumber(tally.inlined)), "bytes": .number(JSONNumber(tally.bytes)),
+                    "foreign": .number(JSONNumber(tally.foreign)), "bytesIn": .number(JSONNumber(summary.bytesIn)),
+                    "bytesOut": .number(JSONNumber(summary.bytesOut)),
+                ]))
+            }
+            let text = (dryRun ? "dry run, nothing written: would inline " : "inlined ")
+                + "\(counted(tally.inlined, "reference")) (\(ProgressMeter.format(bytes: tally.bytes)))"
+                + (tally.foreign > 0 ? "; left \(counted(tally.foreign, "reference")) that extract-blobs did not make" : "")
+            if dryRun && !json.json { print(text) } else { common.note(text) }
         }
     }
 }

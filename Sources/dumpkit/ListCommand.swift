@@ -21,15 +21,13 @@ struct ListCommand: ParsableCommand {
     @Argument(help: "The archive, or - for standard input.")
     var archive: String
 
-    @Flag(help: "Print the listing as JSON.")
-    var json = false
-
+    @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
     func run() throws {
         try reportingErrors {
             var job = ListJob(archive: archive)
-            job.json = json
+            job.json = json.json
             let summary = try job.run(to: StandardOutput())
             if let manifest = summary.manifest {
                 common.note(

@@ -24,6 +24,7 @@ struct MigrateCommand: ParsableCommand {
               dumpkit migrate v2.json -o v1.json --plan plan.yaml --reverse
               dumpkit migrate v1.json -o v2.json --plan plan.yaml --plan images.yaml \\
                   --blobs bucket/
+              dumpkit migrate v1.json -o v2.json --plan plan.yaml --json | jq .stats
             """
     )
 
@@ -39,7 +40,7 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Write nothing; print what would change per step, with an example record.")
     var dryRun = false
 
-    @Option(help: "Write a JSON report: plans and their sha256, input/output sha256, counts, rejects, duration.")
+    @Option(help: "Write a JSON report (plans and their sha256, input/output sha256, counts, rejects, duration: what --json prints) to this file.")
     var report: String?
 
     @Option(help: "A value an operation cannot migrate: fail (stop), skip (drop it) or keep (keep it as it was); skip and keep write it to the rejects file.")
@@ -57,16 +58,18 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: "The bucket of download URLs, for extract-blobs steps with ref-style salada-file.")
     var bucket: String?
 
-    @Flag(help: "Members in the Realtime Database's key order.")
-    var canonical = false
-
-    @Flag(help: "Indented output.")
-    var pretty = false
+    @OptionGroup var dump: DumpOutputOptions
+    @OptionGroup var duplicateKeys: DuplicateKeysOption
 
     @Option(help: "Records to migrate at once, on worker threads (default: 1; more help when the plan's operations, not reading and writing, take the time).")
     var jobs: Int?
 
+    @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        if !dryRun { try json.check(output: output) }
+    }
 
     func run() throws {
         try reportingErrors {
@@ -78,19 +81,32 @@ struct MigrateCommand: ParsableCommand {
             job.reverse = reverse
             job.blobStore = blobStore
             job.bucket = bucket
-            job.writerOptions = JSONWriter.Options(pretty: pretty, sortKeys: canonical)
+            job.writerOptions = dump.writerOptions
+            job.compressionLevel = dump.level
+            job.computesDigests = json.json
+            job.duplicateKeys = duplicateKeys.policy
             if let jobs { job.jobs = try concurrency(jobs) }
+            dump.warnUnused(output: dryRun ? nil : output)
+            if dryRun && rejects != nil { warn("--rejects has no effect with --dry-run (nothing is written)") }
             let plans = try job.loadPlans()
+            if !plans.contains(where: { $0.steps.contains { $0.extractBlobs != nil } }) {
+                for (given, name) in [(blobStore != nil, "--blobs"), (bucket != nil, "--bucket")] where given {
+                    warn("\(name) has no effect: the plans have no extract-blobs steps")
+                }
+            }
             for w in plans.flatMap(\.warnings) { common.note("warning: \(w)") }
             let s = try job.run(plans: plans, progress: common.progress())
+            if json.json { try printJSON(job.report(s)) }
             if dryRun {
-                print(MigrationSummaryText.dryRun(s), terminator: "")
+                let text = MigrationSummaryText.dryRun(s)
+                if json.json { common.note(String(text.dropLast(text.hasSuffix("\n") ? 1 : 0))) } else { print(text, terminator: "") }
                 if onError == .fail && s.failures > 0 {
                     FileHandle.standardError.write(Data("dumpkit: error: \(s.failures) values would stop the run under --on-error fail (listed above); --on-error skip or keep sets them aside in a rejects file\n".utf8))
                     throw Exit.findings
                 }
             } else {
                 common.note(MigrationSummaryText.done(s, output: output))
+                duplicateKeys.note(dropped: s.duplicatesDropped, common)
                 if let blobs = s.blobs { common.note("extract-blobs steps: " + blobs.text) }
                 if s.staleBlobFilesRemoved > 0 {
                     common.note(

@@ -1,6 +1,7 @@
 import ArchiveKit
 import ArgumentParser
 import DumpKit
+import JSONStream
 
 /// `dumpkit restore`: an archive into a directory, never outside it.
 struct RestoreCommand: ParsableCommand {
@@ -17,8 +18,9 @@ struct RestoreCommand: ParsableCommand {
 
             Examples:
               dumpkit restore bucket.tar.zst restored/ --verify
-              dumpkit restore backup.tar.zst /srv/restore --only 'bucket/v1/*' \\
+              dumpkit restore backup.tar.zst /srv/restore --include 'bucket/v1/*' \\
                   --overwrite never
+              dumpkit restore bucket.tar.zst restored/ --exclude '*.tmp' --dry-run
             """
     )
 
@@ -38,7 +40,17 @@ struct RestoreCommand: ParsableCommand {
     var overwrite: SafeExtractor.OverwritePolicy = .ifDifferent
 
     @Option(help: "Restore only entries whose path matches this glob (repeatable; * also matches /).")
+    var include: [String] = []
+
+    @Option(help: "Leave out entries whose path matches this glob (repeatable).")
+    var exclude: [String] = []
+
+    /// The older name of `--include`.
+    @Option(help: .hidden)
     var only: [String] = []
+
+    @Flag(name: .customLong("dry-run"), help: "Read and check every entry and list what would be written and refused; write nothing.")
+    var dryRun = false
 
     @Option(help: "Stop when the archive's data exceeds this many bytes (default: no limit).")
     var maxBytes: Int64?
@@ -49,6 +61,7 @@ struct RestoreCommand: ParsableCommand {
     @Option(help: "Stop when data expands to more than this many times the archive bytes read (0: no limit).")
     var maxRatio: Double = 1000
 
+    @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
     func run() throws {
@@ -56,15 +69,35 @@ struct RestoreCommand: ParsableCommand {
             var job = RestoreJob(archive: archive, destination: destination)
             job.verify = verify
             job.overwrite = overwrite
-            job.only = only
+            job.filter = PathFilter(include: include + only, exclude: exclude)
             job.limits = ExtractionLimits(maxBytes: maxBytes, maxEntries: maxEntries, maxRatio: maxRatio > 0 ? maxRatio : nil)
+            job.dryRun = dryRun
             let report = try job.run(progress: common.archiveProgress())
+            if json.json {
+                var o: JSONObject = [
+                    "archive": .string(archive), "destination": .string(destination), "dryRun": .bool(dryRun),
+                    "hasManifest": .bool(report.hasManifest), "written": .number(JSONNumber(report.written)),
+                    "unchanged": .number(JSONNumber(report.unchanged)), "kept": .number(JSONNumber(report.kept)),
+                    "bytes": .number(JSONNumber(report.bytes)), "sidecars": .number(JSONNumber(report.sidecars)),
+                    "problems": problemsJSON(report.problems), "notes": .array(report.notes.map { .string($0) }),
+                ]
+                if dryRun {
+                    o["files"] = .array(report.planned.map {
+                        .object(["path": .string($0.path), "size": .number(JSONNumber($0.size)), "exists": .bool($0.exists)])
+                    })
+                }
+                try printJSON(.object(o))
+            } else if dryRun {
+                for file in report.planned { print("\(file.size)\t\(file.path)" + (file.exists ? " (exists)" : "")) }
+            }
             report.notes.forEach(common.note)
+            let written = dryRun ? "would write \(report.written)" : "\(report.written) written"
             common.note(
-                "restored \(archive) to \(destination): \(report.written) written (\(ProgressMeter.format(bytes: report.bytes))), "
+                (dryRun ? "dry run, nothing written: \(archive) to \(destination): " : "restored \(archive) to \(destination): ")
+                    + "\(written) (\(ProgressMeter.format(bytes: report.bytes))), "
                     + "\(report.unchanged) unchanged, \(report.kept) kept, \(counted(report.problems.count, "problem"))"
                     + (report.sidecars > 0 ? ", \(counted(report.sidecars, "metadata sidecar"))" : ""))
-            try common.report(report.problems, in: archive, doing: "restoring")
+            try common.report(report.problems, in: archive, doing: dryRun ? "checking" : "restoring")
         }
     }
 }

@@ -30,18 +30,16 @@ struct StatsCommand: ParsableCommand {
     @Argument(help: "Input dump, or - for standard input.")
     var input: String
 
-    @Flag(help: "Print the statistics as JSON.")
-    var json = false
-
     @Option(
         help: ArgumentHelp(
             "Also write the statistics as a self-contained HTML page (- for standard output, instead of the text).", valueName: "file"))
     var html: String?
 
+    @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
-        if html == "-" && json { throw ValidationError("--html - and --json would both write to standard output; give --html a file name") }
+        if html == "-" && json.json { throw ValidationError("--html - and --json would both write to standard output; give --html a file name") }
     }
 
     func run() throws {
@@ -57,22 +55,11 @@ struct StatsCommand: ParsableCommand {
                 try page.commit()
             }
             if html == "-" { return }
-            if json {
-                let sink = StandardOutput()
-                let w = JSONWriter(sink: sink, options: .init(pretty: true))
-                try w.value(stats.jsonValue)
-                try w.raw("\n")
-                try w.flush()
+            if json.json {
+                try printJSON(stats.jsonValue)
             } else {
                 print(stats.text)
             }
         }
-    }
-}
-
-/// Standard output as a JSON byte sink.
-final class StandardOutput: JSONByteSink {
-    func write(_ bytes: UnsafeRawBufferPointer) throws {
-        FileHandle.standardOutput.write(Data(bytes))
     }
 }

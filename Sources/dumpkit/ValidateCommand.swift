@@ -44,6 +44,7 @@ struct ValidateCommand: ParsableCommand {
               dumpkit validate dump.json --rules database.rules.json \\
                   --auth '{"uid": "u1"}' --strict
               dumpkit validate dump.json.gz --format github
+              dumpkit validate dump.json --json | jq '.findings[] | .pointer'
               dumpkit validate clean.json --blobs bucket/
             """
     )
@@ -78,14 +79,16 @@ struct ValidateCommand: ParsableCommand {
     @Option(help: "Check the dump's blob references against this store (a directory mirroring a bucket).")
     var blobs: String?
 
-    @Option(name: .customLong("ref-style"), help: "With --blobs, the references: object, salada, path or url (see check-blobs).")
-    var referenceStyle: BlobReferenceStyle = .object
+    @Option(name: .customLong("ref-style"), help: "With --blobs, the references: object (default), salada, path or url (see check-blobs).")
+    var referenceStyle: BlobReferenceStyle?
 
-    @Option(name: .customLong("rules-memory-limit"), help: "With --rules: dumps up to this many MiB are held in memory, larger ones read from disk.")
-    var rulesMemoryLimit: Int = 512
+    @Option(name: .customLong("rules-memory-limit"), help: "With --rules: dumps up to this many MiB (default 512) are held in memory, larger ones read from disk.")
+    var rulesMemoryLimit: Int?
 
-    @Option(help: "Output: text, json, junit or github.")
-    var format: FindingsReport.Format = .text
+    @Option(help: "Output: text (the default), json (as --json), junit or github.")
+    var format: FindingsReport.Format?
+
+    @OptionGroup var json: JSONSummaryOption
 
     @Option(help: "Keep at most this many findings in the output (all are counted).")
     var maxFindings: Int = 1000
@@ -95,19 +98,37 @@ struct ValidateCommand: ParsableCommand {
     func validate() throws {
         if strict && rules == nil { throw ValidationError("--strict needs --rules") }
         if maxFindings < 0 { throw ValidationError("--max-findings must not be negative") }
-        if rulesMemoryLimit < 0 { throw ValidationError("--rules-memory-limit must not be negative") }
+        if rulesMemoryLimit ?? 0 < 0 { throw ValidationError("--rules-memory-limit must not be negative") }
+        if json.json, let format, format != .json { throw ValidationError("--json and --format \(format.rawValue) ask for two outputs; give one") }
+    }
+
+    /// The output format: `--format`, or json for `--json`, else text.
+    private var output: FindingsReport.Format { format ?? (json.json ? .json : .text) }
+
+    /// Warns of options that do nothing without the option they go with.
+    private func warnUnused() {
+        if rules == nil {
+            if auth != nil { warn("--auth has no effect without --rules (it is the auth variable of the rules)") }
+            if rulesMemoryLimit != nil { warn("--rules-memory-limit has no effect without --rules") }
+        }
+        if blobs == nil && referenceStyle != nil { warn("--ref-style has no effect without --blobs") }
+        if schemas.isEmpty && schemaMap == nil {
+            if allowUnmatched { warn("--allow-unmatched has no effect without --schema or --schema-map") }
+            if !schemaDirs.isEmpty || !refMaps.isEmpty { warn("--schema-dir and --ref-map have no effect without --schema or --schema-map") }
+        }
     }
 
     func run() throws {
+        warnUnused()
         let report = try reportingErrors { () throws -> FindingsReport in
             var job = ValidateJob(input: input)
             job.maxFindings = maxFindings
             job.strict = strict
             job.allowUnmatched = allowUnmatched
-            job.rulesMemoryLimit = Int64(rulesMemoryLimit) << 20
+            if let rulesMemoryLimit { job.rulesMemoryLimit = Int64(rulesMemoryLimit) << 20 }
             if let blobs {
                 job.blobs = ValidateJob.BlobCheck(store: blobs)
-                job.blobs?.style = referenceStyle
+                if let referenceStyle { job.blobs?.style = referenceStyle }
             }
             let catalog = SchemaCatalog()
             for dir in schemaDirs { try catalog.addDirectory(dir, recursive: true) }
@@ -133,7 +154,7 @@ struct ValidateCommand: ParsableCommand {
             }
             return try job.run(progress: common.progress())
         }
-        FileHandle.standardOutput.write(Data(report.render(format).utf8))
+        FileHandle.standardOutput.write(Data(report.render(output).utf8))
         if report.errorCount > 0 { throw Exit.findings }
     }
 }

@@ -323,7 +323,7 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 1, run.stderr)
         XCTAssertTrue(run.stderr.contains("has a segment of 300 bytes"), run.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("blobs")), "the store this failed run created is left")
     }
 
     /// A name restore would refuse (`..` between backslashes) is refused when extracting too, so a
@@ -336,7 +336,7 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 1, run.stderr)
         XCTAssertTrue(run.stderr.contains("has a '..' between backslashes, which restore refuses"), run.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("blobs")), "the store this failed run created is left")
     }
 
     /// A download URL written by someone else whose name is no object name (`..%2F`) is left as it
@@ -410,5 +410,36 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(got.keys.filter { got[$0] != want[$0] }.sorted(), [], "objects with other bytes; kills at \(log)")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("run/blobs/.dumpkit/tmp")), [])
         print("interrupted runs: \(log); \(leftovers) temporary files left before the last run")
+    }
+
+    /// A run that fails before writing into a store it created leaves no store behind; a store
+    /// that was there keeps what it had.
+    func testAFailedRunLeavesNoStoreItCreated() throws {
+        let dir = try TemporaryDirectory()
+        let empty = dir.path("empty.json")
+        try Data().write(to: URL(fileURLWithPath: empty))
+        var r = try CLI.run(["extract-blobs", empty, "-o", dir.path("out.json"), "--blobs", dir.path("new/store")])
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertTrue(r.stderr.contains("empty input"), r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("new/store")))
+        // A folder the user made stays, without the control folder.
+        try FileManager.default.createDirectory(atPath: dir.path("made"), withIntermediateDirectories: true)
+        r = try CLI.run(["extract-blobs", empty, "-o", dir.path("out.json"), "--blobs", dir.path("made")])
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("made/.dumpkit")))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir.path("made")))
+        // A store in use keeps its objects and metadata.
+        let store = dir.path("store")
+        r = try CLI.run(["extract-blobs", TestData.projectRoot.appendingPathComponent("samples/todolist/v1.json").path, "-o", dir.path("clean.json"), "--blobs", store, "-q"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let before = filesBelow(store)
+        XCTAssertEqual(try CLI.run(["extract-blobs", empty, "-o", dir.path("out.json"), "--blobs", store]).status, 2)
+        XCTAssertEqual(filesBelow(store), before)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
+        // migrate's extract-blobs steps too.
+        let plans = ["schemas/todolist/plan.yaml", "schemas/todolist/images.yaml"].flatMap { ["--plan", TestData.projectRoot.appendingPathComponent($0).path] }
+        r = try CLI.run(["migrate", empty, "-o", dir.path("v2.json"), "--blobs", dir.path("bucket")] + plans)
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("bucket")))
     }
 }

@@ -206,4 +206,31 @@ final class ConvertCommandTests: XCTestCase {
         XCTAssertEqual(duplicates.map { $0["column"] as! Int }, [39, 71])
         XCTAssertTrue((duplicates[1]["message"] as! String).contains("first at byte 58"), "\(duplicates[1])")
     }
+
+    /// `--duplicate-keys keep-last` keeps the last member of each name, at any depth and across
+    /// compressed input, in convert and migrate; standard input is refused (it is read twice).
+    func testDuplicateKeysKeepLastKeepsTheLastMemberOfEachName() throws {
+        let dir = try TemporaryDirectory()
+        let dump = #"{"v1":{"todolist":{"-Ka":{"title":"a","n":[{"k":1,"k":2}],"title":"b"}}},"x":{"k":1,"y":2,"k":3,"y":4,"k":{"z":5}}}"#
+        let input = try write(dump, "dup.json", in: dir)
+        _ = try Shell.run("gzip", ["-k", input])
+        for source in [input, input + ".gz"] {
+            let r = try CLI.run(["convert", source, "-o", dir.path("out.json"), "--duplicate-keys", "keep-last"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(String(decoding: try contents(dir.path("out.json")), as: UTF8.self),
+                           #"{"v1":{"todolist":{"-Ka":{"n":[{"k":2}],"title":"b"}}},"x":{"y":4,"k":{"z":5}}}"# + "\n")
+            XCTAssertTrue(r.stderr.contains("--duplicate-keys keep-last: left out 5 members whose name came again later in its object"), r.stderr)
+        }
+        let plan = try write("name: p\nfrom: v1\nto: v2\nsteps:\n  - match: /v1/todolist/{id}\n    ops:\n      - move: /v2/todolist/{id}\n", "plan.yaml", in: dir)
+        var r = try CLI.run(["migrate", input, "--plan", plan, "-o", dir.path("v2.json"), "--duplicate-keys", "keep-last", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(String(decoding: try contents(dir.path("v2.json")), as: UTF8.self),
+                       #"{"x":{"y":4,"k":{"z":5}},"v2":{"todolist":{"-Ka":{"n":[{"k":2}],"title":"b"}}}}"# + "\n")
+        let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(report["duplicatesDropped"] as? Int, 5)
+        r = try CLI.run(["convert", "-", "--duplicate-keys", "keep-last"], stdin: Data(dump.utf8))
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.hasPrefix("dumpkit: error: --duplicate-keys keep-last reads the input twice: give a file"), r.stderr)
+        XCTAssertTrue(try CLI.run(["convert", "--help"]).stdout.contains("--duplicate-keys <duplicate-keys>"))
+    }
 }

@@ -26,9 +26,9 @@ final class MigrateCommandTests: XCTestCase {
             let r = try CLI.run(["migrate", sample(app, "v1.json"), "-o", out, "--plan", plan(app), "--on-error", "keep"])
             XCTAssertEqual(r.status, 0, "\(app): \(r.stderr)")
             XCTAssertEqual(try json(out), try json(sample(app, "v2.expected.json")), app)
-            // Every rejected value is in the rejects file, with its pointer.
-            let expected = try lines(sample(app, "v2.rejects.ndjson")).map { [$0["pointer"]!, $0["operation"]!, $0["value"]!] }
-            let got = try lines(out + ".rejects.ndjson").map { [$0["pointer"]!, $0["operation"]!, $0["value"]!] }
+            // Every rejected value is in the rejects file, with its pointers in the input and the output.
+            let expected = try lines(sample(app, "v2.rejects.ndjson")).map { [$0["pointer"]!, $0["outputPointer"]!, $0["operation"]!, $0["value"]!] }
+            let got = try lines(out + ".rejects.ndjson").map { [$0["pointer"]!, $0["outputPointer"]!, $0["operation"]!, $0["value"]!] }
             XCTAssertEqual(got, expected, app)
         }
     }
@@ -284,6 +284,7 @@ final class MigrateCommandTests: XCTestCase {
         let rejects = try lines(dir.path("out.json.rejects.ndjson"))
         XCTAssertEqual(rejects.count, 1)
         XCTAssertEqual(rejects.first?["pointer"], "/old/a" as NSString)
+        XCTAssertEqual(rejects.first?["outputPointer"], "/new/a" as NSString)
         XCTAssertEqual(rejects.first?["operation"], "move" as NSString)
         XCTAssertEqual(rejects.first?["value"], ["n": 1] as NSDictionary)
         // A key the database forbids, made from a capture.

@@ -9,7 +9,6 @@ final class UsageErrorTests: XCTestCase {
                 ["migrate", "in.json", "--plan", "p.yaml", "--on-error", "bogus"],
                 "dumpkit: error: The value 'bogus' is invalid for '--on-error"
             ),
-            (["frobnicate"], "dumpkit: error: Unexpected argument 'frobnicate'"),
             (["validate", "in.json", "--strict"], "dumpkit: error: --strict needs --rules"),
         ] {
             let r = try CLI.run(args)
@@ -18,6 +17,16 @@ final class UsageErrorTests: XCTestCase {
             XCTAssertTrue(r.stderr.contains("Usage: dumpkit"), "\(args): \(r.stderr)")
             XCTAssertEqual(r.stdout, "", "\(args)")
         }
+    }
+
+    func testAnUnknownCommandIsNamedWithTheListOfCommands() throws {
+        let r = try CLI.run(["frobnicate", "in.json"])
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertEqual(r.stdout, "")
+        XCTAssertTrue(r.stderr.hasPrefix("dumpkit: error: unknown command 'frobnicate'; the commands are convert, stats, migrate, "), r.stderr)
+        XCTAssertTrue(r.stderr.contains("restore (dumpkit help COMMAND)"), r.stderr)
+        // A command given where an option's value is expected is still the parser's.
+        XCTAssertEqual(try CLI.run(["convert", "--frobnicate"]).status, 2)
     }
 
     func testHelpAndVersionExit0() throws {

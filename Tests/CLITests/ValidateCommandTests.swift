@@ -95,10 +95,10 @@ final class ValidateCommandTests: XCTestCase {
         try Data("{\(keys), \"x\": {\".value\": 1, \"y\": 2}}".utf8).write(to: dir.url.appendingPathComponent("d.json"))
         let r = try CLI.run(["validate", dir.path("d.json")])
         XCTAssertEqual(r.status, 1)
-        XCTAssertTrue(r.stdout.contains("\n  ... and 5 more (--format json lists them all)\n"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("\n  ... and 5 more (--json lists them all)\n"), r.stdout)
         XCTAssertTrue(r.stdout.hasSuffix("d.json: 16 errors, 0 warnings\n"), r.stdout)
         let capped = try CLI.run(["validate", dir.path("d.json"), "--max-findings", "12"])
-        XCTAssertTrue(capped.stdout.contains("\n  ... and 5 more (--format json lists the first 12 findings; --max-findings N keeps more)\n"), capped.stdout)
+        XCTAssertTrue(capped.stdout.contains("\n  ... and 5 more (--json lists the first 12 findings; --max-findings N keeps more)\n"), capped.stdout)
     }
 
     /// Control characters in keys never reach the terminal raw (an escape sequence would recolour it

@@ -174,7 +174,7 @@ final class ArchiveVerifyRestoreTests: XCTestCase {
     func testRestoreOnlyChoosesEntriesAndAnInterruptedRunFinishesOnASecondRun() throws {
         let destination = directory.path("restored")
         var only = RestoreJob(archive: good, destination: destination)
-        only.only = ["v1/*/revisions/*"]
+        only.filter = PathFilter(include: ["v1/*/revisions/*"])
         XCTAssertEqual(try only.run().written, 1)
         XCTAssertEqual(filesBelow(destination), [DirectoryBlobStore.metadataPath(of: record), record])
         // As if the first run had been killed while writing the image.

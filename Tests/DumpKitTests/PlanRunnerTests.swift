@@ -23,6 +23,29 @@ final class PlanRunnerTests: XCTestCase {
     /// The compact JSON of the single output record.
     private func output(_ r: MigrationResult) -> String? { r.records.first?.value?.compactText }
 
+    // MARK: - reject pointers
+
+    func testARejectNamesTheValueInTheInputAndInTheOutput() throws {
+        // Renamed, then moved by a second plan that renames it again: the value's input pointer
+        // has its old name under the record's old path, the output pointer the new ones.
+        let first = try plan("- rename: { photo_count: count }\n- convert: { field: count, from: string, to: integer }")
+        let second = try PlanFixtures.plan(
+            "name: u\nfrom: v2\nto: v3\nsteps:\n  - match: /items/{id}\n    ops:\n      - rename: { count: photoCount }\n      - move: /v3/items/{id}\n")
+        let runner = PlanRunner(plans: [first, second], onError: .keep)
+        let r = try runner.apply(Record(path: ["items", "k"], value: try PlanFixtures.json(#"{"photo_count":"two"}"#)))
+        XCTAssertEqual(r.rejects.map(\.pointer), ["/items/k/photo_count"])
+        XCTAssertEqual(r.rejects.map(\.outputPointer), ["/v3/items/k/photoCount"])
+        // Collected fields are named by the field they came from; a deleted record has no output pointer.
+        let collected = try run("- collect: { fields: [a, b], into: list }\n- map: { field: list/1, values: { x: y }, unmapped: fail }", #"{"a":"x","b":"z"}"#)
+        XCTAssertEqual(collected.rejects.map(\.pointer), ["/items/-KZy__8VkJ6DHmJYPkt0/b"])
+        XCTAssertEqual(collected.rejects.map(\.outputPointer), ["/items/-KZy__8VkJ6DHmJYPkt0/list/1"])
+        let skipped = try run("- convert: { field: n, from: string, to: integer }", #"{"n":"x"}"#, policy: .skip)
+        XCTAssertEqual(skipped.rejects.map(\.outputPointer), ["/items/-KZy__8VkJ6DHmJYPkt0/n"])
+        let spread = try run("- spread: { field: list, into: [a, b] }\n- convert: { field: b, from: string, to: integer }", #"{"list":["1","x"]}"#)
+        XCTAssertEqual(spread.rejects.map(\.pointer), ["/items/-KZy__8VkJ6DHmJYPkt0/list/1"])
+        XCTAssertEqual(spread.rejects.map(\.outputPointer), ["/items/-KZy__8VkJ6DHmJYPkt0/b"])
+    }
+
     // MARK: - rename
 
     func testRenameKeepsPositionAndMovesNestedFields() throws {
@@ -295,7 +318,7 @@ final class PlanRunnerTests: XCTestCase {
         XCTAssertEqual(reject.operation, "convert")
         XCTAssertEqual(
             reject.jsonValue.compactText,
-            #"{"pointer":"/items/-KZy__8VkJ6DHmJYPkt0/n","value":"x","plan":"t","step":1,"stepName":"s","operation":"convert","reason":"'x' is not a number"}"#)
+            #"{"pointer":"/items/-KZy__8VkJ6DHmJYPkt0/n","outputPointer":"/items/-KZy__8VkJ6DHmJYPkt0/n","value":"x","plan":"t","step":1,"stepName":"s","operation":"convert","reason":"'x' is not a number"}"#)
         XCTAssertEqual(reject.description, #"/items/-KZy__8VkJ6DHmJYPkt0/n: plan 't' step 1 ('s') convert: 'x' is not a number (value "x")"#)
     }
 

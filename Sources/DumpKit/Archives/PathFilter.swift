@@ -4,7 +4,7 @@
     import Musl
 #endif
 
-/// Chooses objects by glob patterns on their names (`--include`, `--exclude`, `--only`).
+/// Chooses objects or archive entries by glob patterns on their names (`--include`, `--exclude`).
 ///
 /// Patterns are shell globs (`fnmatch` without `FNM_PATHNAME`): `*` and `?` also match `/`, so
 /// `*.json` matches JSON files at any depth and `v1/*` everything under `v1/`. A pattern also matches

@@ -630,3 +630,28 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return names
     }
 }
+
+extension DirectoryBlobStore {
+    /// Removes the control folder (`.dumpkit/` with its lock, `meta/` and `tmp/`) of a store that
+    /// holds nothing: no metadata and no run's folder, checked under the store's lock. With
+    /// `directory: true`, also the store's directory when it is then empty. For a run that opened a
+    /// store it found without a control folder, and failed before writing into it (the store must
+    /// be closed first). A run that opens the same store at that moment fails with an error instead
+    /// of writing into removed folders.
+    public static func removeUnused(_ store: String, directory: Bool) {
+        let control = store + "/" + controlDirectory
+        let lockFD = open(control + "/lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW)
+        guard lockFD >= 0 else { return }
+        defer { Glibc.close(lockFD) }
+        guard flock(lockFD, LOCK_EX) == 0 else { return }
+        for folder in ["meta", "tmp"] {
+            let fd = open(control + "/" + folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard fd >= 0 else { return }
+            let empty = entries(fd).isEmpty
+            Glibc.close(fd)
+            guard empty else { return }
+        }
+        guard rmdir(control + "/meta") == 0, rmdir(control + "/tmp") == 0, unlink(control + "/lock") == 0, rmdir(control) == 0 else { return }
+        if directory { rmdir(store) }
+    }
+}

@@ -42,6 +42,8 @@ public struct ArchiveJob {
     public var filter = PathFilter()
     /// The manifest's creation time; `nil` for the newest modification time of the files.
     public var created: Timestamp?
+    /// List what would be archived (`Summary.entries`), reading no file's data and writing nothing.
+    public var dryRun = false
 
     public init(source: Source, output: String) {
         self.source = source
@@ -58,6 +60,14 @@ public struct ArchiveJob {
         public var notes: [String]
         /// `--include` patterns that matched no object (the archive holds the others; the command exits 1).
         public var unmatchedIncludes: UnmatchedIncludes?
+        /// A dry run's entries in archive order (after the manifest); empty when the archive was written.
+        public var entries: [Entry] = []
+
+        /// One file a dry run would archive.
+        public struct Entry: Sendable {
+            public var path: String
+            public var size: Int64
+        }
     }
 
     /// `SOURCE_DATE_EPOCH` (whole seconds) from `environment`, if set; fails when it is not a number.
@@ -86,13 +96,18 @@ public struct ArchiveJob {
     public func run(progress: ArchiveProgress? = nil) throws -> Summary {
         let (format, compression) = try resolvedFormat()
         let threads = self.threads ?? ProcessInfo.processInfo.activeProcessorCount
-        guard threads >= 1 else { throw UsageError("--threads must be at least 1, not \(threads)") }
+        guard threads >= 1 else { throw UsageError("--jobs must be at least 1, not \(threads)") }
         var notes: [String] = []
         var unmatched: UnmatchedIncludes?
         let (items, parts) = try gather(threads: threads, notes: &notes, unmatched: &unmatched)
         if let unmatched, items.isEmpty { throw unmatched }
         let singlePass = format == .tar && compression == .zstd && output != "-"
         let totalBytes = items.reduce(0) { $0 + $1.size }
+        if dryRun {
+            return Summary(
+                objects: items.count, bytes: totalBytes, format: format, compression: compression, notes: notes.sorted(),
+                unmatchedIncludes: unmatched, entries: items.map { Summary.Entry(path: $0.path, size: $0.size) })
+        }
 
         if !singlePass { progress?.begin("hashing", totalFiles: items.count, totalBytes: totalBytes) }
         let collected = try MetadataCollector(threads: threads, hashing: !singlePass).collect(

@@ -14,6 +14,8 @@ public struct ConvertJob {
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
     public var threads: Int?
+    /// What to do with a name twice in one object of JSON input.
+    public var duplicateKeys: DuplicateKeyPolicy = .refuse
 
     public init(input: String, output: String) {
         self.input = input
@@ -28,26 +30,35 @@ public struct ConvertJob {
         public var bytesOut: Int64
         /// The output file's size (compressed when it is); nil for standard output.
         public var fileBytesOut: Int64?
+        /// Members left out under `duplicateKeys: .keepLast` (a later one had the same name).
+        public var duplicatesDropped = 0
     }
+
+    /// The input's format: `from`, else the one its name says, else JSON.
+    public var inputFormat: DumpFormat { from ?? DumpFormat.forPath(input) ?? .json }
+    /// The output's format: `to`, else the one its name says, else JSON.
+    public var outputFormat: DumpFormat { to ?? DumpFormat.forPath(output) ?? .json }
 
     /// Runs the conversion; the output appears only if it succeeds.
     public func run(progress: ProgressMeter? = nil) throws -> Summary {
-        let from = self.from ?? DumpFormat.forPath(input) ?? .json
-        let to = self.to ?? DumpFormat.forPath(output) ?? .json
+        let from = inputFormat
+        let to = outputFormat
         if to == .ndjson && writerOptions.pretty {
             throw UsageError("--pretty makes no sense for NDJSON output (one record per line)")
         }
+        let duplicates = from == .json && duplicateKeys == .keepLast ? try Self.earlierDuplicates(in: input) : nil
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
         let outFile = try OutputFile(path: output, level: compressionLevel, threads: threads)
         do {
             let reader: RecordReader
-            var duplicates: DuplicateKeyError.Watch?
+            var watch: DuplicateKeyError.Watch?
             switch from {
             case .json:
                 let patterns = records.isEmpty && to == .ndjson ? [try PathPattern("/*")] : records
-                let dumpReader = DumpReader(source: inFile, patterns: patterns, sourceName: inFile.name)
-                duplicates = DuplicateKeyError.Watch(dumpReader.reader, file: inFile.name)
+                let source = duplicates.map { MemberSkippingSource(inFile, skipping: $0.ranges) } ?? inFile as JSONByteSource
+                let dumpReader = DumpReader(source: source, patterns: patterns, sourceName: inFile.name)
+                watch = DuplicateKeyError.Watch(dumpReader.reader, file: inFile.name)
                 reader = dumpReader
             case .ndjson:
                 reader = NDJSONReader(source: inFile, sourceName: inFile.name)
@@ -57,14 +68,24 @@ public struct ConvertJob {
             let pipeline = Pipeline()
             pipeline.onRecord = { progress?.recordDone() }
             try pipeline.run(reader: reader, writer: writer)
-            try duplicates?.check()
+            try watch?.check()
             try outFile.commit()
             progress?.finish()
-            return Summary(records: pipeline.recordsRead, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten, fileBytesOut: outFile.fileSize)
+            return Summary(records: pipeline.recordsRead, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten, fileBytesOut: outFile.fileSize,
+                           duplicatesDropped: duplicates?.members ?? 0)
         } catch {
             outFile.abort()
             progress?.finish()
             throw error
         }
+    }
+}
+
+extension ConvertJob {
+    /// The members a later one of the same name replaces (`MemberSkippingSource.earlierDuplicates`),
+    /// for `--duplicate-keys keep-last`, which reads the input twice.
+    static func earlierDuplicates(in input: String) throws -> (ranges: [Range<Int64>], members: Int) {
+        if input == "-" { throw UsageError("--duplicate-keys keep-last reads the input twice: give a file, not standard input") }
+        return try MemberSkippingSource.earlierDuplicates(in: input)
     }
 }

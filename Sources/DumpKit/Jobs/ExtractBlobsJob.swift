@@ -15,6 +15,8 @@ public struct ExtractBlobsJob {
     /// The store's directory.
     public var store: String
     public var options = ExtractBlobs.Options()
+    public var writerOptions: JSONWriter.Options = .compact
+    public var compressionLevel: Int?
     /// Count what would be extracted, but write neither the output nor the store.
     public var dryRun = false
     /// Where to write the JSON report, if anywhere.
@@ -52,11 +54,21 @@ public struct ExtractBlobsJob {
         try Self.check(options)
         try Self.refuseSameFile(input, output)
         guard !dryRun else { return try run(store: nil, progress: progress) }
+        // A store this run creates is removed again when the run fails before writing into it.
+        var status = stat()
+        let storeExisted = lstat(store, &status) == 0
+        let controlExisted = lstat(store + "/" + DirectoryBlobStore.controlDirectory, &status) == 0
         let directory = try DirectoryBlobStore(directory: store, writable: true)
         defer { directory.close() }
-        var summary = try run(store: directory, progress: progress)
-        summary.staleTemporaryFilesRemoved = directory.staleTemporaryFilesRemoved
-        return summary
+        do {
+            var summary = try run(store: directory, progress: progress)
+            summary.staleTemporaryFilesRemoved = directory.staleTemporaryFilesRemoved
+            return summary
+        } catch {
+            directory.close()
+            if !controlExisted { DirectoryBlobStore.removeUnused(store, directory: !storeExisted) }
+            throw error
+        }
     }
 
     /// Runs against any store (`nil`: a dry run); the output appears only if everything succeeds, and
@@ -68,13 +80,13 @@ public struct ExtractBlobsJob {
         let transformer = try ExtractBlobs(store: store, options: options, listsConflicts: true)
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
-        let outFile = store == nil ? nil : try OutputFile(path: output)
+        let outFile = store == nil ? nil : try OutputFile(path: output, level: compressionLevel)
         do {
             // A read buffer that stays in the core's cache: the kernel copies into it and the scanner
             // reads it while it is still there (longer strings go to the decoder in pieces).
             let reader = CandidateReader(source: inFile, patterns: options.match, selection: transformer.candidates,
                                          options: .init(bufferSize: 256 << 10), sourceName: inFile.name)
-            let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0)) } ?? DiscardingWriter()
+            let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
             let pipeline = Pipeline(transformers: [transformer])
             pipeline.onRecord = { progress?.recordDone() }
             try StepDataError.unwrapping { try pipeline.run(reader: reader, writer: writer) }
@@ -138,7 +150,7 @@ public struct BlobConflictsError: DataError, CustomStringConvertible, Sendable {
 }
 
 /// Takes records and drops them (a dry run has no output).
-private final class DiscardingWriter: RecordWriter {
+final class DiscardingWriter: RecordWriter {
     var passThrough: PassThroughSink? { nil }
     var takesCompactJSON: Bool { false }
     func write(_ record: Record, from original: [String]?) throws {}

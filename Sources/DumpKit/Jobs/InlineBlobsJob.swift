@@ -8,6 +8,10 @@ public struct InlineBlobsJob {
     /// The store's directory (only read).
     public var store: String
     public var options = InlineBlobs.Options()
+    public var writerOptions: JSONWriter.Options = .compact
+    public var compressionLevel: Int?
+    /// Read and check every referenced object, but write no output.
+    public var dryRun = false
 
     public init(input: String, output: String, store: String) {
         self.input = input
@@ -30,22 +34,23 @@ public struct InlineBlobsJob {
         return try run(store: directory, progress: progress)
     }
 
-    /// Runs against any store; the output appears only if everything succeeds.
+    /// Runs against any store; the output appears only if everything succeeds (and never in a dry run).
     public func run(store: BlobStore, progress: ProgressMeter? = nil) throws -> Summary {
         let transformer = InlineBlobs(store: store, options: options)
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
-        let outFile = try OutputFile(path: output)
+        let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel)
         do {
             let reader = CandidateReader(source: inFile, patterns: options.match, selection: BlobReference.candidates(style: options.referenceStyle), sourceName: inFile.name)
             let pipeline = Pipeline(transformers: [transformer])
             pipeline.onRecord = { progress?.recordDone() }
-            try StepDataError.unwrapping { try pipeline.run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: outFile))) }
-            try outFile.commit()
+            let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
+            try StepDataError.unwrapping { try pipeline.run(reader: reader, writer: writer) }
+            try outFile?.commit()
             progress?.finish()
-            return Summary(tally: transformer.tally, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten)
+            return Summary(tally: transformer.tally, bytesIn: inFile.bytesRead, bytesOut: outFile?.bytesWritten ?? 0)
         } catch {
-            outFile.abort()
+            outFile?.abort()
             progress?.finish()
             throw error
         }

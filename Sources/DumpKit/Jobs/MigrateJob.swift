@@ -12,11 +12,15 @@ public struct MigrateJob {
     /// Where rejected values go (NDJSON); defaults to `<output>.rejects.ndjson` under skip/keep.
     public var rejectsPath: String?
     public var reportPath: String?
+    /// Computes the input's and output's SHA-256 for `report(_:)` without a `reportPath` too.
+    public var computesDigests = false
     public var dryRun = false
     public var reverse = false
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
     public var threads: Int?
+    /// What to do with a name twice in one object of the input.
+    public var duplicateKeys: DuplicateKeyPolicy = .refuse
     /// Records migrated at once, on worker threads (1: on the reading thread, the default: on the
     /// todolist plan two threads took the same wall time and 40% more CPU, since building and
     /// writing each record's value costs as much as migrating it).
@@ -54,6 +58,8 @@ public struct MigrateJob {
         public var blobs: BlobExtractionReport?
         /// Temporary files of an interrupted earlier run removed from the blob store.
         public var staleBlobFilesRemoved = 0
+        /// Members left out under `duplicateKeys: .keepLast` (a later one had the same name).
+        public var duplicatesDropped = 0
         public var seconds: Double
 
         /// Whether the run changed nothing because the dump is already in the target shape.
@@ -98,11 +104,16 @@ public struct MigrateJob {
         for p in outputs.filter({ !Self.shadows($0, runner.patterns) }) + blobPatterns where !runner.patterns.contains(p) && !probes.contains(p) {
             probes.append(p)
         }
+        let earlier = duplicateKeys == .keepLast ? try ConvertJob.earlierDuplicates(in: input) : nil
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
         // Hashing is only for the report.
-        let hashing = reportPath != nil
+        let hashing = reportPath != nil || computesDigests
         let hashedInput = hashing ? HashingByteSource(inFile) : nil
+        // A store this run creates is removed again when the run fails before writing into it.
+        var status = stat()
+        let storeExisted = blobStore.map { lstat($0, &status) == 0 } ?? true
+        let controlExisted = blobStore.map { lstat($0 + "/" + DirectoryBlobStore.controlDirectory, &status) == 0 } ?? true
         let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try DirectoryBlobStore(directory: $0, writable: true) }
         defer { store?.close() }
         let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
@@ -110,7 +121,9 @@ public struct MigrateJob {
         let blobs = runner.blobExtractions.isEmpty ? nil : BlobExtractionReport()
         do {
             let sink: JSONByteSink = outFile.map { hashing ? HashingByteSink($0) : $0 as JSONByteSink } ?? DiscardingByteSink()
-            let reader = DumpReader(source: hashedInput ?? inFile as JSONByteSource, patterns: runner.patterns + probes, sourceName: inFile.name)
+            let read = hashedInput ?? inFile as JSONByteSource
+            let source = earlier.map { MemberSkippingSource(read, skipping: $0.ranges) } ?? read
+            let reader = DumpReader(source: source, patterns: runner.patterns + probes, sourceName: inFile.name)
             let duplicates = DuplicateKeyError.Watch(reader.reader, file: inFile.name)
             let writer = try DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), moveTargets: Self.moveTargets(plans))
             let rejects = rejectsFile.map { RejectsWriter(file: $0) } ?? (dryRun ? RejectsWriter(file: nil) : nil)
@@ -153,6 +166,7 @@ public struct MigrateJob {
                                   rejectsPath: stats.rejects + conflicts.value > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
             summary.rejectExamples = rejects?.examples ?? []
             summary.staleBlobFilesRemoved = store?.staleTemporaryFilesRemoved ?? 0
+            summary.duplicatesDropped = earlier?.members ?? 0
             if let reportPath {
                 try writeReport(summary, to: reportPath)
             }
@@ -162,6 +176,10 @@ public struct MigrateJob {
             outFile?.abort()
             rejectsFile?.abort()
             progress?.finish()
+            if let store, let blobStore, !controlExisted {
+                store.close()
+                DirectoryBlobStore.removeUnused(blobStore, directory: !storeExisted)
+            }
             throw error
         }
     }
@@ -193,12 +211,14 @@ public struct MigrateJob {
     static func reject(_ conflict: MoveConflict, _ plans: [MigrationPlan]) -> Reject {
         for plan in plans {
             for step in plan.steps where step.operations.contains(where: { $0 is MoveOperation }) && step.patterns.contains(where: { $0.match(conflict.source) != nil }) {
-                return Reject(pointer: JSONPointer.string(conflict.source), value: conflict.value, plan: plan.name, step: step.index, stepName: step.name,
+                return Reject(pointer: JSONPointer.string(conflict.source), outputPointer: JSONPointer.string(conflict.target), value: conflict.value,
+                              plan: plan.name, step: step.index, stepName: step.name,
                               operation: MoveOperation.name, reason: conflict.description)
             }
         }
         let plan = plans.last
-        return Reject(pointer: JSONPointer.string(conflict.source), value: conflict.value, plan: plan?.name ?? "", step: 0, stepName: nil,
+        return Reject(pointer: JSONPointer.string(conflict.source), outputPointer: JSONPointer.string(conflict.target), value: conflict.value,
+                      plan: plan?.name ?? "", step: 0, stepName: nil,
                       operation: MoveOperation.name, reason: conflict.description)
     }
 
@@ -223,7 +243,9 @@ public struct MigrateJob {
         }
     }
 
-    private func writeReport(_ s: Summary, to path: String) throws {
+    /// What `--report` writes: the plans with their sha256, the input's and output's sha256 (when
+    /// computed), counts per step and operation, rejects, blobs, warnings, duration.
+    public func report(_ s: Summary) -> JSONValue {
         var o = JSONObject()
         o["tool"] = .string("dumpkit \(DumpKitVersion.string)")
         // Plans run in reverse order under --reverse.
@@ -237,14 +259,20 @@ public struct MigrateJob {
         if let out = s.outputSHA256 { o["output"] = .object(["path": .string(output), "sha256": .string(out)]) }
         o["dryRun"] = .bool(dryRun)
         o["alreadyMigrated"] = .number(JSONNumber(s.alreadyMigrated))
+        o["duplicateKeys"] = .string(duplicateKeys.rawValue)
+        o["duplicatesDropped"] = .number(JSONNumber(s.duplicatesDropped))
         o["stats"] = s.stats.jsonValue
         if let r = s.rejectsPath { o["rejects"] = .string(r) }
         if let blobs = s.blobs { o["blobs"] = blobs.jsonValue }
         o["warnings"] = .array(s.warnings.map { .string($0) })
         o["seconds"] = .number(JSONNumber(text: String(format: "%.3f", s.seconds)))
+        return .object(o)
+    }
+
+    private func writeReport(_ s: Summary, to path: String) throws {
         let file = try OutputFile(path: path)
         let w = JSONWriter(sink: file, options: .init(pretty: true))
-        try w.value(.object(o))
+        try w.value(report(s))
         try w.raw("\n")
         try w.flush()
         try file.commit()

@@ -22,9 +22,12 @@ public struct RestoreJob {
     /// Also check MD5 and CRC-32C, refuse entries the manifest does not list and report missing objects.
     public var verify = false
     public var overwrite: SafeExtractor.OverwritePolicy = .ifDifferent
-    /// Restore only entries whose (cleaned) path matches one of these globs; all when empty.
-    public var only: [String] = []
+    /// Which entries to restore, by their (cleaned) paths.
+    public var filter = PathFilter()
     public var limits: ExtractionLimits = .standard
+    /// Read and check every entry as a restore does, but create and write nothing (not even the
+    /// destination): `Report.planned` lists the files that would be written.
+    public var dryRun = false
 
     public init(archive: String, destination: String) {
         self.archive = archive
@@ -44,17 +47,28 @@ public struct RestoreJob {
         public var problems: [VerifyJob.Problem] = []
         /// Remarks for people (prefixes removed from entry paths).
         public var notes: [String] = []
+        /// A dry run's files that would be written (`written` counts them), in archive order.
+        public var planned: [Planned] = []
+
+        /// A file a dry run would write.
+        public struct Planned: Sendable {
+            /// The path under the destination.
+            public var path: String
+            public var size: Int64
+            /// Whether something is there already (which `if-different` replaces only when it differs).
+            public var exists: Bool
+        }
     }
 
     /// Restores the archive.
     public func run(progress: ArchiveProgress? = nil) throws -> Report {
         let input = try ArchiveInput(path: archive)
         let manifest = input.manifest
-        let extractor = try SafeExtractor(destination: destination, overwrite: overwrite, limits: limits)
-        let filter = PathFilter(include: only)
+        let extractor = dryRun ? nil : try SafeExtractor(destination: destination, overwrite: overwrite, limits: limits)
         var report = Report(hasManifest: manifest != nil)
         var seen = Set<String>()
         var removedPrefixes = 0
+        var handed = 0
         progress?.begin("restoring", totalFiles: manifest?.objects.count, totalBytes: input.reader.fileSize)
         defer { progress?.finish() }
 
@@ -69,28 +83,32 @@ public struct RestoreJob {
             var sha256: SHA256? = object != nil && !verify ? SHA256() : nil
             var digest: ObjectDigest? = object != nil && verify ? ObjectDigest() : nil
             var size: Int64 = 0
-            let outcome = try extractor.extract(
-                entry, from: input.reader,
-                observe: { chunk in
-                    size += Int64(chunk.count)
-                    sha256?.update(bufferPointer: chunk)
-                    digest?.update(chunk)
-                },
-                approve: {
-                    Self.disagreement(size: size, sha256: sha256, digest: digest, object: object, verifying: verify && manifest != nil)
-                })
+            let observe = { (chunk: UnsafeRawBufferPointer) in
+                size += Int64(chunk.count)
+                sha256?.update(bufferPointer: chunk)
+                digest?.update(chunk)
+            }
+            let approve = {
+                Self.disagreement(size: size, sha256: sha256, digest: digest, object: object, verifying: verify && manifest != nil)
+            }
+            handed += 1
+            let outcome = try extractor?.extract(entry, from: input.reader, observe: observe, approve: approve)
+                ?? dryRunOutcome(entry, number: handed, cleaned: cleaned, reader: input.reader, observe: observe, approve: approve)
             progress?.set(bytes: input.reader.compressedBytesRead)
             switch outcome {
             case .written:
                 report.written += 1
                 report.bytes += size
+                if extractor == nil, entry.kind == .file, let cleaned {
+                    report.planned.append(Report.Planned(path: cleaned.description, size: size, exists: exists(cleaned)))
+                }
             case .unchanged: report.unchanged += 1
             case .kept: report.kept += 1
             case .refused(let reason):
                 report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: \(reason)"))
             }
             if entry.kind == .file { progress?.fileDone() }
-            if let object, let manifest, outcome == .written || outcome == .unchanged {
+            if let extractor, let object, let manifest, outcome == .written || outcome == .unchanged {
                 try restoreSidecar(object, manifest: manifest, extractor: extractor, report: &report)
             }
         }
@@ -103,8 +121,54 @@ public struct RestoreJob {
             report.notes.append(
                 "removed leading '/', drive or UNC prefixes from \(removedPrefixes) entry paths (restored inside \(destination))")
         }
-        try Self.syncFileSystem(of: destination)
+        if !dryRun { try Self.syncFileSystem(of: destination) }
         return report
+    }
+
+    /// What `SafeExtractor.extract` would do with `entry`, the `number`th handed to it, found without writing: the refusals it
+    /// makes from the entry alone, a file's data read through `observe` and judged by `approve`, and
+    /// `kept` for a file whose target exists under `--overwrite never`. Files that would be written
+    /// are `written` (whether `if-different` would find them unchanged is not looked at).
+    private func dryRunOutcome(
+        _ entry: ArchiveEntry, number: Int, cleaned: EntryPath?, reader: ArchiveReader, observe: (UnsafeRawBufferPointer) -> Void,
+        approve: () -> String?
+    ) throws -> SafeExtractor.Outcome {
+        try limits.check(entries: number, path: entry.path, archive: reader.name)
+        do {
+            _ = try EntryPath(sanitizing: entry.path)
+        } catch {
+            return .refused(error.reason)
+        }
+        switch entry.kind {
+        case .file:
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            while case let count = try reader.read(into: buffer), count > 0 {
+                try limits.check(dataBytes: reader.dataBytesRead, archiveBytes: reader.compressedBytesRead, path: entry.path, archive: reader.name)
+                observe(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            }
+            if let reason = approve() { return .refused(reason) }
+            return overwrite == .never && cleaned.map(exists) == true ? .kept : .written
+        case .directory:
+            return .unchanged
+        case .symbolicLink(let target):
+            return SafeExtractor.staysInside(linkTarget: target) ? .written : .refused("symbolic link to '\(target)' could lead outside the destination (absolute or with '..')")
+        case .hardLink(let target):
+            do {
+                _ = try EntryPath(sanitizing: target)
+                return .written
+            } catch {
+                return .refused("hard link target '\(target)': \(error.reason)")
+            }
+        case .special(let kind):
+            return .refused("\(kind) entries are never extracted")
+        }
+    }
+
+    /// Whether something is at `path` under the destination (not following a link at its end).
+    private func exists(_ path: EntryPath) -> Bool {
+        var status = stat()
+        return lstat(destination + "/" + path.description, &status) == 0
     }
 
     /// Writes the restored files, their names and folders to disk: one `syncfs` on the destination's

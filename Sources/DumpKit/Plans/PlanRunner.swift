@@ -120,6 +120,7 @@ public final class PlanRunner: @unchecked Sendable {
             if first == nil { first = t } else { more.append(t) }
         }
         let matched = first != nil
+        edit.finishRejects()
         let output = edit.value.map { Record(path: edit.path, captures: record.captures, value: $0) }
         let changed = (first.map { $0.applied != 0 } ?? false) || more.contains { $0.applied != 0 } || !rare.appliedPast64.isEmpty
         let moved = output.map { $0.path != record.path } ?? false

@@ -15,11 +15,18 @@ public struct RecordEdit {
     public internal(set) var rejects: [Reject] = []
 
     let policy: OnErrorPolicy
+    /// The record's path as read: rejects' input pointers start there.
+    private let inputPath: [String]
+    /// The fields the plans moved within the record so far (renames, collect, spread), in order:
+    /// a reject's field is mapped back through them to its input pointer, and forward through the
+    /// later ones to its output pointer.
+    private var fieldMoves: [(from: FieldPath, to: FieldPath)] = []
+    /// Per reject: its field when made (`nil`: the record) and how many field moves came before.
+    private var rejectFields: [(field: FieldPath?, moves: Int)] = []
     /// The captures the record came with, until a step begins.
     private let recordCaptures: [String: String]
-    /// The record's path when the current step began: rejects are reported under its pointer, and
-    /// the step's pattern captures from it. Both are kept as they are and turned into a pointer or
-    /// captures only when asked for.
+    /// The record's path when the current step began, which the step's pattern captures from
+    /// (turned into captures only when asked for).
     private var stepPath: [String]
     /// The current step and the pattern it matched (`nil` before the first step).
     private var context: StepContext?
@@ -36,7 +43,33 @@ public struct RecordEdit {
         recordCaptures = record.captures
         value = record.value
         self.policy = policy
+        inputPath = record.path
         stepPath = record.path
+    }
+
+    /// Notes that the value at `from` is now at `to` (a rename, an element collected or spread).
+    mutating func noteMoved(_ from: FieldPath, to: FieldPath) {
+        if fieldMoves.isEmpty { fieldMoves.reserveCapacity(8) }  // one allocation for most records
+        fieldMoves.append((from, to))
+    }
+
+    /// `field` with a prefix that one of `moves` took from `from` replaced by that move's `to`, for
+    /// each move in turn.
+    private static func follow(_ field: FieldPath, through moves: some Sequence<(from: FieldPath, to: FieldPath)>) -> FieldPath {
+        var segments = field.segments
+        for (from, to) in moves where segments.starts(with: from.segments) {
+            segments = to.segments + segments.dropFirst(from.segments.count)
+        }
+        return FieldPath(segments: segments)
+    }
+
+    /// Gives the rejects their output pointers, once the plans are done with the record.
+    mutating func finishRejects() {
+        guard value != nil else { return }
+        let recordPointer = JSONPointer.string(path)
+        for (i, made) in rejectFields.enumerated() {
+            rejects[i].outputPointer = recordPointer + (made.field.map { Self.follow($0, through: fieldMoves[made.moves...]).pointer } ?? "")
+        }
     }
 
     /// Starts a step whose pattern (in `context`) matched the record's current path: later rejects
@@ -57,9 +90,6 @@ public struct RecordEdit {
         }
         return nil
     }
-
-    /// The record's pointer when the current step began, which rejects are reported under.
-    private var stepPointer: String { JSONPointer.string(stepPath) }
 
     /// The value of a field of the record, when the record is an object that has it.
     public func field(_ path: FieldPath) -> JSONValue? { value?.field(path) }
@@ -85,7 +115,9 @@ public struct RecordEdit {
     @discardableResult
     public mutating func rename(_ from: FieldPath, to: FieldPath) throws(MigrationError) -> Bool {
         do {
-            return try value?.renameField(from, to: to) ?? false
+            guard try value?.renameField(from, to: to) == true else { return false }
+            noteMoved(from, to: to)
+            return true
         } catch {
             try reject(at: error.at.isEmpty ? nil : FieldPath(segments: error.at), value: error.found, reason: "cannot rename '\(from)' to '\(to)': \(error.reason)")
             return false
@@ -102,9 +134,10 @@ public struct RecordEdit {
     }
 
     /// Renames a key of the record object in place, keeping its position, unless the new name is
-    /// taken. The record must be an object.
-    mutating func renameKey(_ from: String, to: String) -> KeyRename {
-        value!.mutateObject { object -> KeyRename in
+    /// taken. The record must be an object, and both paths one key long.
+    mutating func renameKey(_ fromPath: FieldPath, to toPath: FieldPath) -> KeyRename {
+        let from = fromPath.segments[0], to = toPath.segments[0]
+        let result = value!.mutateObject { object -> KeyRename in
             var found: Int?
             for i in object.members.indices {
                 let key = object.members[i].key
@@ -119,7 +152,9 @@ public struct RecordEdit {
             guard let i = found else { return .missing }
             object.members[i].key = to
             return .renamed
-        } ?? .missing
+        }
+        if case .renamed = result { noteMoved(fromPath, to: toPath) }
+        return result ?? .missing
     }
 
     /// Deletes the whole record.
@@ -134,8 +169,10 @@ public struct RecordEdit {
     ///   - name: what the reject names instead of the running operation (`where`).
     public mutating func reject(at field: FieldPath?, value bad: JSONValue, reason: String, removing: [FieldPath]? = nil,
                                 operation name: String? = nil) throws(MigrationError) {
+        // The field's name in the input: the moves undone, the last one first.
+        let inputField = field.map { Self.follow($0, through: fieldMoves.reversed().lazy.map { (from: $0.to, to: $0.from) }) }
         let r = Reject(
-            pointer: stepPointer + (field?.pointer ?? ""), value: bad, plan: context?.plan ?? "", step: context?.step ?? 0,
+            pointer: JSONPointer.string(inputPath) + (inputField?.pointer ?? ""), value: bad, plan: context?.plan ?? "", step: context?.step ?? 0,
             stepName: context?.stepName,
             operation: name ?? operation, reason: reason)
         switch policy {
@@ -149,6 +186,7 @@ public struct RecordEdit {
         case .keep: break
         }
         rejects.append(r)
+        rejectFields.append((field, fieldMoves.count))
     }
 }
 

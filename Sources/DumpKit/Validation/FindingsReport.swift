@@ -63,7 +63,7 @@ public struct FindingsReport: Sendable {
             let hidden = n - min(firstPerRule, list.count)
             if hidden > 0 {
                 // `json` and the other formats list every kept finding: the first `maxFindings`.
-                out.append("  ... and \(hidden) more (--format json lists "
+                out.append("  ... and \(hidden) more (--json lists "
                            + (n > list.count ? "the first \(maxFindings) findings; --max-findings N keeps more)" : "them all)"))
             }
         }

@@ -83,6 +83,11 @@ public struct CollectOperation: PlanOperation {
                 removing: fields)
             return false
         }
+        var index = 0
+        for f in fields where edit.field(f) != nil {
+            edit.noteMoved(f, to: into.appending(String(index)))
+            index += 1
+        }
         for f in fields { edit.remove(f) }
         return try edit.set(into, .array(present))
     }

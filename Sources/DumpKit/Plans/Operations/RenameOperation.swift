@@ -40,7 +40,7 @@ public struct RenameOperation: PlanOperation {
             // A key renamed within a record object: one scan finds both names, and the key is
             // changed in place (what the general path below does, without its repeated lookups).
             if from.segments.count == 1, to.segments.count == 1, case .object? = edit.value {
-                switch edit.renameKey(from.segments[0], to: to.segments[0]) {
+                switch edit.renameKey(from, to: to) {
                 case .missing: continue
                 case .renamed: changed = true
                 case .targetExists(let value):

@@ -62,7 +62,10 @@ public struct SpreadOperation: PlanOperation {
             return false
         }
         edit.remove(field)
-        for (f, item) in zip(into, items) where !item.isNull { try edit.set(f, item) }
+        for (index, (f, item)) in zip(into, items).enumerated() where !item.isNull {
+            edit.noteMoved(field.appending(String(index)), to: f)
+            try edit.set(f, item)
+        }
         return true
     }
 }
