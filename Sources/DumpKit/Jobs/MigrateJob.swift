@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JSONStream
+import Synchronization
 
 /// `dumpkit migrate`: runs a chain of plans over a dump in one streaming pass, with a dry run, a
 /// report, rejects and the reverse direction.
@@ -127,11 +128,11 @@ public struct MigrateJob {
             let duplicates = DuplicateKeyError.Watch(reader.reader, file: inFile.name)
             let writer = try DumpWriter(writer: JSONWriter(sink: sink, options: writerOptions), moveTargets: Self.moveTargets(plans))
             let rejects = rejectsFile.map { RejectsWriter(file: $0) } ?? (dryRun ? RejectsWriter(file: nil) : nil)
-            let conflicts = Counter()
+            let conflicts = Atomic(0)
             if let rejects {
                 // Under skip and keep, a moved record that cannot be placed is set aside whole.
                 writer.onMoveConflict = { conflict in
-                    conflicts.increment()
+                    conflicts.add(1, ordering: .relaxed)
                     try rejects.write([Self.reject(conflict, plans)], readAt: conflict.source)
                 }
             }
@@ -161,9 +162,9 @@ public struct MigrateJob {
             try rejectsFile?.publish()
             try outFile?.publish()
             progress?.finish()
-            var summary = Summary(plans: plans, stats: stats, moveConflicts: conflicts.value, warnings: runner.warnings, alreadyMigrated: migrate.probed,
+            var summary = Summary(plans: plans, stats: stats, moveConflicts: conflicts.load(ordering: .relaxed), warnings: runner.warnings, alreadyMigrated: migrate.probed,
                                   inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
-                                  rejectsPath: stats.rejects + conflicts.value > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
+                                  rejectsPath: stats.rejects + conflicts.load(ordering: .relaxed) > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
             summary.rejectExamples = rejects?.examples ?? []
             summary.staleBlobFilesRemoved = store?.staleTemporaryFilesRemoved ?? 0
             summary.duplicatesDropped = earlier?.members ?? 0
@@ -300,7 +301,7 @@ struct Migrate: RecordTransformer {
     var probed: Int { probeCount.value }
 
     func transform(_ record: Record) throws -> [Record] {
-        if !probes.isEmpty && !runner.patterns.contains(where: { Self.matches($0, record.path) }) {
+        if !probes.isEmpty && !runner.patterns.contains(where: { $0.matches(record.path) }) {
             probeCount.increment()
             return [record]
         }
@@ -308,23 +309,13 @@ struct Migrate: RecordTransformer {
         if !result.rejects.isEmpty { try rejects?.write(result.rejects, readAt: record.path) }
         return result.records
     }
-
-    /// Whether `pattern.match(path)` is not `nil`, without building the captures.
-    private static func matches(_ pattern: PathPattern, _ path: [String]) -> Bool {
-        guard path.count == pattern.segments.count else { return false }
-        for (i, segment) in pattern.segments.enumerated() {
-            if case .literal(let l) = segment, l != path[i] { return false }
-        }
-        return true
-    }
 }
 
-/// A thread-safe count.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var n = 0
-    var value: Int { lock.withLock { n } }
-    func increment() { lock.withLock { n += 1 } }
+/// A count that a value type's copies share, from any thread.
+final class Counter: Sendable {
+    private let n = Atomic(0)
+    var value: Int { n.load(ordering: .relaxed) }
+    func increment() { n.add(1, ordering: .relaxed) }
 }
 
 /// Writes rejected values as NDJSON, one `Reject.jsonValue` per line, in the order of the paths

@@ -191,7 +191,7 @@ public struct ValidateJob {
     /// Calls `body` with every subtree of `value` whose path `pattern` matches.
     static func forEachMatch(of pattern: PathPattern, in value: JSONValue, path: [String] = [], _ body: ([String], JSONValue) -> Void) {
         if path.count == pattern.depth {
-            if pattern.match(path) != nil { body(path, value) }
+            if pattern.matches(path) { body(path, value) }
             return
         }
         switch value {

@@ -174,7 +174,7 @@ private final class RunnerStep {
     /// holds for `value` (what `PlanStep.match` decides, without building the captures), or cannot
     /// be decided (`undecided`).
     func match(path: [String], value: JSONValue?) -> (context: StepContext, undecided: PlanCondition.Undecided?)? {
-        for (i, p) in patterns.enumerated() where Self.matches(p, path) {
+        for (i, p) in patterns.enumerated() where p.matches(path) {
             do throws(PlanCondition.Undecided) {
                 for condition in conditions where !(try condition.holds(in: value)) { return nil }
             } catch {
@@ -183,15 +183,6 @@ private final class RunnerStep {
             return (contexts[i], nil)
         }
         return nil
-    }
-
-    /// Whether `pattern.match(path)` is not `nil`.
-    private static func matches(_ pattern: PathPattern, _ path: [String]) -> Bool {
-        guard path.count == pattern.segments.count else { return false }
-        for (i, segment) in pattern.segments.enumerated() {
-            if case .literal(let l) = segment, l != path[i] { return false }
-        }
-        return true
     }
 }
 

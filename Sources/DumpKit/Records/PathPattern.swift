@@ -75,6 +75,15 @@ public struct PathPattern: Hashable, Sendable, CustomStringConvertible {
         return true
     }
 
+    /// Whether `path` matches exactly (`match(path) != nil`, without building the captures).
+    public func matches(_ path: [String]) -> Bool {
+        guard path.count == segments.count else { return false }
+        for (i, segment) in segments.enumerated() {
+            if case .literal(let l) = segment, l != path[i] { return false }
+        }
+        return true
+    }
+
     /// The captures when `path` matches exactly, else `nil`.
     public func match(_ path: [String]) -> [String: String]? {
         guard path.count == segments.count else { return nil }

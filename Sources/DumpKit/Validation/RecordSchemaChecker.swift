@@ -137,7 +137,7 @@ final class RecordSchemaChecker: @unchecked Sendable {
             return
         }
         for b in schemas.indices {
-            if schemas[b].pattern.match(path) != nil {
+            if schemas[b].pattern.matches(path) {
                 applied[b] = true
                 check(tape, at: 0, against: b, record: path, below: [])
             } else if schemas[b].pattern.isPrefix(path) {
