@@ -145,6 +145,21 @@ public final class OutputFile: JSONByteSink {
         writebackOffset = end
     }
 
+    /// Writes `value` as pretty JSON (a report) to `path`, atomically.
+    public static func writeJSON(_ value: JSONValue, to path: String) throws {
+        let file = try OutputFile(path: path)
+        do {
+            let w = JSONWriter(sink: file, options: .init(pretty: true))
+            try w.value(value)
+            try w.raw("\n")
+            try w.flush()
+            try file.commit()
+        } catch {
+            file.abort()
+            throw error
+        }
+    }
+
     /// Finishes compression, syncs, and renames the temporary file over `path` (`prepare()`, then
     /// `publish()`).
     public func commit() throws {

@@ -89,17 +89,17 @@ public struct ExtractBlobsJob {
             let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
             let pipeline = Pipeline(transformers: [transformer])
             pipeline.onRecord = { progress?.recordDone() }
-            try StepDataError.unwrapping { try pipeline.run(reader: reader, writer: writer) }
+            try pipeline.run(reader: reader, writer: writer)
             let totals = transformer.report.snapshot
             if totals.conflicts > 0 {
-                if let reportPath { try Self.write(transformer.report.jsonValue, to: reportPath) }
+                if let reportPath { try OutputFile.writeJSON(transformer.report.jsonValue, to: reportPath) }
                 throw BlobConflictsError(store: store?.description ?? "", count: totals.conflicts, names: totals.conflictNames)
             }
             // The objects the output names reach the disk before the output does.
             try store?.sync()
             try outFile?.commit()
             progress?.finish()
-            if let reportPath { try Self.write(transformer.report.jsonValue, to: reportPath) }
+            if let reportPath { try OutputFile.writeJSON(transformer.report.jsonValue, to: reportPath) }
             return Summary(report: transformer.report, bytesIn: inFile.bytesRead, bytesOut: outFile?.bytesWritten ?? 0, staleTemporaryFilesRemoved: 0)
         } catch {
             outFile?.abort()
@@ -114,21 +114,6 @@ public struct ExtractBlobsJob {
         var a = stat(), b = stat()
         if stat(input, &a) == 0, stat(output, &b) == 0, a.st_dev == b.st_dev, a.st_ino == b.st_ino {
             throw UsageError("the output \(output) is the input file; write to another file")
-        }
-    }
-
-    /// Writes pretty JSON to a file, atomically.
-    static func write(_ value: JSONValue, to path: String) throws {
-        let file = try OutputFile(path: path)
-        do {
-            let w = JSONWriter(sink: file, options: .init(pretty: true))
-            try w.value(value)
-            try w.raw("\n")
-            try w.flush()
-            try file.commit()
-        } catch {
-            file.abort()
-            throw error
         }
     }
 }
@@ -156,20 +141,4 @@ final class DiscardingWriter: RecordWriter {
     func write(_ record: Record, from original: [String]?) throws {}
     func write(path: [String], compactJSON json: UnsafeRawBufferPointer, from original: [String]?) throws {}
     func finish() throws {}
-}
-
-/// A data error raised by a pipeline step, still a `DataError` (exit code 1) with the step and
-/// record pointer that `PipelineError` adds.
-struct StepDataError: DataError, CustomStringConvertible {
-    let error: PipelineError
-    var description: String { error.description }
-
-    /// Runs `body`, re-throwing a `PipelineError` around a data error as a `StepDataError`.
-    static func unwrapping<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let e as PipelineError where e.underlying is DataError {
-            throw StepDataError(error: e)
-        }
-    }
 }

@@ -45,7 +45,7 @@ public struct InlineBlobsJob {
             let pipeline = Pipeline(transformers: [transformer])
             pipeline.onRecord = { progress?.recordDone() }
             let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
-            try StepDataError.unwrapping { try pipeline.run(reader: reader, writer: writer) }
+            try pipeline.run(reader: reader, writer: writer)
             try outFile?.commit()
             progress?.finish()
             return Summary(tally: transformer.tally, bytesIn: inFile.bytesRead, bytesOut: outFile?.bytesWritten ?? 0)

@@ -169,7 +169,7 @@ public struct MigrateJob {
             summary.staleBlobFilesRemoved = store?.staleTemporaryFilesRemoved ?? 0
             summary.duplicatesDropped = earlier?.members ?? 0
             if let reportPath {
-                try writeReport(summary, to: reportPath)
+                try OutputFile.writeJSON(report(summary), to: reportPath)
             }
             summary.seconds = Date().timeIntervalSince(started)
             return summary
@@ -268,15 +268,6 @@ public struct MigrateJob {
         o["warnings"] = .array(s.warnings.map { .string($0) })
         o["seconds"] = .number(JSONNumber(text: String(format: "%.3f", s.seconds)))
         return .object(o)
-    }
-
-    private func writeReport(_ s: Summary, to path: String) throws {
-        let file = try OutputFile(path: path)
-        let w = JSONWriter(sink: file, options: .init(pretty: true))
-        try w.value(report(s))
-        try w.raw("\n")
-        try w.flush()
-        try file.commit()
     }
 }
 
