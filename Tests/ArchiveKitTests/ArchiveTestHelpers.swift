@@ -128,8 +128,16 @@ func compress(
     }
 }
 
+/// A reader of a decompressed stream: `DecompressingReader` and `GzipReader`.
+protocol DecompressedStream {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int
+}
+
+extension DecompressingReader: DecompressedStream {}
+extension GzipReader: DecompressedStream {}
+
 /// Reads everything `reader` yields, asking for `bufferSize` bytes at a time.
-func readAll(_ reader: DecompressingReader, bufferSize: Int) throws -> [UInt8] {
+func readAll(_ reader: some DecompressedStream, bufferSize: Int) throws -> [UInt8] {
     var result: [UInt8] = []
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 1)
     defer { buffer.deallocate() }

@@ -327,15 +327,3 @@ final class GzipReaderTests: XCTestCase {
         }
     }
 }
-
-/// Reads everything `reader` yields, asking for `bufferSize` bytes at a time.
-private func readAll(_ reader: GzipReader, bufferSize: Int) throws -> [UInt8] {
-    var result: [UInt8] = []
-    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 1)
-    defer { buffer.deallocate() }
-    while true {
-        let count = try reader.read(into: buffer)
-        if count == 0 { return result }
-        result += buffer.prefix(count)
-    }
-}
