@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "DumpKit", targets: ["DumpKit"]),
         .library(name: "JSONStream", targets: ["JSONStream"]),
         .library(name: "ArchiveKit", targets: ["ArchiveKit"]),
+        .library(name: "CloudHTTP", targets: ["CloudHTTP"]),
         .executable(name: "dumpkit", targets: ["dumpkit"]),
     ],
     dependencies: [
@@ -15,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     ],
     targets: [
         .systemLibrary(
@@ -40,6 +43,16 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        .target(
+            name: "CloudHTTP",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "dumpkit",
             dependencies: [
@@ -55,6 +68,10 @@ let package = Package(
             dependencies: ["DumpKit", "CPlatform", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
+        .testTarget(
+            name: "CloudHTTPTests",
+            dependencies: ["CloudHTTP", "TestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Crypto", package: "swift-crypto")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
