@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "JSONStream", targets: ["JSONStream"]),
         .library(name: "ArchiveKit", targets: ["ArchiveKit"]),
         .library(name: "CloudHTTP", targets: ["CloudHTTP"]),
+        .library(name: "ObjectStores", targets: ["ObjectStores"]),
         .executable(name: "dumpkit", targets: ["dumpkit"]),
     ],
     dependencies: [
@@ -53,10 +54,23 @@ let package = Package(
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        .target(
+            name: "ObjectStores",
+            dependencies: [
+                "DumpKit",
+                "CloudHTTP",
+                "CPlatform",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "dumpkit",
             dependencies: [
                 "DumpKit",
+                "ObjectStores",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -71,6 +85,10 @@ let package = Package(
         .testTarget(
             name: "CloudHTTPTests",
             dependencies: ["CloudHTTP", "TestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "ObjectStoresTests",
+            dependencies: ["ObjectStores", "CloudHTTP", "DumpKit", "dumpkit", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio")]
         ),
     ],
     swiftLanguageModes: [.v6]
