@@ -92,9 +92,11 @@ public final class GCSClient: Sendable {
 
     /// Uploads `size` bytes through a resumable session, chunk by chunk from `readChunk(offset, length)`;
     /// the object appears only when the last chunk is in. A chunk whose request fails is sent again
-    /// from what the session says it has.
+    /// from what the session says it has. A create-only upload first looks whether the object exists,
+    /// so that no large upload is made in vain (`ifGenerationMatch=0` still decides at the end).
     public func resumableUpload(key: String, object: StoredObject, size: Int64, createOnly: Bool,
                                 readChunk: @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer) async throws -> CreateOutcome {
+        if createOnly, try await head(key: key) != nil { return .exists }
         var target = endpoint + "/upload" + bucketPath + "/o?uploadType=resumable"
         if createOnly { target += "&ifGenerationMatch=0" }
         let started = try await send(.POST, target, headers: [("Content-Type", "application/json; charset=UTF-8"), ("X-Upload-Content-Length", String(size))],
