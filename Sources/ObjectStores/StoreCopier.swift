@@ -46,8 +46,8 @@ public struct StoreCopier {
     /// Copies; `progress` is called after each object with the counts so far. Store errors (credentials,
     /// a missing bucket, a failed request after its retries) stop the run and are thrown.
     public func run(progress: (@Sendable (Summary) -> Void)? = nil) throws -> Summary {
-        let from = try Endpoint(source, writable: false, options: options)
-        let to = try Endpoint(destination, writable: !dryRun, options: options)
+        let from = try Endpoint(source, writable: false, destination: false, options: options)
+        let to = try Endpoint(destination, writable: !dryRun, destination: true, options: options)
         let filter = self.filter, dryRun = self.dryRun, jobs = max(1, self.jobs)
         return try runBlocking {
             var summary = Summary()
@@ -83,6 +83,8 @@ public struct StoreCopier {
     private static func copy(_ name: String, from: Endpoint, to: Endpoint, dryRun: Bool) async throws -> Outcome {
         if case .directory = to.kind {
             do { try BlobObjectName.validate(name) } catch { return .refused(name) }
+        } else if case .absentDirectory = to.kind {
+            do { try BlobObjectName.validate(name) } catch { return .refused(name) }
         }
         guard var object = try await from.info(name) else { return .skipped(0) }  // gone since it was listed
         if let existing = try await to.info(name) {
@@ -104,6 +106,8 @@ public struct StoreCopier {
     final class Endpoint: Sendable {
         enum Kind: Sendable {
             case directory(DirectoryBlobStore)
+            /// A destination directory that does not exist yet, in a dry run: it holds nothing.
+            case absentDirectory
             case bucket(any ObjectStoreClient)
         }
 
@@ -111,10 +115,12 @@ public struct StoreCopier {
         /// The location as given, for messages.
         let location: String
 
-        init(_ location: String, writable: Bool, options: ObjectStoreOptions) throws {
+        init(_ location: String, writable: Bool, destination: Bool, options: ObjectStoreOptions) throws {
             self.location = location
             if let url = try ObjectStoreURL(location) {
                 kind = .bucket(try options.client(for: url))
+            } else if !writable, !FileManager.default.fileExists(atPath: location), destination {
+                kind = .absentDirectory
             } else {
                 kind = .directory(try DirectoryBlobStore(directory: location, writable: writable))
             }
@@ -123,6 +129,8 @@ public struct StoreCopier {
         /// Calls `body` with the names of the objects, a listing page at a time.
         func listNames(_ body: ([String]) async throws -> Void) async throws {
             switch kind {
+            case .absentDirectory:
+                return
             case .directory(let store):
                 var names: [String] = []
                 try store.list { names.append($0) }
@@ -140,6 +148,8 @@ public struct StoreCopier {
         /// The object's size, hashes and metadata, or `nil`.
         func info(_ name: String) async throws -> StoredObject? {
             switch kind {
+            case .absentDirectory:
+                return nil
             case .directory(let store):
                 return try store.metadata(name).map { StoredObject(key: name, metadata: $0) }
             case .bucket(let client):
@@ -151,6 +161,7 @@ public struct StoreCopier {
         func read(_ name: String) async throws -> ByteBuffer {
             switch kind {
             case .directory(let store): return ByteBuffer(bytes: try store.get(name))
+            case .absentDirectory: throw BlobStoreError(store: location, name: name, message: "no such object")
             case .bucket(let client): return try await client.get(key: client.url.key(name), range: nil)
             }
         }
@@ -189,6 +200,8 @@ public struct StoreCopier {
                 } catch is BlobExistsError {
                     return .exists
                 }
+            case .absentDirectory:
+                preconditionFailure("a dry run writes nothing")
             case .bucket(let client):
                 var o = object
                 o.key = client.url.key(name)
@@ -213,6 +226,8 @@ public struct StoreCopier {
                 m.updated = o.updated
                 o.sha256 = digest.sha256
                 _ = try body.withUnsafeReadableBytes { try store.put($0, metadata: m, replacing: false) }
+            case .absentDirectory:
+                preconditionFailure("a dry run writes nothing")
             case .bucket(let client):
                 var o = object
                 o.key = client.url.key(name)
