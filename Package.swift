@@ -49,6 +49,7 @@ let package = Package(
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -84,7 +85,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
         .testTarget(
             name: "CloudHTTPTests",
-            dependencies: ["CloudHTTP", "TestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CloudHTTP", "TestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
         .testTarget(
             name: "ObjectStoresTests",

@@ -187,7 +187,7 @@ public final class GCSClient: Sendable {
         } catch let e as ObjectStoreError {
             throw e
         } catch {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: object, message: "\(described) failed after \(retryPolicy.maxAttempts) attempts: \(error)")
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: object, message: "\(described) failed: \(error)")
         }
     }
 

@@ -46,7 +46,7 @@ public final class S3Client: Sendable {
         let r: Response
         do {
             r = try await send(.HEAD, key: key, accept: [404])
-        } catch let e as ObjectStoreError where e.status.map({ (400..<500).contains($0) }) ?? false {
+        } catch let e as ObjectStoreError where e.status != nil {
             // A HEAD answer has no body, so no error code: a one-byte GET gets the service's own.
             _ = try await send(.GET, key: key, headers: [("Range", "bytes=0-0")])
             throw e
@@ -280,7 +280,7 @@ public final class S3Client: Sendable {
         } catch let e as ObjectStoreError {
             throw e
         } catch {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "\(described) failed after \(retryPolicy.maxAttempts) attempts: \(error)")
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "\(described) failed: \(error)")
         }
     }
 

@@ -50,7 +50,8 @@ public struct StoredObject: Sendable, Hashable {
     /// needs a metadata update.
     public var describingMetadata: [String: String] {
         var all = customMetadata.mapKeys { "x:" + $0 }
-        all["contentType"] = contentType
+        // Stores give objects written without a type a default one.
+        all["contentType"] = contentType.flatMap { ["application/octet-stream", "binary/octet-stream"].contains($0) ? nil : $0 }
         all["cacheControl"] = cacheControl
         all["contentDisposition"] = contentDisposition
         all["contentEncoding"] = contentEncoding

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import NIOHTTP1
 import CloudHTTP
 import XCTest
 
@@ -15,6 +16,7 @@ final class RetryPolicyTests: XCTestCase {
         XCTAssertFalse(policy.isRetryable(status: 412, code: "PreconditionFailed"))
         XCTAssertTrue(policy.isRetryable(HTTPClientError.remoteConnectionClosed))
         XCTAssertTrue(policy.isRetryable(HTTPClientError.readTimeout))
+        XCTAssertTrue(policy.isRetryable(HTTPParserError.invalidEOFState), "a response cut short")
         XCTAssertFalse(policy.isRetryable(HTTPClientError.invalidURL))
         XCTAssertFalse(policy.isRetryable(Refused()))
         XCTAssertTrue(policy.isRetryable(HTTPServiceError(status: 503, code: "SlowDown", message: "slow", request: "PUT x")))
