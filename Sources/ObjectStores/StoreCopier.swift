@@ -11,6 +11,9 @@ import NIOCore
 /// it differs; one with other content is a conflict, listed, and the run ends with exit code 1. Every
 /// write is create-only, so a concurrent writer's object is never overwritten either. Bucket listings
 /// are read a page at a time; a directory source is listed by name first (names only in memory).
+/// Object bodies in memory are bounded by `memoryBudget` (`ByteBudget`): small objects are held
+/// whole, large ones between buckets go part by part (a part size times four parts in flight); only
+/// an object larger than the budget to or from a directory is held whole beyond it.
 public struct StoreCopier {
     public var source: String
     public var destination: String
@@ -19,6 +22,8 @@ public struct StoreCopier {
     public var dryRun = false
     /// Objects in flight (each one or two requests, or a part upload at a time).
     public var jobs = 64
+    /// Bytes of object bodies held at once by all workers.
+    public var memoryBudget = 192 << 20
     public var options: ObjectStoreOptions
 
     public init(source: String, destination: String, options: ObjectStoreOptions) {
@@ -49,6 +54,7 @@ public struct StoreCopier {
         let from = try Endpoint(source, writable: false, destination: false, options: options)
         let to = try Endpoint(destination, writable: !dryRun, destination: true, options: options)
         let filter = self.filter, dryRun = self.dryRun, jobs = max(1, self.jobs)
+        let budget = ByteBudget(total: memoryBudget)
         return try runBlocking {
             var summary = Summary()
             try await withThrowingTaskGroup(of: Outcome.self) { group in
@@ -63,7 +69,7 @@ public struct StoreCopier {
                         summary.listed += 1
                         if inFlight >= jobs, let done = try await group.next() { take(done) }
                         inFlight += 1
-                        group.addTask { try await Self.copy(name, from: from, to: to, dryRun: dryRun) }
+                        group.addTask { try await Self.copy(name, from: from, to: to, dryRun: dryRun, budget: budget) }
                     }
                 }
                 while let done = try await group.next() { take(done) }
@@ -80,23 +86,30 @@ public struct StoreCopier {
         case refused(String)
     }
 
-    private static func copy(_ name: String, from: Endpoint, to: Endpoint, dryRun: Bool) async throws -> Outcome {
+    private static func copy(_ name: String, from: Endpoint, to: Endpoint, dryRun: Bool, budget: ByteBudget) async throws -> Outcome {
         if case .directory = to.kind {
             do { try BlobObjectName.validate(name) } catch { return .refused(name) }
         } else if case .absentDirectory = to.kind {
             do { try BlobObjectName.validate(name) } catch { return .refused(name) }
         }
-        guard var object = try await from.info(name) else { return .skipped(0) }  // gone since it was listed
+        guard let object = try await from.info(name) else { return .skipped(0) }  // gone since it was listed
         if let existing = try await to.info(name) {
             let same = existing.sha256.flatMap { a in object.sha256.map { $0 == a && existing.size == object.size } }
                 ?? existing.hasSameContent(size: object.size, md5: object.md5, crc32c: object.crc32c)
             guard same else { return .conflict(name) }
             if existing.describingMetadata == object.describingMetadata { return .skipped(object.size) }
-            if !dryRun { try await to.updateMetadata(name, object: object, existing: existing, from: from) }
+            if !dryRun {
+                try await budget.holding(to.bytesHeld(for: object, from: from, updatingMetadata: true)) {
+                    try await to.updateMetadata(name, object: object, existing: existing, from: from)
+                }
+            }
             return .metadataUpdated
         }
         if dryRun { return .copied(object.size) }
-        switch try await to.write(name, object: &object, from: from) {
+        let outcome = try await budget.holding(to.bytesHeld(for: object, from: from, updatingMetadata: false)) {
+            try await to.write(name, object: object, from: from)
+        }
+        switch outcome {
         case .created: return .copied(object.size)
         case .exists: return .conflict(name)
         }
@@ -157,6 +170,18 @@ public struct StoreCopier {
             }
         }
 
+        /// The body bytes a write (or a metadata update) of `object` from `source` holds at once.
+        func bytesHeld(for object: StoredObject, from source: Endpoint, updatingMetadata: Bool) -> Int {
+            switch (kind, source.kind) {
+            case (.bucket, _) where updatingMetadata:
+                return 0
+            case (.bucket, .bucket) where object.size > Int64(S3Client.singlePutLimit):
+                return S3Client.partSize(for: object.size) * 4
+            default:
+                return Int(clamping: object.size)
+            }
+        }
+
         /// The whole content.
         func read(_ name: String) async throws -> ByteBuffer {
             switch kind {
@@ -168,8 +193,9 @@ public struct StoreCopier {
 
         /// Writes `object`'s content, read from `source`, create-only. Bucket to bucket, large
         /// objects are streamed in ranged reads of a part each; otherwise the content is read whole
-        /// and its hashes are completed in `object`.
-        func write(_ name: String, object: inout StoredObject, from source: Endpoint) async throws -> CreateOutcome {
+        /// and hashed, so the destination records all three hashes.
+        func write(_ name: String, object: StoredObject, from source: Endpoint) async throws -> CreateOutcome {
+            var object = object
             if case .bucket(let client) = kind, case .bucket(let sourceClient) = source.kind, object.size > Int64(S3Client.singlePutLimit) {
                 let sourceKey = sourceClient.url.key(name)
                 var o = object

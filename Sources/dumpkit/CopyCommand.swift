@@ -55,7 +55,9 @@ struct CopyCommand: ParsableCommand {
             copier.filter = PathFilter(include: include, exclude: exclude)
             copier.dryRun = dryRun
             copier.jobs = jobs
-            let summary = try copier.run(progress: progressLine())
+            let progress = progressLine()
+            let summary = try copier.run(progress: progress)
+            if progress != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             if json {
                 print(jsonSummary(summary))
             } else {
