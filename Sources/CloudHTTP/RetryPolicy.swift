@@ -29,7 +29,7 @@ public struct RetryPolicy: Sendable {
     public static let standard = RetryPolicy()
 
     /// Service error codes that mean "try again" whatever the status.
-    public static let retryableCodes: Set<String> = ["SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling", "RequestTimeTooSkewed"]
+    public static let retryableCodes: Set<String> = ["SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable", "Throttling"]
 
     /// Whether a response with this status and service error code is worth another attempt.
     public func isRetryable(status: Int, code: String?) -> Bool {
