@@ -34,12 +34,16 @@ public final class BucketBlobStore: BlobStore {
         let key = client.url.key(metadata.name)
         let object = StoredObject(key: key, metadata: metadata)
         let read: @Sendable (Int64, Int) async throws -> ByteBuffer = { offset, length in body.getSlice(at: Int(offset), length: length)! }
-        if try await client.create(key: key, size: metadata.size, object: object, createOnly: true, read: read) == .created {
-            return .stored
+        var found: StoredObject?
+        for _ in 0..<3 where found == nil {
+            if try await client.create(key: key, size: metadata.size, object: object, createOnly: true, read: read) == .created {
+                return .stored
+            }
+            // Nil when it was deleted between the create and the look: create again.
+            found = try await client.head(key: key)
         }
-        guard let existing = try await client.head(key: key) else {
-            // Deleted between the create and the look: create again.
-            return try await put(body, metadata: metadata, replacing: replacing, client: client, store: store)
+        guard let existing = found else {
+            throw BlobStoreError(store: store, name: metadata.name, message: "the object keeps appearing and disappearing while it is written")
         }
         let same = existing.sha256.map { $0 == metadata.sha256 && existing.size == metadata.size }
             ?? existing.hasSameContent(size: metadata.size, md5: metadata.md5, crc32c: metadata.crc32c)

@@ -142,14 +142,14 @@ public final class GCSClient: Sendable {
     /// One page of the objects whose names start with `prefix` (lexicographic order) after the page
     /// `token` names, and the next page's token.
     public func listPage(prefix: String, token: String?, maxResults: Int = 1000) async throws -> ListPage {
-            var target = endpoint + bucketPath + "/o?prefix=" + Self.encode(prefix) + "&maxResults=\(maxResults)"
-            if let token { target += "&pageToken=" + Self.encode(token) }
-            let r = try await send(.GET, target, object: nil, bodyLimit: 64 << 20)
-            guard let json = try? JSONSerialization.jsonObject(with: Data(r.body.readableBytesView)) as? [String: Any] else {
-                throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "the object listing is not a JSON object")
-            }
-            let items = json["items"] as? [[String: Any]] ?? []
-            return ListPage(objects: items.compactMap { Self.storedObject($0) }, next: json["nextPageToken"] as? String)
+        var target = endpoint + bucketPath + "/o?prefix=" + Self.encode(prefix) + "&maxResults=\(maxResults)"
+        if let token { target += "&pageToken=" + Self.encode(token) }
+        let r = try await send(.GET, target, object: nil, bodyLimit: 64 << 20)
+        guard let json = try? JSONSerialization.jsonObject(with: Data(r.body.readableBytesView)) as? [String: Any] else {
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "the object listing is not a JSON object")
+        }
+        let items = json["items"] as? [[String: Any]] ?? []
+        return ListPage(objects: items.compactMap { Self.storedObject($0) }, next: json["nextPageToken"] as? String)
     }
 
     // MARK: Requests

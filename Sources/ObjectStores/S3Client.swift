@@ -90,25 +90,25 @@ public final class S3Client: Sendable {
     /// One page of ListObjectsV2: the objects whose keys start with `prefix`, in UTF-8 byte order,
     /// after the page `token` names, and the next page's token. `maxKeys` (at most 1,000) sets the page size.
     public func listPage(prefix: String, token: String?, maxKeys: Int = 1000) async throws -> ListPage {
-            var query = [("list-type", "2"), ("prefix", prefix), ("max-keys", String(maxKeys))]
-            if let token { query.append(("continuation-token", token)) }
-            let r = try await send(.GET, key: nil, query: query, bodyLimit: 64 << 20)
-            guard let xml = XMLElementTree.parse(Data(r.body.readableBytesView)), xml.name == "ListBucketResult" else {
-                throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "ListObjectsV2 answered something that is not a ListBucketResult")
-            }
-            let objects = xml.all("Contents").compactMap { item -> StoredObject? in
-                guard let key = item["Key"]?.text, let size = item["Size"].flatMap({ Int64($0.text) }) else { return nil }
-                var o = StoredObject(key: key, size: size)
-                o.etag = item["ETag"].map { Self.unquoted($0.text) }
-                o.md5 = o.etag.flatMap(Self.md5(fromETag:))
-                o.updated = item["LastModified"].flatMap { Self.milliseconds(iso8601: $0.text) }
-                return o
-            }
-            let next = xml["IsTruncated"]?.text == "true" ? xml["NextContinuationToken"]?.text : nil
-            if xml["IsTruncated"]?.text == "true", next == nil {
-                throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "a truncated listing page has no NextContinuationToken")
-            }
-            return ListPage(objects: objects, next: next)
+        var query = [("list-type", "2"), ("prefix", prefix), ("max-keys", String(maxKeys))]
+        if let token { query.append(("continuation-token", token)) }
+        let r = try await send(.GET, key: nil, query: query, bodyLimit: 64 << 20)
+        guard let xml = XMLElementTree.parse(Data(r.body.readableBytesView)), xml.name == "ListBucketResult" else {
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "ListObjectsV2 answered something that is not a ListBucketResult")
+        }
+        let objects = xml.all("Contents").compactMap { item -> StoredObject? in
+            guard let key = item["Key"]?.text, let size = item["Size"].flatMap({ Int64($0.text) }) else { return nil }
+            var o = StoredObject(key: key, size: size)
+            o.etag = item["ETag"].map { Self.unquoted($0.text) }
+            o.md5 = o.etag.flatMap(Self.md5(fromETag:))
+            o.updated = item["LastModified"].flatMap { Self.milliseconds(iso8601: $0.text) }
+            return o
+        }
+        let next = xml["IsTruncated"]?.text == "true" ? xml["NextContinuationToken"]?.text : nil
+        if xml["IsTruncated"]?.text == "true", next == nil {
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "a truncated listing page has no NextContinuationToken")
+        }
+        return ListPage(objects: objects, next: next)
     }
 
     // MARK: Multipart uploads
