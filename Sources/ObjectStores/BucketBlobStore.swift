@@ -48,7 +48,7 @@ public final class BucketBlobStore: BlobStore {
         let same = existing.sha256.map { $0 == metadata.sha256 && existing.size == metadata.size }
             ?? existing.hasSameContent(size: metadata.size, md5: metadata.md5, crc32c: metadata.crc32c)
         if same {
-            if existing.sha256 != nil, existing.describingMetadata == object.describingMetadata { return .unchanged }
+            if existing.sha256 != nil, object.metadataMatches(existing) { return .unchanged }
             try await client.updateMetadata(key: key, object: object, existing: existing)
             return .stored
         }

@@ -97,7 +97,7 @@ public struct StoreCopier {
             let same = existing.sha256.flatMap { a in object.sha256.map { $0 == a && existing.size == object.size } }
                 ?? existing.hasSameContent(size: object.size, md5: object.md5, crc32c: object.crc32c)
             guard same else { return .conflict(name) }
-            if existing.describingMetadata == object.describingMetadata { return .skipped(object.size) }
+            if object.metadataMatches(existing) { return .skipped(object.size) }
             if !dryRun {
                 try await budget.holding(to.bytesHeld(for: object, from: from, updatingMetadata: true)) {
                     try await to.updateMetadata(name, object: object, existing: existing, from: from)

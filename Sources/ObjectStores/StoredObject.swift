@@ -46,12 +46,24 @@ public struct StoredObject: Sendable, Hashable {
         return false
     }
 
-    /// The content-describing metadata (not hashes, sizes or times), for telling whether an object
-    /// needs a metadata update.
-    public var describingMetadata: [String: String] {
+    /// Whether `existing` (an object with the same content) already has this object's content type,
+    /// cache control, content disposition/encoding/language and custom metadata, so that no metadata
+    /// update is needed. Without a content type of its own (or a generic one) this object accepts any:
+    /// stores give such objects a default or guess one from the name.
+    public func metadataMatches(_ existing: StoredObject) -> Bool {
+        var mine = describingMetadata, theirs = existing.describingMetadata
+        if Self.isGeneric(contentType) { theirs["contentType"] = nil }
+        mine["contentType"] = Self.isGeneric(contentType) ? nil : contentType
+        return mine == theirs
+    }
+
+    private static func isGeneric(_ type: String?) -> Bool {
+        type.map { ["application/octet-stream", "binary/octet-stream"].contains($0) } ?? true
+    }
+
+    private var describingMetadata: [String: String] {
         var all = customMetadata.mapKeys { "x:" + $0 }
-        // Stores give objects written without a type a default one.
-        all["contentType"] = contentType.flatMap { ["application/octet-stream", "binary/octet-stream"].contains($0) ? nil : $0 }
+        all["contentType"] = contentType
         all["cacheControl"] = cacheControl
         all["contentDisposition"] = contentDisposition
         all["contentEncoding"] = contentEncoding

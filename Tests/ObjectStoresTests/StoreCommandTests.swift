@@ -189,4 +189,21 @@ final class StoreCommandTests: XCTestCase {
         XCTAssertEqual(try contents(destination + "/a/1.png"), other, "the destination's object is never replaced")
         XCTAssertEqual(filesBelow(destination).filter { !$0.hasPrefix(".dumpkit/") }, ["a/1.png", "a/2.png", "b/3.png", "b/4.jpg"])
     }
+
+    /// Plain files without metadata have no content type; SeaweedFS guesses one from the name. A
+    /// second copy must still find them identical (not update their metadata every time).
+    func testObjectsWithoutAContentTypeAreSkippedOnTheSecondRun() throws {
+        let (s3, _, environment) = try servers()
+        let directory = try temporaryDirectory(self)
+        let folder = directory.appendingPathComponent("plain")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("o"), withIntermediateDirectories: true)
+        for i in 0..<5 { try Data(testBytes(3000, seed: UInt64(i))).write(to: folder.appendingPathComponent("o/\(i).png")) }
+        let url = "s3://\(try s3.makeBucket())/plain"
+        for (run, copied) in [(1, 5), (2, 0)] {
+            let r = try self.run(["copy", folder.path, url, "--json"], environment)
+            let s = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+            XCTAssertEqual((s["copied"] as? [String: Any])?["count"] as? Int, copied, "run \(run): \(r.stdout)")
+            XCTAssertEqual(s["metadataUpdated"] as? Int, 0, "run \(run): \(r.stdout)")
+        }
+    }
 }
