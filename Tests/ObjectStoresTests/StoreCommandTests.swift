@@ -206,4 +206,47 @@ final class StoreCommandTests: XCTestCase {
             XCTAssertEqual(s["metadataUpdated"] as? Int, 0, "run \(run): \(r.stdout)")
         }
     }
+
+    /// An archive of a blob-store folder restored into a bucket: every object with the manifest's
+    /// metadata, a second restore writes nothing, and `--overwrite never` keeps other content.
+    func testRestoreIntoABucketKeepsTheManifestsMetadata() throws {
+        let (_, gcs, environment) = try servers()
+        let directory = try temporaryDirectory(self)
+        let folder = directory.appendingPathComponent("store").path
+        let source = try DirectoryBlobStore(directory: folder, writable: true)
+        var expected: [String: ([UInt8], BlobMetadata)] = [:]
+        for i in 0..<6 {
+            let bytes = testBytes(2000 + i, seed: UInt64(500 + i))
+            var m = metadata("v1/x/-K\(i)/image.png", bytes, token: "restore-\(i)")
+            m.cacheControl = "private"
+            _ = try bytes.withUnsafeBytes { try source.put($0, metadata: m, replacing: false) }
+            expected[m.name] = (bytes, m)
+        }
+        source.close()
+        let archive = directory.appendingPathComponent("store.tar.zst").path
+        _ = try run(["archive", folder, "-o", archive], environment)
+        let url = "gs://\(try gcs.makeBucket())/restored"
+        let first = try run(["restore", archive, url, "--verify"], environment)
+        XCTAssertTrue(first.stderr.contains("6 written"), first.stderr)
+        let store = try ObjectStoreOptions(environment: environment).openBlobStore(url, writable: false)
+        for (name, (bytes, m)) in expected {
+            XCTAssertEqual(try store.get(name), bytes, name)
+            let got = try XCTUnwrap(try store.metadata(name))
+            XCTAssertEqual(got.customMetadata, m.customMetadata)
+            XCTAssertEqual(got.cacheControl, "private")
+            XCTAssertEqual(got.sha256, m.sha256)
+        }
+        let second = try run(["restore", archive, url], environment)
+        XCTAssertTrue(second.stderr.contains("0 written") && second.stderr.contains("6 unchanged"), second.stderr)
+
+        let other = testBytes(10, seed: 1)
+        let writable = try ObjectStoreOptions(environment: environment).openBlobStore(url, writable: true)
+        _ = try other.withUnsafeBytes { try writable.put($0, metadata: metadata("v1/x/-K0/image.png", other), replacing: true) }
+        let kept = try run(["restore", archive, url, "--overwrite", "never"], environment)
+        XCTAssertTrue(kept.stderr.contains("1 kept"), kept.stderr)
+        XCTAssertEqual(try store.get("v1/x/-K0/image.png"), other)
+        let replaced = try run(["restore", archive, url], environment)
+        XCTAssertTrue(replaced.stderr.contains("1 written"), replaced.stderr)
+        XCTAssertEqual(try store.get("v1/x/-K0/image.png"), expected["v1/x/-K0/image.png"]!.0)
+    }
 }
