@@ -126,16 +126,23 @@ public final class GCSClient: Sendable {
         throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "the resumable session did not finish after \(size) bytes")
     }
 
-    /// Sets the object's content metadata and custom metadata to `object`'s (PATCH of the resource;
-    /// custom keys in `oldKeys` that `object` lacks are removed).
-    public func patch(key: String, object: StoredObject, removing oldKeys: [String]) async throws {
-        var json = try JSONSerialization.jsonObject(with: Data(resource(object, key: key))) as! [String: Any]
-        var metadata = json["metadata"] as? [String: Any] ?? [:]
-        for k in oldKeys where metadata[k] == nil { metadata[k] = NSNull() }
+    /// Sets the object's content metadata and custom metadata to `object`'s (PATCH of the resource:
+    /// fields `object` lacks and custom keys of `existing` it lacks are set to null, which removes them),
+    /// only while the object is still the generation `existing` describes.
+    public func patch(key: String, object: StoredObject, existing: StoredObject) async throws {
+        var json: [String: Any] = [:]
+        json["contentType"] = object.contentType ?? existing.contentType
+        json["cacheControl"] = object.cacheControl ?? NSNull()
+        json["contentDisposition"] = object.contentDisposition ?? NSNull()
+        json["contentEncoding"] = object.contentEncoding ?? NSNull()
+        json["contentLanguage"] = object.contentLanguage ?? NSNull()
+        var metadata: [String: Any] = object.customMetadata
+        metadata[MetadataKeys.sha256] = object.sha256 ?? existing.sha256
+        for k in existing.customMetadata.keys where metadata[k] == nil { metadata[k] = NSNull() }
         json["metadata"] = metadata
-        json.removeValue(forKey: "name")
         let body = try JSONSerialization.data(withJSONObject: json, options: .sortedKeys)
-        _ = try await send(.PATCH, objectURL(key), headers: [("Content-Type", "application/json; charset=UTF-8")],
+        let condition = existing.generation.map { "?ifGenerationMatch=" + $0 } ?? ""
+        _ = try await send(.PATCH, objectURL(key) + condition, headers: [("Content-Type", "application/json; charset=UTF-8")],
                            body: ByteBuffer(bytes: body), object: key)
     }
 
@@ -224,6 +231,7 @@ public final class GCSClient: Sendable {
         let size = (json["size"] as? String).flatMap { Int64($0) } ?? (json["size"] as? NSNumber)?.int64Value ?? 0
         var o = StoredObject(key: name, size: size)
         o.etag = json["etag"] as? String
+        o.generation = json["generation"] as? String
         o.md5 = json["md5Hash"] as? String
         o.crc32c = json["crc32c"] as? String
         o.contentType = json["contentType"] as? String

@@ -67,6 +67,6 @@ extension GCSClient: ObjectStoreClient {
     }
 
     public func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws {
-        try await patch(key: key, object: object, removing: Array(existing.customMetadata.keys))
+        try await patch(key: key, object: object, existing: existing)
     }
 }

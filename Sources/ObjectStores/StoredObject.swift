@@ -8,6 +8,8 @@ public struct StoredObject: Sendable, Hashable {
     public var size: Int64
     /// The ETag as the store gives it, without quotes (S3: the hex MD5 for single-part uploads).
     public var etag: String?
+    /// The Cloud Storage generation (conditions metadata updates on the object that was read).
+    public var generation: String?
     /// MD5 of the content, base64 (GCS `md5Hash`, a single-part S3 ETag, or DumpKit's own record).
     public var md5: String?
     /// CRC-32C, base64 of the big-endian value (GCS `crc32c`, or DumpKit's own record).

@@ -105,4 +105,24 @@ final class GCSStoreTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("gs://my-app.appspot.com/x/") && "\($0)".contains("GOOGLE_APPLICATION_CREDENTIALS"), "\($0)")
         }
     }
+
+    /// The patch names the generation it read (`ifGenerationMatch`) and sets what the new metadata
+    /// lacks to null; fake-gcs-server accepts both but enforces neither the condition nor a null
+    /// `cacheControl`, so only the custom metadata is checked here.
+    func testAMetadataPatchNamesTheGenerationAndClearsWhatTheNewMetadataLacks() async throws {
+        let client = try gcs()
+        var o = StoredObject(key: "g.bin", size: 3)
+        o.customMetadata = ["a": "1"]
+        o.cacheControl = "no-store"
+        _ = try await client.upload(key: o.key, body: ByteBuffer(bytes: [1, 2, 3]), object: o, createOnly: true)
+        let read = try await client.head(key: o.key)
+        let first = try XCTUnwrap(read)
+        XCTAssertNotNil(first.generation)
+        var update = StoredObject(key: o.key, size: 3)
+        update.customMetadata = ["b": "2"]
+        try await client.patch(key: o.key, object: update, existing: first)
+        let patched = try await client.head(key: o.key)
+        XCTAssertEqual(patched?.customMetadata["b"], "2")
+        XCTAssertEqual(patched?.customMetadata["a"] ?? "", "", "set to null (fake-gcs-server keeps it empty)")
+    }
 }
