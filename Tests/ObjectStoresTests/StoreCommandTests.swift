@@ -249,4 +249,37 @@ final class StoreCommandTests: XCTestCase {
         XCTAssertTrue(replaced.stderr.contains("1 written"), replaced.stderr)
         XCTAssertEqual(try store.get("v1/x/-K0/image.png"), expected["v1/x/-K0/image.png"]!.0)
     }
+
+    /// A migration plan's `extract-blobs` step writing into a bucket (`migrate --blobs s3://...`), the
+    /// sample ToDo app as Scripts/demo.sh migrates it: the same output and the same objects, metadata
+    /// and tokens as a migration into a folder.
+    func testMigrateExtractsIntoABucketAsIntoAFolder() throws {
+        let (s3, _, environment) = try servers()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = try temporaryDirectory(self)
+        func migrate(_ store: String, _ out: String) throws {
+            let r = try run(["migrate", root.appendingPathComponent("samples/todolist/v1.json").path, "-o", out,
+                             "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path,
+                             "--plan", root.appendingPathComponent("schemas/todolist/images.yaml").path,
+                             "--on-error", "keep", "--blobs", store, "--bucket", "salada-todo.appspot.com"], environment)
+            XCTAssertTrue(r.stderr.contains("extract-blobs"), r.stderr)
+        }
+        let bucket = "s3://\(try s3.makeBucket())/"
+        let folder = directory.appendingPathComponent("folder").path
+        try migrate(bucket, directory.appendingPathComponent("bucket.json").path)
+        try migrate(folder, directory.appendingPathComponent("folder.json").path)
+        XCTAssertEqual(try contents(directory.appendingPathComponent("bucket.json").path), try contents(directory.appendingPathComponent("folder.json").path))
+
+        let options = ObjectStoreOptions(environment: environment)
+        let inBucket = try options.openBlobStore(bucket, writable: false), inFolder = try options.openBlobStore(folder, writable: false)
+        var names: [String] = []
+        try inFolder.list { names.append($0) }
+        XCTAssertFalse(names.isEmpty)
+        var bucketNames: [String] = []
+        try inBucket.list { bucketNames.append($0) }
+        XCTAssertEqual(bucketNames.sorted(), names.sorted())
+        for name in names {
+            XCTAssertEqual(try inBucket.metadata(name)?.withUpdated(nil), try inFolder.metadata(name)?.withUpdated(nil), name)
+        }
+    }
 }
