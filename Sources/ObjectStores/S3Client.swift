@@ -229,16 +229,7 @@ public final class S3Client: Sendable {
     /// than 2xx and `accept` throws an `ObjectStoreError`.
     func send(_ method: HTTPMethod, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
               body: Body = .empty, accept: Set<Int> = [], bodyLimit: Int = 1 << 20) async throws -> Response {
-        let base: String, host: String, path: String
-        if let endpoint = configuration.endpoint {
-            base = endpoint
-            host = String(endpoint.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" })
-            path = "/" + url.bucket + (key.map { "/" + $0 } ?? "/")
-        } else {
-            host = "\(url.bucket).s3.\(configuration.region).amazonaws.com"
-            base = "https://" + host
-            path = "/" + (key ?? "")
-        }
+        let (base, host, path) = address(key: key)
         let payloadHash: String
         var buffer: ByteBuffer?
         switch body {
@@ -282,6 +273,23 @@ public final class S3Client: Sendable {
         } catch {
             throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "\(described) failed: \(error)")
         }
+    }
+
+    /// Where a request for `key` (the bucket itself when `nil`) goes: the URL before the path, the
+    /// `Host` header and the unencoded path. Custom endpoints are addressed path-style
+    /// (`http://host:port/BUCKET/KEY`); AWS virtual-host style (`https://BUCKET.s3.REGION.amazonaws.com/KEY`),
+    /// except buckets with dots, whose names the wildcard certificate does not cover (path-style there).
+    func address(key: String?) -> (base: String, host: String, path: String) {
+        let bucketPath = "/" + url.bucket + (key.map { "/" + $0 } ?? "/")
+        if let endpoint = configuration.endpoint {
+            return (endpoint, String(endpoint.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" }), bucketPath)
+        }
+        if url.bucket.contains(".") {
+            let host = "s3.\(configuration.region).amazonaws.com"
+            return ("https://" + host, host, bucketPath)
+        }
+        let host = "\(url.bucket).s3.\(configuration.region).amazonaws.com"
+        return ("https://" + host, host, "/" + (key ?? ""))
     }
 
     /// S3's error code for a body-less error response (HEAD).

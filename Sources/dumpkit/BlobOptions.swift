@@ -19,9 +19,16 @@ struct BlobOptions: ParsableArguments {
     }
 }
 
-/// `--jobs N`, checked.
-func concurrency(_ jobs: Int?) throws -> Int {
-    guard let jobs else { return ProcessInfo.processInfo.activeProcessorCount }
+/// Workers of a blob command on a bucket when `--jobs` is not given: each spends most of its time
+/// waiting for a request, so many more than the cores keep the store busy.
+let bucketWorkers = 32
+
+/// `--jobs N`, checked; without it, the number of cores, or `bucketWorkers` for a bucket `store`.
+func concurrency(_ jobs: Int?, store: String? = nil) throws -> Int {
+    guard let jobs else {
+        let isBucket = store.map { $0.hasPrefix("s3://") || $0.hasPrefix("gs://") } ?? false
+        return isBucket ? bucketWorkers : ProcessInfo.processInfo.activeProcessorCount
+    }
     guard jobs >= 1 else { throw UsageError("--jobs must be at least 1") }
     return jobs
 }

@@ -49,7 +49,7 @@ struct ExtractBlobsCommand: ParsableCommand {
     @Option(help: "Bucket of the download URLs (needed by --ref-style salada and url).")
     var bucket: String?
 
-    @Option(help: "Files to decode, hash and write at once (default: the number of cores).")
+    @Option(help: "Files to decode, hash and write at once (default: the number of cores; 32 for a bucket).")
     var jobs: Int?
 
     @Flag(help: "Replace objects the store holds with other content under the same names (otherwise the run fails, listing them).")
@@ -73,7 +73,7 @@ struct ExtractBlobsCommand: ParsableCommand {
             job.options.naming = contentAddressed ? .contentAddressed : try nameTemplate.map { try BlobNameTemplate($0) } ?? .pathBased
             job.options.referenceStyle = blobs.referenceStyle
             job.options.bucket = bucket
-            job.options.concurrency = try concurrency(jobs)
+            job.options.concurrency = try concurrency(jobs, store: blobs.store)
             job.options.replace = replace
             job.dryRun = dryRun
             job.reportPath = report

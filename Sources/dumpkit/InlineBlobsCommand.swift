@@ -27,7 +27,7 @@ struct InlineBlobsCommand: ParsableCommand {
 
     @OptionGroup var stores: StoreOptions
 
-    @Option(help: "Objects to read and encode at once (default: the number of cores).")
+    @Option(help: "Objects to read and encode at once (default: the number of cores; 32 for a bucket).")
     var jobs: Int?
 
     @OptionGroup var common: CommonOptions
@@ -38,7 +38,7 @@ struct InlineBlobsCommand: ParsableCommand {
             job.openStore = stores.openStore
             job.options.match = try blobs.patterns()
             job.options.referenceStyle = blobs.referenceStyle
-            job.options.concurrency = try concurrency(jobs)
+            job.options.concurrency = try concurrency(jobs, store: blobs.store)
             let summary = try job.run(progress: common.progress())
             common.note("inlined \(counted(summary.tally.inlined, "reference")) (\(ProgressMeter.format(bytes: summary.tally.bytes)))"
                 + (summary.tally.foreign > 0
