@@ -1,5 +1,6 @@
 /// A place that keeps extracted files as named objects with metadata: a directory mirroring a
-/// bucket (`DirectoryBlobStore`) now, S3-compatible object storage next.
+/// bucket (`DirectoryBlobStore`), or a bucket itself (`BucketBlobStore` of the ObjectStores module,
+/// S3-compatible or Cloud Storage, which the library does not depend on).
 ///
 /// Implementations are safe to call from several threads at once. Writes are atomic (a reader sees
 /// the old object or the new one, never a part) and idempotent (putting the same bytes and metadata
