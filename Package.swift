@@ -11,6 +11,8 @@ let package = Package(
         .library(name: "ArchiveKit", targets: ["ArchiveKit"]),
         .library(name: "JSONSchema", targets: ["JSONSchema"]),
         .library(name: "FirebaseRules", targets: ["FirebaseRules"]),
+        .library(name: "CloudHTTP", targets: ["CloudHTTP"]),
+        .library(name: "ObjectStores", targets: ["ObjectStores"]),
         .executable(name: "dumpkit", targets: ["dumpkit"]),
     ],
     dependencies: [
@@ -18,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     ],
     targets: [
         .systemLibrary(
@@ -51,11 +55,35 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        .target(
+            name: "CloudHTTP",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "ObjectStores",
+            dependencies: [
+                "DumpKit",
+                "CloudHTTP",
+                "CPlatform",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .executableTarget(
             name: "dumpkit",
             dependencies: [
                 "DumpKit",
                 "FirebaseRules",
+                "ObjectStores",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -70,6 +98,14 @@ let package = Package(
             dependencies: ["DumpKit", "Workers", "CPlatform", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
+        .testTarget(
+            name: "CloudHTTPTests",
+            dependencies: ["CloudHTTP", "TestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOHTTP1", package: "swift-nio")]
+        ),
+        .testTarget(
+            name: "ObjectStoresTests",
+            dependencies: ["ObjectStores", "CloudHTTP", "DumpKit", "dumpkit", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

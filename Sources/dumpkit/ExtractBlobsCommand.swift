@@ -34,6 +34,8 @@ struct ExtractBlobsCommand: ParsableCommand {
 
     @OptionGroup var blobs: BlobOptions
 
+    @OptionGroup var stores: StoreOptions
+
     @Option(name: .customLong("min-bytes"), help: "Leave files smaller than this many decoded bytes in the dump.")
     var minBytes: Int = 1024
 
@@ -46,7 +48,7 @@ struct ExtractBlobsCommand: ParsableCommand {
     @Option(help: "Bucket of the download URLs (needed by --ref-style salada and url).")
     var bucket: String?
 
-    @Option(help: "Files to decode, hash and write at once (default: the number of cores).")
+    @Option(help: "Files to decode, hash and write at once (default: the number of cores; 32 for a bucket).")
     var jobs: Int?
 
     @Flag(help: "Replace objects the store holds with other content under the same names (otherwise the run fails, listing them).")
@@ -69,13 +71,14 @@ struct ExtractBlobsCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             var job = ExtractBlobsJob(input: input, output: output, store: blobs.store)
+            job.openStore = stores.openStore
             if contentAddressed && nameTemplate != nil { throw UsageError("--name and --content-addressed do not go together") }
             job.options.match = try blobs.patterns()
             job.options.minimumBytes = minBytes
             job.options.naming = contentAddressed ? .contentAddressed : try nameTemplate.map { try BlobNameTemplate($0) } ?? .pathBased
             job.options.referenceStyle = blobs.referenceStyle
             job.options.bucket = bucket
-            job.options.concurrency = try concurrency(jobs)
+            job.options.concurrency = try concurrency(jobs, store: blobs.store)
             job.options.replace = replace
             job.dryRun = dryRun
             job.reportPath = report

@@ -27,7 +27,9 @@ struct InlineBlobsCommand: ParsableCommand {
 
     @OptionGroup var blobs: BlobOptions
 
-    @Option(help: "Objects to read and encode at once (default: the number of cores).")
+    @OptionGroup var stores: StoreOptions
+
+    @Option(help: "Objects to read and encode at once (default: the number of cores; 32 for a bucket).")
     var jobs: Int?
 
     @Flag(name: .customLong("dry-run"), help: "Read and check every referenced object and report what would be inlined; write no output.")
@@ -44,9 +46,10 @@ struct InlineBlobsCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             var job = InlineBlobsJob(input: input, output: output, store: blobs.store)
+            job.openStore = stores.openStore
             job.options.match = try blobs.patterns()
             job.options.referenceStyle = blobs.referenceStyle
-            job.options.concurrency = try concurrency(jobs)
+            job.options.concurrency = try concurrency(jobs, store: blobs.store)
             job.writerOptions = dump.writerOptions
             job.compressionLevel = dump.level
             job.dryRun = dryRun

@@ -2,32 +2,36 @@ import ArchiveKit
 import ArgumentParser
 import DumpKit
 import JSONStream
+import ObjectStores
 
 /// `dumpkit restore`: an archive into a directory, never outside it.
 struct RestoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
-        abstract: "Extract an archive into a directory safely, with its blob-store metadata.",
+        abstract: "Extract an archive into a directory safely, or into a bucket, with its objects' metadata.",
         discussion: """
             Nothing is written outside DEST: leading / and drive prefixes are removed, paths with .. are refused, \
             links in DEST are never followed, symbolic links are created only when they point below themselves, \
             hard links only to files inside DEST, devices and fifos never, and setuid/setgid bits are dropped. \
             Each file is written under a temporary name and renamed when complete (and, with a manifest, only \
             when its size and SHA-256 match), so an interrupted restore can simply be run again. Refused \
-            entries are printed and the exit code is 1.
+            entries are printed and the exit code is 1. To a bucket (s3://, gs://), the objects of the \
+            archive's bucket part are written with the metadata of the manifest, each only after its size and \
+            SHA-256 are checked; other entries (a backup's dump and rules) are reported. See docs/OBJECT-STORES.md.
 
             Examples:
               dumpkit restore bucket.tar.zst restored/ --verify
               dumpkit restore backup.tar.zst /srv/restore --include 'bucket/v1/*' \\
                   --overwrite never
               dumpkit restore bucket.tar.zst restored/ --exclude '*.tmp' --dry-run
+              dumpkit restore bucket.tar.zst s3://backups/restored --verify
             """
     )
 
     @Argument(help: "The archive, or - for standard input.")
     var archive: String
 
-    @Argument(help: "The destination directory (created if missing).")
+    @Argument(help: "The destination directory (created if missing), or a bucket: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX (the objects with their metadata).")
     var destination: String
 
     @Flag(
@@ -62,6 +66,7 @@ struct RestoreCommand: ParsableCommand {
     var maxRatio: Double = 1000
 
     @OptionGroup var json: JSONSummaryOption
+    @OptionGroup var stores: StoreOptions
     @OptionGroup var common: CommonOptions
 
     func run() throws {
@@ -72,7 +77,11 @@ struct RestoreCommand: ParsableCommand {
             job.filter = PathFilter(include: include + only, exclude: exclude)
             job.limits = ExtractionLimits(maxBytes: maxBytes, maxEntries: maxEntries, maxRatio: maxRatio > 0 ? maxRatio : nil)
             job.dryRun = dryRun
-            let report = try job.run(progress: common.archiveProgress())
+            let toBucket = try ObjectStoreURL(destination) != nil
+            if toBucket && dryRun { throw UsageError("--dry-run restores into a folder only; to a bucket, restore into a folder first to see what it holds") }
+            let report = try toBucket
+                ? job.run(into: stores.objectStores.openBlobStore(destination, writable: true), progress: common.archiveProgress())
+                : job.run(progress: common.archiveProgress())
             if json.json {
                 var o: JSONObject = [
                     "archive": .string(archive), "destination": .string(destination), "dryRun": .bool(dryRun),

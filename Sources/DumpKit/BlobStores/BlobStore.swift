@@ -1,5 +1,6 @@
 /// A place that keeps extracted files as named objects with metadata: a directory mirroring a
-/// bucket (`DirectoryBlobStore`) now, S3-compatible object storage next.
+/// bucket (`DirectoryBlobStore`), or a bucket itself (`BucketBlobStore` of the ObjectStores module,
+/// S3-compatible or Cloud Storage, which the library does not depend on).
 ///
 /// Implementations are safe to call from several threads at once. Writes are atomic (a reader sees
 /// the old object or the new one, never a part) and idempotent (putting the same bytes and metadata
@@ -44,6 +45,13 @@ public struct BlobExistsError: DataError, CustomStringConvertible, Sendable {
     /// The SHA-256 (hex) of the bytes there, and of those brought.
     public let existingSHA256: String
     public let newSHA256: String
+
+    public init(store: String, name: String, existingSHA256: String, newSHA256: String) {
+        self.store = store
+        self.name = name
+        self.existingSHA256 = existingSHA256
+        self.newSHA256 = newSHA256
+    }
 
     public var description: String {
         "blob store \(store): object \(String(reflecting: name)) already exists with other content (SHA-256 \(existingSHA256), not \(newSHA256))"

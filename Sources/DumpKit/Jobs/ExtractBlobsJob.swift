@@ -12,8 +12,10 @@ import JSONStream
 public struct ExtractBlobsJob {
     public var input: String
     public var output: String
-    /// The store's directory.
+    /// The store's location (a directory, or what `openStore` opens).
     public var store: String
+    /// Opens the store (`DirectoryBlobStore.openDirectory` unless the caller opens buckets too).
+    public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
     public var options = ExtractBlobs.Options()
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
@@ -49,24 +51,27 @@ public struct ExtractBlobsJob {
         }
     }
 
-    /// Runs against the directory store at `store`.
+    /// Runs against the store at `store`.
     public func run(progress: ProgressMeter? = nil) throws -> Summary {
         try Self.check(options)
         try Self.refuseSameFile(input, output)
         guard !dryRun else { return try run(store: nil, progress: progress) }
-        // A store this run creates is removed again when the run fails before writing into it.
+        // A folder store this run creates is removed again when the run fails before writing into it.
         var status = stat()
         let storeExisted = lstat(store, &status) == 0
         let controlExisted = lstat(store + "/" + DirectoryBlobStore.controlDirectory, &status) == 0
-        let directory = try DirectoryBlobStore(directory: store, writable: true)
-        defer { directory.close() }
+        let opened = try openStore(store, true)
+        let directory = opened as? DirectoryBlobStore
+        defer { directory?.close() }
         do {
-            var summary = try run(store: directory, progress: progress)
-            summary.staleTemporaryFilesRemoved = directory.staleTemporaryFilesRemoved
+            var summary = try run(store: opened, progress: progress)
+            summary.staleTemporaryFilesRemoved = directory?.staleTemporaryFilesRemoved ?? 0
             return summary
         } catch {
-            directory.close()
-            if !controlExisted { DirectoryBlobStore.removeUnused(store, directory: !storeExisted) }
+            if let directory {
+                directory.close()
+                if !controlExisted { DirectoryBlobStore.removeUnused(store, directory: !storeExisted) }
+            }
             throw error
         }
     }

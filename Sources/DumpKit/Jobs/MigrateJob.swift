@@ -28,6 +28,8 @@ public struct MigrateJob {
     public var jobs = 1
     /// The blob store the plans' `extract-blobs` steps write to (a directory); needed when they have any.
     public var blobStore: String?
+    /// Opens the blob store (`DirectoryBlobStore.openDirectory` unless the caller opens buckets too).
+    public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
     /// The bucket of download URLs, for `extract-blobs` steps with `ref-style: salada-file`.
     public var bucket: String?
 
@@ -111,12 +113,12 @@ public struct MigrateJob {
         // Hashing is only for the report.
         let hashing = reportPath != nil || computesDigests
         let hashedInput = hashing ? HashingByteSource(inFile) : nil
-        // A store this run creates is removed again when the run fails before writing into it.
+        // A folder store this run creates is removed again when the run fails before writing into it.
         var status = stat()
         let storeExisted = blobStore.map { lstat($0, &status) == 0 } ?? true
         let controlExisted = blobStore.map { lstat($0 + "/" + DirectoryBlobStore.controlDirectory, &status) == 0 } ?? true
-        let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try DirectoryBlobStore(directory: $0, writable: true) }
-        defer { store?.close() }
+        let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try openStore($0, true) }
+        defer { (store as? DirectoryBlobStore)?.close() }
         let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
         let rejectsFile = try rejectsPath.map { try OutputFile(path: $0) }
         let blobs = runner.blobExtractions.isEmpty ? nil : BlobExtractionReport()
@@ -166,7 +168,7 @@ public struct MigrateJob {
                                   inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
                                   rejectsPath: stats.rejects + conflicts.load(ordering: .relaxed) > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
             summary.rejectExamples = rejects?.examples ?? []
-            summary.staleBlobFilesRemoved = store?.staleTemporaryFilesRemoved ?? 0
+            summary.staleBlobFilesRemoved = (store as? DirectoryBlobStore)?.staleTemporaryFilesRemoved ?? 0
             summary.duplicatesDropped = earlier?.members ?? 0
             if let reportPath {
                 try OutputFile.writeJSON(report(summary), to: reportPath)
@@ -177,7 +179,7 @@ public struct MigrateJob {
             outFile?.abort()
             rejectsFile?.abort()
             progress?.finish()
-            if let store, let blobStore, !controlExisted {
+            if let store = store as? DirectoryBlobStore, let blobStore, !controlExisted {
                 store.close()
                 DirectoryBlobStore.removeUnused(blobStore, directory: !storeExisted)
             }
