@@ -2,7 +2,8 @@
 # Installs what DumpKit needs on Debian when it is missing: libarchive-dev, libzstd-dev and zlib1g-dev
 # (the C libraries the ArchiveKit module wraps; zlib reads gzip, libzstd writes single-pass .tar.zst),
 # the archive/compression tools the interoperability tests compare with, strace (tests read the
-# order of syncs and renames from it), and chromium (headless, it loads `stats --html` pages in tests).
+# order of syncs and renames from it), chromium (headless, it loads `stats --html` pages in tests) and
+# GNU parallel (the job runner the sharded-run tests run shards with).
 set -euo pipefail
 
 need=()
@@ -19,6 +20,7 @@ command -v file >/dev/null || need+=(file)
 command -v jq >/dev/null || need+=(jq)
 command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
+command -v parallel >/dev/null || need+=(parallel)
 
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}" >&2
