@@ -1,4 +1,3 @@
-import ArchiveKit
 import JSONStream
 
 extension ConvertJob {
@@ -15,64 +14,40 @@ extension ConvertJob {
     public func runShard(_ spec: ShardSpec, indexPath: String, progress: ProgressMeter? = nil) throws -> ShardManifest {
         let to = outputFormat
         try checkShardable(to: to)
-        let index = try DumpIndexReader(path: indexPath)
-        let trailer = index.trailer
+        let run = try ShardRun(spec, indexPath: indexPath, input: input, output: output, writerOptions: writerOptions)
         if to == .ndjson {
             let patterns = records.isEmpty ? ["/*"] : records.map(\.text)
-            guard trailer.records == patterns else {
-                throw UsageError("\(indexPath) was made with " + (trailer.records.isEmpty ? "no --records" : "--records \(trailer.records.joined(separator: " "))")
+            guard run.trailer.records == patterns else {
+                run.abort()
+                throw UsageError("\(indexPath) was made with " + (run.trailer.records.isEmpty ? "no --records" : "--records \(run.trailer.records.joined(separator: " "))")
                     + ", but NDJSON output writes the records \(patterns.joined(separator: " ")): make the index with the same --records")
             }
-            guard !trailer.hasPieces else {
+            guard !run.trailer.hasPieces else {
+                run.abort()
                 throw UsageError("\(indexPath) split values no record pattern reaches into pieces, and NDJSON output writes each such value as one record: "
                     + "make the index with a larger --unit-bytes or with --records naming records inside them")
             }
         }
-        let file = try ReadOnlyFile(path: input)
-        let size = try Self.fileSize(input)
-        guard size == trailer.size else {
-            throw UsageError("\(indexPath) was made for a file of \(trailer.size) bytes (SHA-256 \(trailer.sha256)), but \(input) has \(size): "
-                + "make the index from this file (dumpkit index \(input))")
-        }
-        let out = try OutputFile(path: ShardManifest.partPath(output: output, shard: spec.index, of: spec.count), compression: CompressionFilter.none)
         do {
-            let hashing = HashingByteSink(out)
-            let writer = JSONWriter(sink: hashing, options: writerOptions)
-            let source = ShardUnitSource(index: index, file: file, fileName: input, spec: spec)
-            let reader = JSONReader(source: source, options: .init(multipleDocuments: true), sourceName: input)
-            var units = 0
-            while try reader.peek() != .end {
-                let entry = source.takeEntry()
+            while let entry = try run.nextUnit() {
                 switch to {
                 case .json:
-                    var structure = entry.structure
-                    try structure.withUTF8 { try writer.raw(bytes: UnsafeRawBufferPointer($0)) }
-                    try reader.transfer(to: writer)
+                    try run.writeStructure(entry)
+                    try run.reader.transfer(to: run.writer)
                 case .ndjson:
-                    try NDJSONWriter.writeLine(pointer: entry.pointer, to: writer) { try reader.transfer(to: $0) }
+                    try NDJSONWriter.writeLine(pointer: entry.pointer, to: run.writer) { try run.reader.transfer(to: $0) }
                 }
-                units += 1
-                if units & 1023 == 0 { progress?.recordDone() }
+                if run.units & 1023 == 0 { progress?.recordDone() }
             }
-            if spec.index == spec.count - 1 {
-                try source.checkEnd()
-                if to == .json {
-                    // The closing brackets, and the line break `DumpWriter.finish` ends a tree with.
-                    var end = trailer.end
-                    try end.withUTF8 { try writer.raw(bytes: UnsafeRawBufferPointer($0)) }
-                    try writer.raw("\n")
-                }
-            }
-            try writer.flush()
-            try out.commit()
+            let part = try run.commit(tree: to == .json)
             progress?.finish()
-            let manifest = ShardManifest(command: "convert", shard: spec.index, shards: spec.count, index: trailer.identity, options: shardOptions,
-                                         units: units, records: to == .ndjson ? units : 0, bytesIn: source.bytesRead,
-                                         partBytes: out.bytesWritten, partSHA256: hashing.hex)
+            let manifest = ShardManifest(command: "convert", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions,
+                                         units: run.units, records: to == .ndjson ? run.units : 0, bytesIn: part.bytesIn,
+                                         partBytes: part.bytes, partSHA256: part.sha256)
             try manifest.write(output: output)
             return manifest
         } catch {
-            out.abort()
+            run.abort()
             progress?.finish()
             throw error
         }
@@ -80,14 +55,8 @@ extension ConvertJob {
 
     /// Refuses what a shard cannot write so that the joined parts equal the unsharded output.
     private func checkShardable(to: DumpFormat) throws {
-        if input == "-" { throw UsageError("a shard reads its byte ranges of the dump: give a file, not standard input") }
-        if output == "-" { throw UsageError("a shard writes OUT.part-I-of-N beside its output: give -o OUT, not standard output") }
+        try ShardRun.checkFiles(input: input, output: output)
         if inputFormat != .json { throw UsageError("sharded runs read a JSON tree through its index; NDJSON input is converted unsharded (dumpkit convert without --index)") }
-        let compression = CompressionFilter.forPath(output)
-        if compression != .none {
-            throw UsageError("\(output) would be \(compression)-compressed, and compressed parts do not join into the unsharded bytes: "
-                + "shard to a plain output and compress the merged file (dumpkit convert OUT -o OUT.zst), or run unsharded")
-        }
         if writerOptions.pretty { throw UsageError("--pretty cannot be sharded yet: run unsharded, or shard to compact JSON and re-format the merged file") }
         if writerOptions.sortKeys && to == .json {
             throw UsageError("--canonical reorders members of objects that several shards write, so it cannot be sharded: run unsharded, "
@@ -96,15 +65,5 @@ extension ConvertJob {
         if duplicateKeys == .keepLast {
             throw UsageError("--duplicate-keys keep-last reads the whole dump first, so it cannot be sharded: run unsharded (the index refuses duplicate names)")
         }
-    }
-
-    /// The size of the regular file at `path`.
-    private static func fileSize(_ path: String) throws -> Int64 {
-        let f = try InputFile(path: path)
-        if f.compression != .none {
-            throw UsageError("\(path) is \(f.compression)-compressed, and a compressed stream cannot be read from the middle: decompress it first")
-        }
-        guard let size = f.size else { throw UsageError("\(path) is not a regular file: shards read it at their own offsets") }
-        return size
     }
 }

@@ -27,6 +27,10 @@ public struct MergeJob {
         public var records: Int
         public var bytesIn: Int64
         public var bytesOut: Int64
+        /// The shards' own counts, summed (migrate: `matched`, `changed`, `rejects`, `alreadyMigrated`).
+        public var counts: [String: Int]
+        /// Where the joined rejects went.
+        public var rejects: String?
     }
 
     public func run() throws -> Summary {
@@ -56,18 +60,34 @@ public struct MergeJob {
             try Self.checkPart(ShardManifest.partPath(output: output, shard: i, of: n), against: m, shard: i, of: n)
             manifests.append(m)
         }
+        var counts: [String: Int] = [:]
+        for m in manifests { counts.merge(m.counts, uniquingKeysWith: +) }
+        let records = manifests.reduce(0) { $0 + $1.records }
+        if manifests[0].command == "migrate" && records + (counts["alreadyMigrated"] ?? 0) == 0 {
+            throw MigrationMismatch(message: "no shard found data at the plans' patterns: the dump does not look like the plans' input; nothing was written")
+        }
+        let rejectsTarget = manifests[0].rejects
+        let rejects = try rejectsTarget.map { try OutputFile(path: $0, compression: CompressionFilter.none) }
         let out = try OutputFile(path: output, compression: CompressionFilter.none)
         do {
             for m in manifests {
                 try out.append(contentsOf: ShardManifest.partPath(output: output, shard: m.shard, of: n), length: m.partBytes)
             }
+            if let rejects, let rejectsTarget {
+                try RejectsMerger(parts: (0..<n).map { ShardManifest.partPath(output: rejectsTarget, shard: $0, of: n) }).run(into: rejects)
+                // As the unsharded run: the rejects before the output that refers to them.
+                try rejects.prepare()
+                try out.prepare()
+                try rejects.publish()
+            }
             try out.commit()
         } catch {
             out.abort()
+            rejects?.abort()
             throw error
         }
-        return Summary(command: manifests[0].command, shards: n, units: manifests.reduce(0) { $0 + $1.units },
-                       records: manifests.reduce(0) { $0 + $1.records }, bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: out.bytesWritten)
+        return Summary(command: manifests[0].command, shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
+                       bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: out.bytesWritten, counts: counts, rejects: rejectsTarget)
     }
 
     /// Checks that the part has the size and SHA-256 its manifest says: a part rewritten by another

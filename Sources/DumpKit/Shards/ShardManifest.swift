@@ -20,6 +20,11 @@ public struct ShardManifest: Sendable, Equatable {
     public var bytesIn: Int64
     public var partBytes: Int64
     public var partSHA256: String
+    /// The command's own counts (migrate: `changed`, `rejects`, `alreadyMigrated`), summed by `merge`.
+    public var counts: [String: Int] = [:]
+    /// Where the joined rejects go (migrate under `--on-error keep`): each shard writes
+    /// `REJECTS.part-I-of-N`, lines in the rejects' order, each after its sort key.
+    public var rejects: String?
 
     /// `OUT.part-I-of-N`.
     public static func partPath(output: String, shard: Int, of shards: Int) -> String { "\(output).part-\(shard)-of-\(shards)" }
@@ -32,6 +37,8 @@ public struct ShardManifest: Sendable, Equatable {
             "dumpkitShard": .number(JSONNumber(1)), "command": .string(command), "shard": .number(JSONNumber(shard)), "shards": .number(JSONNumber(shards)),
             "index": .string(index), "options": .string(options), "units": .number(JSONNumber(units)), "records": .number(JSONNumber(records)),
             "bytesIn": .number(JSONNumber(bytesIn)), "partBytes": .number(JSONNumber(partBytes)), "partSHA256": .string(partSHA256),
+            "counts": .object(JSONObject(counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(counts[$0]!))) })),
+            "rejects": rejects.map { .string($0) } ?? .null,
         ])
     }
 
@@ -64,8 +71,13 @@ public struct ShardManifest: Sendable, Equatable {
               let bytesIn = o["bytesIn"]?.numberValue?.int64Value, let partBytes = o["partBytes"]?.numberValue?.int64Value,
               let sha = o["partSHA256"]?.stringValue
         else { throw bad("fields missing") }
+        var counts: [String: Int] = [:]
+        for member in o["counts"]?.objectValue ?? JSONObject() {
+            guard let n = member.value.numberValue?.int64Value else { throw bad("count \(member.key) is not a number") }
+            counts[member.key] = Int(n)
+        }
         return ShardManifest(command: command, shard: Int(shard), shards: Int(shards), index: index, options: options, units: Int(units),
-                             records: Int(records), bytesIn: bytesIn, partBytes: partBytes, partSHA256: sha)
+                             records: Int(records), bytesIn: bytesIn, partBytes: partBytes, partSHA256: sha, counts: counts, rejects: o["rejects"]?.stringValue)
     }
 }
 
