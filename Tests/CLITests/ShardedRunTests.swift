@@ -79,6 +79,88 @@ final class ShardedRunTests: XCTestCase {
         }
     }
 
+    /// A plan for the real dumps: renames and conversions of the records one level below the top,
+    /// some of which reject values (kept, in the rejects file).
+    private let realDumpPlan = """
+        name: real
+        description: Rename and convert fields of every record one level below the top.
+        from: v1
+        to: v2
+        steps:
+          - name: records
+            match: /*/{id}
+            ops:
+              - rename: { text: body, name: title }
+              - convert: { field: height, from: number, to: string }
+              - convert: { field: order, from: string, to: integer }
+              - convert: { field: section, from: string, to: integer }
+        """
+
+    /// index + shards + merge equals the unsharded migrate (output and rejects), for N = 1, 2, 3 and 8.
+    private func checkMigrate(_ input: String, plan: String, records: [String], in dir: TemporaryDirectory, file: StaticString = #filePath, line: UInt = #line) throws {
+        let reference = dir.path("reference.json")
+        _ = try dumpkit(["migrate", input, "-o", reference, "--plan", plan, "--on-error", "keep", "-q"], file: file, line: line)
+        let index = dir.path("migrate.dkindex")
+        _ = try dumpkit(["index", input, "-o", index, "-q"] + records.flatMap { ["--records", $0] }, file: file, line: line)
+        let rejects = try? read(reference + ".rejects.ndjson")
+        for n in [1, 2, 3, 8] {
+            let out = dir.path("\(n)-migrated.json")
+            try runShards(["migrate", input, "-o", out, "--plan", plan, "--on-error", "keep", "--index", index], n: n, file: file, line: line)
+            _ = try dumpkit(["merge", out, "-q"], file: file, line: line)
+            XCTAssertTrue(try read(out) == read(reference), "\(input) with \(n) shards: the merged migration differs from the unsharded one", file: file, line: line)
+            XCTAssertEqual(try? read(out + ".rejects.ndjson"), rejects, "\(input) with \(n) shards: the rejects differ", file: file, line: line)
+        }
+    }
+
+    func testMigrateWithRejectsMergesToTheUnshardedBytes() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("todo.json")
+        try generate("todolist", "2MB", seed: 5, to: input)
+        // The sample plan without its move: records stay where they are, some values are rejected.
+        let plan = dir.path("plan.yaml")
+        let text = try String(contentsOf: TestData.projectRoot.appendingPathComponent("schemas/todolist/plan.yaml"), encoding: .utf8)
+        try text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("- move:") }.joined(separator: "\n")
+            .write(toFile: plan, atomically: true, encoding: .utf8)
+        try checkMigrate(input, plan: plan, records: ["/v1/todolist/{id}"], in: dir)
+        XCTAssertGreaterThan(try read(dir.path("reference.json.rejects.ndjson")).count, 0, "the generated dump has values the plan rejects")
+    }
+
+    func testMigrateOfTheRealDumpsMergesToTheUnshardedBytes() throws {
+        let dumps = try TestData.files(in: try TestData.directory("real-dumps"), withExtension: "json")
+        for dump in dumps {
+            let dir = try TemporaryDirectory()
+            let plan = dir.path("real.yaml")
+            try realDumpPlan.write(toFile: plan, atomically: true, encoding: .utf8)
+            try checkMigrate(dump.path, plan: plan, records: ["/*/{id}"], in: dir)
+        }
+        let chat = TestData.projectRoot.appendingPathComponent("samples/chat/v1.json").path
+        let dir = try TemporaryDirectory()
+        try checkMigrate(chat, plan: TestData.projectRoot.appendingPathComponent("schemas/chat/plan.yaml").path, records: ["/users/{uid}/messages/{id}"], in: dir)
+    }
+
+    func testMigrationsThatCannotBeShardedAreRefusedNamingTheStep() throws {
+        let dir = try TemporaryDirectory()
+        let input = TestData.projectRoot.appendingPathComponent("samples/todolist/v1.json").path
+        let plan = TestData.projectRoot.appendingPathComponent("schemas/todolist/plan.yaml").path
+        let index = dir.path("todo.dkindex")
+        _ = try dumpkit(["index", input, "-o", index, "-q", "--records", "/v1/todolist/{id}"])
+        var r = try CLI.run(["migrate", input, "-o", dir.path("v2.json"), "--plan", plan, "--index", index, "--shard", "0/2"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("step 1 ('todolist'): 'move' moves records into objects that other shards write")
+            && r.stderr.contains("dumpkit migrate without --index"), r.stderr)
+        let chat = TestData.projectRoot.appendingPathComponent("samples/chat/v1.json").path
+        let chatPlan = TestData.projectRoot.appendingPathComponent("schemas/chat/plan.yaml").path
+        let chatIndex = dir.path("chat.dkindex")
+        _ = try dumpkit(["index", chat, "-o", chatIndex, "-q"])
+        r = try CLI.run(["migrate", chat, "-o", dir.path("v2.json"), "--plan", chatPlan, "--index", chatIndex, "--shard", "0/2"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("make the index with --records '/users/{uid}/messages/{id}'"), r.stderr)
+        _ = try dumpkit(["index", chat, "-o", chatIndex, "-q", "--records", "/users/{uid}/messages/{id}"])
+        r = try CLI.run(["migrate", chat, "-o", dir.path("v2.json"), "--plan", chatPlan, "--on-error", "skip", "--index", chatIndex, "--shard", "0/2"])
+        XCTAssertEqual(r.status, 2)
+        XCTAssertTrue(r.stderr.contains("--on-error skip drops records"), r.stderr)
+    }
+
     /// The largest shard reads at most 1.1 times the mean number of bytes.
     func testShardsAreBalancedByBytes() throws {
         let dir = try TemporaryDirectory()
