@@ -25,7 +25,7 @@ struct MigrateCommand: ParsableCommand {
               dumpkit migrate v1.json -o v2.json --plan plan.yaml --plan images.yaml \\
                   --blobs bucket/
               dumpkit migrate v1.json -o v2.json --plan plan.yaml --json | jq .stats
-              dumpkit migrate v1.json -o v2.json --plan plan.yaml --on-error keep --index v1.dkindex --shard 0/8
+              dumpkit migrate v1.json -o v2.json --plan plan.yaml --index v1.idx --shard 0/8
             """
     )
 

@@ -24,7 +24,7 @@ final class UsageErrorTests: XCTestCase {
         XCTAssertEqual(r.status, 2, r.stderr)
         XCTAssertEqual(r.stdout, "")
         XCTAssertTrue(r.stderr.hasPrefix("dumpkit: error: unknown command 'frobnicate'; the commands are convert, stats, migrate, "), r.stderr)
-        XCTAssertTrue(r.stderr.contains("restore (dumpkit help COMMAND)"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("restore, index, merge (dumpkit help COMMAND)"), r.stderr)
         // A command given where an option's value is expected is still the parser's.
         XCTAssertEqual(try CLI.run(["convert", "--frobnicate"]).status, 2)
     }
