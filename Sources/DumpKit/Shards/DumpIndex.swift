@@ -107,55 +107,69 @@ public enum DumpIndex {
         return min(count - 1, Int((Int64(count) * middle) / size))
     }
 
-    /// Writes one entry line.
-    static func write(_ e: Entry, to w: JSONWriter) throws {
+    /// Writes one entry line (numbers as digits, no values built).
+    static func writeEntry(offset: Int64, length: Int64, crc: UInt32, structure: [UInt8], pointer: String, kind: Kind, to w: JSONWriter) throws {
         try w.beginArray()
-        try w.number(JSONNumber(e.offset))
-        try w.number(JSONNumber(e.length))
-        try w.number(JSONNumber(e.crc))
-        try w.string(e.structure)
-        try w.string(e.pointer)
-        try w.string(e.kind.rawValue)
+        try number(offset, to: w)
+        try number(length, to: w)
+        try number(Int64(crc), to: w)
+        try structure.withUnsafeBytes { try w.string(utf8: $0) }
+        try w.string(pointer)
+        try w.string(kind.rawValue)
         try w.endArray()
         try w.raw("\n")
     }
+
+    private static func number(_ n: Int64, to w: JSONWriter) throws {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        try withUnsafeMutableBytes(of: &digits) { b in
+            var v = UInt64(n)
+            var i = b.count
+            repeat {
+                i -= 1
+                b[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            } while v > 0
+            try w.number(text: UnsafeRawBufferPointer(rebasing: b[i...]))
+        }
+    }
 }
 
-/// Streams an index file: its trailer first (read from the end), then its entries in order.
+/// Streams an index file: its trailer first (read from the end), then its entries in order, from
+/// the first or (`seek(to:)`) from the first of a shard, found by bisection, so that a shard reads
+/// only about its share of the index.
 public final class DumpIndexReader {
     public let path: String
     public let trailer: DumpIndex.Trailer
-    private let reader: JSONReader
-    private var read = 0
+    private let file: ReadOnlyFile
+    /// Where the trailer line starts: the entries end there.
+    private let entriesEnd: Int64
+    private var reader: JSONReader
 
     /// Opens `path` and reads its trailer; fails with a `UsageError` for a file that is not an index.
     public init(path: String) throws {
         self.path = path
-        let file = try ReadOnlyFile(path: path)
+        file = try ReadOnlyFile(path: path)
         var st = stat()
         guard stat(path, &st) == 0 else { throw InputError(file: path, message: "cannot open: \(String(cString: strerror(errno)))") }
-        trailer = try DumpIndex.Trailer(json: try Self.lastLine(of: file, size: Int64(st.st_size), name: path), file: path)
-        reader = JSONReader(source: file.stream(), options: .init(multipleDocuments: true), sourceName: path)
+        let (start, line) = try Self.lastLine(of: file, size: Int64(st.st_size), name: path)
+        entriesEnd = start
+        trailer = try DumpIndex.Trailer(json: line, file: path)
+        reader = JSONReader(source: file.stream(from: 0, to: start), options: .init(multipleDocuments: true), sourceName: path)
     }
 
-    /// The last line of the file, parsed: read backwards in growing blocks until a line break.
-    private static func lastLine(of file: ReadOnlyFile, size: Int64, name: String) throws -> JSONValue {
+    /// The last line of the file, parsed, and where it starts: read backwards in growing blocks.
+    private static func lastLine(of file: ReadOnlyFile, size: Int64, name: String) throws -> (Int64, JSONValue) {
         var block: Int64 = 64 << 10
         while true {
             let start = max(0, size - block)
-            var bytes = [UInt8](repeating: 0, count: Int(size - start))
-            var got = 0
-            while got < bytes.count {
-                let n = try bytes.withUnsafeMutableBytes { try file.read(at: start + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got...])) }
-                if n == 0 { break }
-                got += n
-            }
-            var end = got
+            let bytes = try read(file, from: start, count: Int(size - start))
+            var end = bytes.count
             while end > 0 && bytes[end - 1] == UInt8(ascii: "\n") { end -= 1 }
             if let nl = bytes[0..<end].lastIndex(of: UInt8(ascii: "\n")) ?? (start == 0 ? -1 : nil) {
                 let line = Array(bytes[(nl + 1)..<end])
                 do {
-                    return try JSONReader(source: MemoryByteSource(line), sourceName: name).readValue()
+                    return (start + Int64(nl + 1), try JSONReader(source: MemoryByteSource(line), sourceName: name).readValue())
                 } catch {
                     throw UsageError("\(name): not a dumpkit index (its last line is not JSON); make one with dumpkit index")
                 }
@@ -164,15 +178,94 @@ public final class DumpIndexReader {
         }
     }
 
+    private static func read(_ file: ReadOnlyFile, from start: Int64, count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = try bytes.withUnsafeMutableBytes { try file.read(at: start + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got...])) }
+            if n == 0 { break }
+            got += n
+        }
+        return Array(bytes[0..<got])
+    }
+
     /// The next entry, or nil after the last.
     public func next() throws -> DumpIndex.Entry? {
-        guard read < trailer.units else { return nil }
-        read += 1
-        func bad() -> UsageError { UsageError("\(path): entry \(read) is not an index entry; make the index again") }
-        guard let a = try reader.readValue().arrayValue, a.count == 6,
-              let offset = a[0].numberValue?.int64Value, let length = a[1].numberValue?.int64Value, let crc = a[2].numberValue?.int64Value,
-              let structure = a[3].stringValue, let pointer = a[4].stringValue, let kind = a[5].stringValue.flatMap(DumpIndex.Kind.init)
-        else { throw bad() }
+        guard try reader.peek() != .end else { return nil }
+        return try Self.entry(from: reader, file: path)
+    }
+
+    /// Moves to the first entry of `shard` (`DumpIndex.shard`) and returns the end of the entry
+    /// before it (0 for none): where the bytes its checksum covers start.
+    public func seek(to shard: ShardSpec) throws -> Int64 {
+        var lo: Int64 = 0
+        var hi = entriesEnd
+        // The smallest line start whose entry is of `shard` or later (`entriesEnd` for none).
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2
+            let start = try lineStart(atOrAfter: mid)
+            if start < entriesEnd, DumpIndex.shard(of: try entry(at: start), count: shard.count, size: trailer.size) < shard.index {
+                lo = start + 1
+            } else {
+                hi = mid
+            }
+        }
+        let first = try lineStart(atOrAfter: lo)
+        reader = JSONReader(source: file.stream(from: first, to: entriesEnd), options: .init(multipleDocuments: true), sourceName: path)
+        guard first > 0 else { return 0 }
+        return try entry(at: try lineStart(before: first)).end
+    }
+
+    /// The start of the first line that starts at or after `offset`.
+    private func lineStart(atOrAfter offset: Int64) throws -> Int64 {
+        guard offset > 0 else { return 0 }
+        var at = offset - 1
+        while at < entriesEnd {
+            let bytes = try Self.read(file, from: at, count: Int(min(4096, entriesEnd - at)))
+            if let nl = bytes.firstIndex(of: UInt8(ascii: "\n")) { return at + Int64(nl) + 1 }
+            at += Int64(bytes.count)
+        }
+        return entriesEnd
+    }
+
+    /// The start of the line that ends just before the line starting at `start` (> 0).
+    private func lineStart(before start: Int64) throws -> Int64 {
+        var end = start - 1
+        while end > 0 {
+            let from = max(0, end - 4096)
+            let bytes = try Self.read(file, from: from, count: Int(end - from))
+            if let nl = bytes.lastIndex(of: UInt8(ascii: "\n")) { return from + Int64(nl) + 1 }
+            end = from
+        }
+        return 0
+    }
+
+    /// The entry on the line starting at `offset`.
+    private func entry(at offset: Int64) throws -> DumpIndex.Entry {
+        let r = JSONReader(source: file.stream(from: offset, to: entriesEnd), options: .init(multipleDocuments: true, bufferSize: 4096), sourceName: path)
+        return try Self.entry(from: r, file: path)
+    }
+
+    /// Reads one entry line's array token by token (no values built).
+    private static func entry(from r: JSONReader, file: String) throws -> DumpIndex.Entry {
+        func bad() -> UsageError { UsageError("\(file): byte \(r.offset) is not in an index entry; make the index again") }
+        func integer() throws -> Int64 {
+            guard try r.next() == .number else { throw bad() }
+            var n: Int64 = 0
+            for b in r.bytes {
+                guard b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") else { throw bad() }
+                n = n * 10 + Int64(b - UInt8(ascii: "0"))
+            }
+            return n
+        }
+        func string() throws -> String {
+            guard try r.next() == .string else { throw bad() }
+            return r.stringValue
+        }
+        guard try r.next() == .beginArray else { throw bad() }
+        let offset = try integer(), length = try integer(), crc = try integer()
+        let structure = try string(), pointer = try string()
+        guard let kind = DumpIndex.Kind(rawValue: try string()), try r.next() == .endArray else { throw bad() }
         return DumpIndex.Entry(offset: offset, length: length, crc: UInt32(truncatingIfNeeded: crc), structure: structure, pointer: pointer, kind: kind)
     }
 }

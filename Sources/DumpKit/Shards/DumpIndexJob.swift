@@ -212,8 +212,7 @@ private final class IndexScan {
 
     private func emit(start: Int64, end: Int64, path: [String], kind: DumpIndex.Kind) throws {
         let crc = try crc(from: previousEnd, to: end)
-        try DumpIndex.write(DumpIndex.Entry(offset: start, length: end - start, crc: crc, structure: String(decoding: structure, as: UTF8.self),
-                                            pointer: JSONPointer.string(path), kind: kind), to: writer)
+        try DumpIndex.writeEntry(offset: start, length: end - start, crc: crc, structure: structure, pointer: JSONPointer.string(path), kind: kind, to: writer)
         structure.removeAll(keepingCapacity: true)
         previousEnd = end
         units += 1
@@ -221,6 +220,13 @@ private final class IndexScan {
 
     /// The name `r` just read, as a compact writer writes it (`"name":`).
     private func appendName(_ r: JSONReader) throws {
+        // Without escapes, strict input has nothing to escape: the writer copies the name.
+        if !r.lastStringHadEscapes {
+            structure.append(UInt8(ascii: "\""))
+            structure.append(contentsOf: r.bytes)
+            structure.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+            return
+        }
         nameWriter.reset()
         try nameWriter.beginObject()
         try nameWriter.name(utf8: r.bytes, needsEscaping: r.lastStringHadEscapes)

@@ -24,7 +24,7 @@ final class ShardRun {
             throw UsageError("\(indexPath) was made for a file of \(trailer.size) bytes (SHA-256 \(trailer.sha256)), but \(input) has \(size): "
                 + "make the index from this file (dumpkit index \(input))")
         }
-        source = ShardUnitSource(index: index, file: try ReadOnlyFile(path: input), fileName: input, spec: spec)
+        source = try ShardUnitSource(index: index, file: try ReadOnlyFile(path: input), fileName: input, spec: spec)
         reader = JSONReader(source: source, options: .init(multipleDocuments: true), sourceName: input)
         part = try OutputFile(path: ShardManifest.partPath(output: output, shard: spec.index, of: spec.count), compression: CompressionFilter.none)
         hashing = HashingByteSink(part)

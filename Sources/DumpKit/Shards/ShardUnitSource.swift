@@ -21,6 +21,10 @@ final class ShardUnitSource: JSONByteSource {
     private var rangeStart: Int64 = 0
     private var crc = CRC32C()
     private var separatorDue = false
+    /// A block of the file, from `chunkOffset`, `chunkCount` bytes of it read.
+    private var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    private var chunkOffset: Int64 = 0
+    private var chunkCount = 0
     /// The end of the last index entry seen (of any shard).
     private(set) var previousEnd: Int64 = 0
     /// Whether the index has no more entries of this shard.
@@ -28,11 +32,13 @@ final class ShardUnitSource: JSONByteSource {
     /// Input bytes read (units and the bytes between them).
     private(set) var bytesRead: Int64 = 0
 
-    init(index: DumpIndexReader, file: PositionalByteSource, fileName: String, spec: ShardSpec) {
+    /// Reads the shard's entries of `index`, from the first one on (found by bisection).
+    init(index: DumpIndexReader, file: PositionalByteSource, fileName: String, spec: ShardSpec) throws {
         self.index = index
         self.file = file
         self.fileName = fileName
         self.spec = spec
+        previousEnd = try index.seek(to: spec)
     }
 
     /// The entry of the value the reader is about to read (call once per value, in order).
@@ -47,22 +53,29 @@ final class ShardUnitSource: JSONByteSource {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
-        while true {
+        var filled = 0
+        while filled < buffer.count {
             if separatorDue {
-                buffer[0] = UInt8(ascii: "\n")
+                buffer[filled] = UInt8(ascii: "\n")
+                filled += 1
                 separatorDue = false
-                return 1
+                continue
             }
             if current == nil {
-                guard try startNextEntry() else { return 0 }
+                guard try startNextEntry() else { break }
             }
             let e = current!
+            if position >= chunkOffset + Int64(chunkCount) { try refillChunk(upTo: e.end) }
             let unitStarted = position >= e.offset
-            let stop = unitStarted ? e.end : e.offset
-            let want = Int(min(Int64(buffer.count), stop - position))
-            let n = try file.read(at: position, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
-            if n == 0 && want > 0 { throw UsageError("\(fileName) ends at byte \(position), but the index has a unit up to byte \(e.end): it was made for another file") }
-            crc.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            let chunkEnd = chunkOffset + Int64(chunkCount)
+            var n = Int(min(unitStarted ? e.end : e.offset, chunkEnd) - position)
+            if unitStarted { n = min(n, buffer.count - filled) }
+            try chunk.withUnsafeBytes { c in
+                let bytes = UnsafeRawBufferPointer(rebasing: c[Int(position - chunkOffset)..<(Int(position - chunkOffset) + n)])
+                crc.update(bytes)
+                if unitStarted { (buffer.baseAddress! + filled).copyMemory(from: bytes.baseAddress!, byteCount: n) }
+            }
+            if unitStarted { filled += n }
             position += Int64(n)
             bytesRead += Int64(n)
             if position == e.end {
@@ -73,8 +86,16 @@ final class ShardUnitSource: JSONByteSource {
                 current = nil
                 separatorDue = true
             }
-            if unitStarted && n > 0 { return n }
         }
+        return filled
+    }
+
+    /// Reads the file from `position` on into `chunk`: the shard's ranges and the bytes between
+    /// them are consecutive, so the file is read in large blocks, as an unsharded run reads it.
+    private func refillChunk(upTo end: Int64) throws {
+        chunkOffset = position
+        chunkCount = try chunk.withUnsafeMutableBytes { try file.read(at: position, into: $0) }
+        if chunkCount == 0 { throw UsageError("\(fileName) ends at byte \(position), but the index has a unit up to byte \(end): it was made for another file") }
     }
 
     /// Moves to this shard's next entry, skipping others'; false when there are no more.
