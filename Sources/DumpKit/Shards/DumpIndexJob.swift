@@ -99,7 +99,10 @@ private final class IndexScan {
     /// Encodes names exactly as a compact `JSONWriter` writes them.
     private let nameSink = MemoryByteSink()
     private let nameWriter: JSONWriter
-    private var scratch = [UInt8](repeating: 0, count: 1 << 20)
+    /// A block of the input read for checksums, from `blockOffset`, `blockCount` bytes of it.
+    private var block = [UInt8](repeating: 0, count: 1 << 20)
+    private var blockOffset: Int64 = 0
+    private var blockCount = 0
 
     init(file: ReadOnlyFile, name: String, sink: JSONByteSink, patterns: [PathPattern], depth: Int, unitBytes: Int64) throws {
         self.file = file
@@ -235,18 +238,20 @@ private final class IndexScan {
         nameSink.removeAll(keepingCapacityUpTo: 1 << 16)
     }
 
-    /// CRC-32C of the input's bytes in `from..<to`, read again (from the page cache, as a rule).
+    /// CRC-32C of the input's bytes in `from..<to`, read again (from the page cache, as a rule) in
+    /// 1 MiB blocks: the ranges come in order, so most lie in the block read for the one before.
     func crc(from: Int64, to: Int64) throws -> UInt32 {
         var crc = CRC32C()
         var at = from
         while at < to {
-            let n = try scratch.withUnsafeMutableBytes { buffer in
-                let want = Int(min(Int64(buffer.count), to - at))
-                let got = try file.read(at: at, into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
-                crc.update(UnsafeRawBufferPointer(rebasing: buffer[0..<got]))
-                return got
+            if at < blockOffset || at >= blockOffset + Int64(blockCount) {
+                blockOffset = at
+                blockCount = try block.withUnsafeMutableBytes { try file.read(at: at, into: $0) }
+                if blockCount == 0 { throw InputError(file: name, message: "changed while it was read (ends before byte \(to))") }
             }
-            if n == 0 { throw InputError(file: name, message: "changed while it was read (ends before byte \(to))") }
+            let start = Int(at - blockOffset)
+            let n = Int(min(to - at, Int64(blockCount - start)))
+            block.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[start..<(start + n)])) }
             at += Int64(n)
         }
         return crc.value
