@@ -43,7 +43,7 @@ extension ConvertJob {
             progress?.finish()
             let manifest = ShardManifest(command: "convert", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions,
                                          units: run.units, records: to == .ndjson ? run.units : 0, bytesIn: part.bytesIn,
-                                         partBytes: part.bytes, partSHA256: part.sha256)
+                                         partBytes: part.bytes, partSHA256: part.sha256, partCRC32C: part.crc32c)
             try manifest.write(output: output)
             return manifest
         } catch {

@@ -1,4 +1,3 @@
-import Crypto
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -9,7 +8,7 @@ import JSONStream
 
 /// `dumpkit merge OUT`: joins the parts `OUT.part-I-of-N` of a sharded run into `OUT`, after checking
 /// that all N manifests are there and agree and that every part is the one its manifest describes
-/// (size and SHA-256). The output appears whole or not at all.
+/// (size and CRC-32C). The output appears whole or not at all.
 public struct MergeJob {
     public var output: String
     /// The number of shards; nil finds it from the parts' names.
@@ -90,24 +89,24 @@ public struct MergeJob {
                        bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: out.bytesWritten, counts: counts, rejects: rejectsTarget)
     }
 
-    /// Checks that the part has the size and SHA-256 its manifest says: a part rewritten by another
+    /// Checks that the part has the size and CRC-32C its manifest says: a part rewritten by another
     /// run after its manifest is stale.
     private static func checkPart(_ path: String, against m: ShardManifest, shard i: Int, of n: Int) throws {
         guard exists(path) else { throw ShardError(message: "shard \(i) of \(n): \(path) is missing; run it again with --shard \(i)/\(n)") }
         let file = try ReadOnlyFile(path: path)
-        var hasher = SHA256()
+        var crc = CRC32C()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var size: Int64 = 0
         while true {
             let got = try buffer.withUnsafeMutableBytes { b in
                 let got = try file.read(at: size, into: b)
-                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: b[0..<got]))
+                crc.update(UnsafeRawBufferPointer(rebasing: b[0..<got]))
                 return got
             }
             if got == 0 { break }
             size += Int64(got)
         }
-        guard size == m.partBytes, Hex.lowercase(hasher.finalize()) == m.partSHA256 else {
+        guard size == m.partBytes, crc.value == m.partCRC32C else {
             throw ShardError(message: "shard \(i) of \(n) is stale: \(path) is not the part its manifest describes (\(size) bytes, manifest \(m.partBytes)); "
                 + "run it again with --shard \(i)/\(n)")
         }

@@ -49,7 +49,7 @@ extension MigrateJob {
             progress?.finish()
             let stats = runner.stats
             var manifest = ShardManifest(command: "migrate", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions(plans),
-                                         units: run.units, records: stats.records, bytesIn: part.bytesIn, partBytes: part.bytes, partSHA256: part.sha256)
+                                         units: run.units, records: stats.records, bytesIn: part.bytesIn, partBytes: part.bytes, partSHA256: part.sha256, partCRC32C: part.crc32c)
             manifest.counts = ["matched": stats.matched, "changed": stats.changed, "rejects": stats.rejects, "alreadyMigrated": migrate.probed]
             manifest.rejects = rejectsTarget
             try manifest.write(output: output)

@@ -20,6 +20,9 @@ public struct ShardManifest: Sendable, Equatable {
     public var bytesIn: Int64
     public var partBytes: Int64
     public var partSHA256: String
+    /// CRC-32C of the part: what `merge` checks the part against (in hardware, at memory speed; the
+    /// SHA-256 is for people and other tools).
+    public var partCRC32C: UInt32
     /// The command's own counts (migrate: `changed`, `rejects`, `alreadyMigrated`), summed by `merge`.
     public var counts: [String: Int] = [:]
     /// Where the joined rejects go (migrate under `--on-error keep`): each shard writes
@@ -37,7 +40,7 @@ public struct ShardManifest: Sendable, Equatable {
             "dumpkitShard": .number(JSONNumber(1)), "command": .string(command), "shard": .number(JSONNumber(shard)), "shards": .number(JSONNumber(shards)),
             "index": .string(index), "options": .string(options), "units": .number(JSONNumber(units)), "records": .number(JSONNumber(records)),
             "bytesIn": .number(JSONNumber(bytesIn)), "partBytes": .number(JSONNumber(partBytes)), "partSHA256": .string(partSHA256),
-            "counts": .object(JSONObject(counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(counts[$0]!))) })),
+            "partCRC32C": .number(JSONNumber(partCRC32C)), "counts": .object(JSONObject(counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(counts[$0]!))) })),
             "rejects": rejects.map { .string($0) } ?? .null,
         ])
     }
@@ -69,7 +72,7 @@ public struct ShardManifest: Sendable, Equatable {
               let index = o["index"]?.stringValue, let options = o["options"]?.stringValue,
               let units = o["units"]?.numberValue?.int64Value, let records = o["records"]?.numberValue?.int64Value,
               let bytesIn = o["bytesIn"]?.numberValue?.int64Value, let partBytes = o["partBytes"]?.numberValue?.int64Value,
-              let sha = o["partSHA256"]?.stringValue
+              let sha = o["partSHA256"]?.stringValue, let crc = o["partCRC32C"]?.numberValue?.int64Value
         else { throw bad("fields missing") }
         var counts: [String: Int] = [:]
         for member in o["counts"]?.objectValue ?? JSONObject() {
@@ -77,7 +80,7 @@ public struct ShardManifest: Sendable, Equatable {
             counts[member.key] = Int(n)
         }
         return ShardManifest(command: command, shard: Int(shard), shards: Int(shards), index: index, options: options, units: Int(units),
-                             records: Int(records), bytesIn: bytesIn, partBytes: partBytes, partSHA256: sha, counts: counts, rejects: o["rejects"]?.stringValue)
+                             records: Int(records), bytesIn: bytesIn, partBytes: partBytes, partSHA256: sha, partCRC32C: UInt32(truncatingIfNeeded: crc), counts: counts, rejects: o["rejects"]?.stringValue)
     }
 }
 

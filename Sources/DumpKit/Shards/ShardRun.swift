@@ -27,7 +27,7 @@ final class ShardRun {
         source = try ShardUnitSource(index: index, file: try ReadOnlyFile(path: input), fileName: input, spec: spec)
         reader = JSONReader(source: source, options: .init(multipleDocuments: true), sourceName: input)
         part = try OutputFile(path: ShardManifest.partPath(output: output, shard: spec.index, of: spec.count), compression: CompressionFilter.none)
-        hashing = HashingByteSink(part)
+        hashing = HashingByteSink(part, crc32c: true)
         writer = JSONWriter(sink: hashing, options: writerOptions)
     }
 
@@ -46,8 +46,8 @@ final class ShardRun {
 
     /// Ends the part (in the last shard, after checking the input's bytes after the last unit: for a
     /// tree, the closing brackets and the line break `DumpWriter.finish` ends a tree with), syncs it
-    /// and renames it into place. Returns its size, SHA-256 and the input bytes read.
-    func commit(tree: Bool) throws -> (bytes: Int64, sha256: String, bytesIn: Int64) {
+    /// and renames it into place. Returns its size, SHA-256, CRC-32C and the input bytes read.
+    func commit(tree: Bool) throws -> (bytes: Int64, sha256: String, crc32c: UInt32, bytesIn: Int64) {
         if spec.index == spec.count - 1 {
             try source.checkEnd()
             if tree {
@@ -58,7 +58,7 @@ final class ShardRun {
         }
         try writer.flush()
         try part.commit()
-        return (part.bytesWritten, hashing.hex, source.bytesRead)
+        return (part.bytesWritten, hashing.hex, hashing.crc32c, source.bytesRead)
     }
 
     func abort() { part.abort() }
