@@ -13,7 +13,8 @@ extension MigrateJob {
         let plans = try loaded ?? loadPlans()
         try checkShardable(plans)
         let runner = PlanRunner(plans: plans, onError: onError)
-        let patterns = runner.patterns + Self.probes(plans, runner)
+        let probes = Self.probes(plans, runner)
+        let patterns = runner.patterns + probes
         let run = try ShardRun(spec, indexPath: indexPath, input: input, output: output, writerOptions: writerOptions)
         guard run.trailer.records == patterns.map(\.text) else {
             run.abort()
@@ -25,7 +26,7 @@ extension MigrateJob {
         let rejectsFile = try rejectsTarget.map { try OutputFile(path: ShardManifest.partPath(output: $0, shard: spec.index, of: spec.count)) }
         do {
             let rejects = rejectsFile.map { RejectsWriter(file: $0, writesKeys: true) }
-            let migrate = Migrate(runner: runner, probes: Self.probes(plans, runner), rejects: rejects, concurrency: 1)
+            let migrate = Migrate(runner: runner, probes: probes, rejects: rejects, concurrency: 1)
             var records = 0
             while let entry = try run.nextUnit() {
                 try run.writeStructure(entry)
