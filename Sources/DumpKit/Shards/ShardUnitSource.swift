@@ -1,8 +1,9 @@
 import JSONStream
 
 /// The units of one shard as a byte stream for a `JSONReader` (with `multipleDocuments`): each unit's
-/// bytes, read with `pread` from its offset, then a line break; the entries come from the index as
-/// the reader reaches them, so neither the index nor the shard's list of units is held whole.
+/// bytes, then a line break. The shard's units and the bytes between them are one stretch of the
+/// file, read with `pread` in 1 MiB blocks; the entries come from the index as the reader reaches
+/// them, so neither the index nor the shard's list of units is held whole.
 ///
 /// The bytes from the previous unit's end to each unit's end are checked against the entry's CRC-32C
 /// as they are read: a dump that is not the one the index was made for fails here.
