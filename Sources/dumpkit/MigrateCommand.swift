@@ -25,6 +25,7 @@ struct MigrateCommand: ParsableCommand {
               dumpkit migrate v1.json -o v2.json --plan plan.yaml --plan images.yaml \\
                   --blobs bucket/
               dumpkit migrate v1.json -o v2.json --plan plan.yaml --json | jq .stats
+              dumpkit migrate v1.json -o v2.json --plan plan.yaml --index v1.idx --shard 0/8
             """
     )
 
@@ -66,6 +67,7 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: "Records to migrate at once, on worker threads (default: 1; more help when the plan's operations, not reading and writing, take the time).")
     var jobs: Int?
 
+    @OptionGroup var shard: ShardOptions
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
@@ -98,6 +100,21 @@ struct MigrateCommand: ParsableCommand {
                 }
             }
             for w in plans.flatMap(\.warnings) { common.note("warning: \(w)") }
+            if let spec = try shard.spec() {
+                let m = try job.runShard(spec, indexPath: shard.index!, plans: plans, progress: common.progress())
+                let part = ShardManifest.partPath(output: output, shard: m.shard, of: m.shards)
+                if json.json {
+                    try printJSON(.object([
+                        "input": .string(input), "output": .string(output), "part": .string(part), "shard": .number(JSONNumber(m.shard)),
+                        "shards": .number(JSONNumber(m.shards)), "records": .number(JSONNumber(m.records)),
+                        "changed": .number(JSONNumber(m.counts["changed"] ?? 0)), "rejects": .number(JSONNumber(m.counts["rejects"] ?? 0)),
+                        "bytesIn": .number(JSONNumber(m.bytesIn)), "bytesOut": .number(JSONNumber(m.partBytes)),
+                    ]))
+                } else {
+                    common.note("wrote \(part): \(counted(m.records, "record")), \(m.counts["changed"] ?? 0) changed, \(counted(m.counts["rejects"] ?? 0, "reject")); join the parts with dumpkit merge \(output)")
+                }
+                return
+            }
             let s = try job.run(plans: plans, progress: common.progress())
             if json.json { try printJSON(job.report(s)) }
             if dryRun {

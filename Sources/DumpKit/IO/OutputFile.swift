@@ -134,6 +134,45 @@ public final class OutputFile: JSONByteSink {
         }
     }
 
+    /// Appends the bytes of the file at `source` (all `length` of them): with `copy_file_range`, so
+    /// they go file to file in the kernel (or as shared extents where the file system can), with
+    /// plain reads and writes where it cannot. Only for an uncompressed file (not standard output).
+    public func append(contentsOf source: String, length: Int64) throws {
+        precondition(compressor == nil && temporaryPath != nil, "appending a file needs an uncompressed file")
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw InputError(file: source, message: "cannot open: \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        var done: Int64 = 0
+        var kernelCopies = true
+        var buffer: [UInt8] = []
+        while done < length {
+            let want = Int(min(length - done, 1 << 30))
+            let n: Int
+            if kernelCopies {
+                n = dk_copy_file_range(input, fd, want)
+                if n < 0 && [EXDEV, ENOSYS, EINVAL, EOPNOTSUPP].contains(errno) {
+                    kernelCopies = false
+                    continue
+                }
+            } else {
+                if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 1 << 20) }
+                n = buffer.withUnsafeMutableBytes { Glibc.read(input, $0.baseAddress!, min(want, $0.count)) }
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw OutputError(file: path, message: "cannot copy \(source) into it: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { throw InputError(file: source, message: "ends at byte \(done), expected \(length) bytes") }
+            if kernelCopies {
+                bytesWritten += Int64(n)
+            } else {
+                try buffer.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            }
+            done += Int64(n)
+        }
+        if bytesWritten - writebackChecked >= Self.writebackInterval { startWriteback() }
+    }
+
     /// Starts writing what the file holds beyond `writebackOffset` to disk, without waiting.
     private func startWriteback() {
         writebackChecked = bytesWritten

@@ -96,17 +96,7 @@ public struct MigrateJob {
             rejectsPath = output + ".rejects.ndjson"
         }
 
-        // Records at the last plan's output patterns are read too, to tell "already migrated" from
-        // "not this kind of dump", and those the extract-blobs steps match; the runner passes them
-        // through unchanged.
-        let outputs = plans.last.map { $0.steps.flatMap(\.outputPatterns) } ?? []
-        // An output pattern above a step's pattern is left out: the reader would hand over its
-        // records whole, and the step would never see the records inside them.
-        let blobPatterns = runner.blobExtractions.flatMap(\.step.patterns)
-        var probes: [PathPattern] = []
-        for p in outputs.filter({ !Self.shadows($0, runner.patterns) }) + blobPatterns where !runner.patterns.contains(p) && !probes.contains(p) {
-            probes.append(p)
-        }
+        let probes = Self.probes(plans, runner)
         let earlier = duplicateKeys == .keepLast ? try ConvertJob.earlierDuplicates(in: input) : nil
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
@@ -185,6 +175,21 @@ public struct MigrateJob {
             }
             throw error
         }
+    }
+
+    /// Records at the last plan's output patterns are read too, to tell "already migrated" from
+    /// "not this kind of dump", and those the extract-blobs steps match; the runner passes them
+    /// through unchanged.
+    static func probes(_ plans: [MigrationPlan], _ runner: PlanRunner) -> [PathPattern] {
+        let outputs = plans.last.map { $0.steps.flatMap(\.outputPatterns) } ?? []
+        // An output pattern above a step's pattern is left out: the reader would hand over its
+        // records whole, and the step would never see the records inside them.
+        let blobPatterns = runner.blobExtractions.flatMap(\.step.patterns)
+        var probes: [PathPattern] = []
+        for p in outputs.filter({ !Self.shadows($0, runner.patterns) }) + blobPatterns where !runner.patterns.contains(p) && !probes.contains(p) {
+            probes.append(p)
+        }
+        return probes
     }
 
     /// Whether a path `probe` matches can be above a path one of `patterns` matches.
@@ -322,8 +327,14 @@ final class RejectsWriter: @unchecked Sendable {
     /// The first rejects, as people read them; set by `finish()`.
     private(set) var examples: [String] = []
     static let exampleCount = 5
+    /// Whether each line starts with its sort key in hex and a space: a shard's rejects, which
+    /// `merge` interleaves with the other shards' by those keys.
+    private let writesKeys: Bool
 
-    init(file: JSONByteSink?) { self.file = file }
+    init(file: JSONByteSink?, writesKeys: Bool = false) {
+        self.file = file
+        self.writesKeys = writesKeys
+    }
 
     /// Adds the rejects of the record read at `path`.
     func write(_ rejects: [Reject], readAt path: [String]) throws {
@@ -358,6 +369,10 @@ final class RejectsWriter: @unchecked Sendable {
             let n = payload.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))) }
             if examples.count < Self.exampleCount { examples.append(String(decoding: payload[(4 + n)...], as: UTF8.self)) }
             guard file != nil else { continue }
+            if writesKeys {
+                buffer += Array(Hex.lowercase(sorted.key).utf8)
+                buffer.append(UInt8(ascii: " "))
+            }
             buffer += payload[4..<(4 + n)]
             if buffer.count >= 1 << 20 {
                 try buffer.withUnsafeBytes { try file!.write($0) }

@@ -30,7 +30,7 @@ public final class NDJSONWriter: RecordWriter {
     }
 
     /// Writes one line for the record at `pointer` whose value `writeValue` writes.
-    private static func writeLine(pointer: String, to writer: JSONWriter, writeValue: (JSONWriter) throws -> Void) throws {
+    static func writeLine(pointer: String, to writer: JSONWriter, writeValue: (JSONWriter) throws -> Void) throws {
         try writer.beginObject()
         try writer.name("path")
         try writer.string(pointer)

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Sharded runs on one machine, measured for the model in docs/SCALE-OUT.md.
+
+Usage:
+  python3 Benchmarks/shard_bench.py --input bench-data/todolist-1GB-s1.json [--shards 16]
+                                    [--dumpkit .build/release/dumpkit] [--work /tmp/shard-bench]
+
+For `convert` (JSON tree, compact) and `migrate` (the todolist plan without its move, --on-error
+keep) it times, each right after a read of the input into the page cache: the unsharded run, the
+index pass, every shard of N one after another (so each has the machine to itself, as it would on
+a machine of its own), and the merge; and checks that the merged output is the unsharded one byte
+for byte. CPU is user+sys from os.wait4. The model for N machines is index + largest shard + merge
+(the shards run side by side; copying the input and the parts between machines is not counted),
+against the unsharded run on one machine. Nothing is asserted: the exit status is 1 only if a
+command fails or an output differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(argv: list[str]) -> tuple[float, float]:
+    """Runs argv; returns (wall seconds, CPU seconds)."""
+    start = time.monotonic()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.monotonic() - start
+    err = p.stderr.read().decode() if p.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(argv)}\n{err}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def warm(path: str) -> None:
+    with open(path, "rb") as f:
+        while f.read(1 << 24):
+            pass
+
+
+def measure(name: str, command: list[str], index_args: list[str], args, size: int) -> list[str]:
+    work = os.path.join(args.work, name)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    ref = os.path.join(work, "reference.json")
+    out = os.path.join(work, "sharded.json")
+    index = os.path.join(work, "input.dkindex")
+    warm(args.input)
+    one_wall, one_cpu = run([args.dumpkit] + command + [args.input, "-o", ref, "-q"])
+    warm(args.input)
+    index_wall, index_cpu = run([args.dumpkit, "index", args.input, "-o", index, "-q"] + index_args)
+    shards = []
+    for i in range(args.shards):
+        warm(args.input)
+        shards.append(run([args.dumpkit] + command + [args.input, "-o", out, "--index", index, "--shard", f"{i}/{args.shards}", "-q"]))
+    merge_wall, merge_cpu = run([args.dumpkit, "merge", out, "-q"])
+    same = filecmp.cmp(ref, out, shallow=False)
+    if command[0] == "migrate":
+        same = same and filecmp.cmp(ref + ".rejects.ndjson", out + ".rejects.ndjson", shallow=False)
+    walls = [w for w, _ in shards]
+    cpus = [c for _, c in shards]
+    mb = size / 1e6
+    model = index_wall + max(walls) + merge_wall
+    lines = [
+        f"### {name}: `dumpkit {' '.join(command)}`, index `{' '.join(index_args) or '(defaults)'}`",
+        "",
+        "| measure | value |",
+        "| --- | --- |",
+        f"| unsharded run (1 machine) | {one_wall:.2f} s wall, {one_cpu:.2f} s CPU ({mb / one_wall:.0f} MB/s) |",
+        f"| index pass | {index_wall:.2f} s wall, {index_cpu:.2f} s CPU ({mb / index_wall:.0f} MB/s), index {os.path.getsize(index) / 1e6:.1f} MB |",
+        f"| {args.shards} shards one after another | each {min(walls):.2f}-{max(walls):.2f} s wall (mean {sum(walls) / len(walls):.2f}), CPU {sum(cpus):.2f} s in all |",
+        f"| merge | {merge_wall:.2f} s wall, {merge_cpu:.2f} s CPU |",
+        f"| shards' CPU against the unsharded run's | {sum(cpus) / one_cpu:.2f}x (with the index pass: {(sum(cpus) + index_cpu) / one_cpu:.2f}x) |",
+        f"| modelled wall time on {args.shards} machines (index + largest shard + merge) | {model:.2f} s, against {one_wall:.2f} s on one ({one_wall / model:.1f}x faster) |",
+        f"| extrapolated to 50 GB (x{50e9 / size:.0f}, every step linear in bytes) | {model * 50e9 / size:.0f} s on {args.shards} machines, {one_wall * 50e9 / size:.0f} s on one |",
+        f"| merged output identical to the unsharded one | {'yes' if same else 'NO'} |",
+        "",
+        "Per shard (wall s): " + ", ".join(f"{w:.2f}" for w in walls),
+        "",
+    ]
+    print("\n".join(lines), flush=True)
+    if not same:
+        sys.exit(f"{name}: the merged output differs from the unsharded one")
+    shutil.rmtree(work, ignore_errors=True)
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--input", required=True, help="a todolist dump (Scripts/gen_dataset.py todolist)")
+    parser.add_argument("--shards", type=int, default=16)
+    parser.add_argument("--dumpkit", default=os.path.join(REPO, ".build", "release", "dumpkit"))
+    parser.add_argument("--work", default="/tmp/dumpkit-shard-bench")
+    args = parser.parse_args()
+    size = os.path.getsize(args.input)
+    plan = os.path.join(args.work, "plan.yaml")
+    os.makedirs(args.work, exist_ok=True)
+    with open(os.path.join(REPO, "schemas", "todolist", "plan.yaml")) as f:
+        text = "".join(line for line in f if "- move:" not in line)
+    with open(plan, "w") as f:
+        f.write(text)
+    print(f"input {args.input}: {size / 1e6:.0f} MB, {args.shards} shards, {os.cpu_count()} CPUs\n")
+    measure("convert", ["convert"], [], args, size)
+    measure("convert, records as units", ["convert"], ["--records", "/v1/todolist/{id}"], args, size)
+    measure("migrate", ["migrate", "--plan", plan, "--on-error", "keep"], ["--records", "/v1/todolist/{id}"], args, size)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

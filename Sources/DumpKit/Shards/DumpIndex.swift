@@ -1,0 +1,271 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import JSONStream
+
+/// The index of a dump that sharded runs split it by (`dumpkit index`): the byte ranges of its
+/// units (records, or values of a size worth one unit) in document order, each with the compact
+/// JSON structure that comes before it in the output (object and array openings, names, commas,
+/// closings), and the input's size and SHA-256.
+///
+/// On disk it is NDJSON, so it is streamed, never held whole: one line per unit,
+/// `[offset,length,crc32c,"structure","/pointer","kind"]`, where the CRC-32C covers the input's bytes
+/// from the end of the unit before (the raw bytes between the units) to the end of this one. A shard
+/// checks it for every range it reads, so every byte of the input is checked by one shard against
+/// the file the index was made for. The last line is the `Trailer`.
+public enum DumpIndex {
+    /// The format's version, in the trailer.
+    public static let version = 1
+
+    /// What a unit is to the record pipeline.
+    public enum Kind: String, Sendable {
+        /// A subtree a record pattern names: one record, never split.
+        case record = "r"
+        /// A value no pattern reaches, whole: what `DumpReader` makes one record of for NDJSON.
+        case content = "c"
+        /// A child of a value no pattern reaches that was too large to be one unit: fine for a JSON
+        /// tree, but NDJSON would have written the whole value as one record.
+        case piece = "p"
+    }
+
+    /// One unit: where it is, what comes before it.
+    public struct Entry: Sendable, Equatable {
+        public var offset: Int64
+        public var length: Int64
+        /// CRC-32C of the input bytes from the previous unit's end (0 for the first) to this one's end.
+        public var crc: UInt32
+        /// The compact JSON written before the unit's value (may be empty).
+        public var structure: String
+        /// Where the unit is in the tree.
+        public var pointer: String
+        public var kind: Kind
+
+        public var end: Int64 { offset + length }
+    }
+
+    /// The index's last line: what it was made from and how.
+    public struct Trailer: Sendable, Equatable {
+        /// The input's size and SHA-256: a shard refuses an index made for another file.
+        public var size: Int64
+        public var sha256: String
+        public var units: Int
+        /// The largest unit size, except records, which are never split.
+        public var unitBytes: Int64
+        /// The record patterns the index was made with (empty: units by size).
+        public var records: [String]
+        /// The compact JSON after the last unit (closing brackets).
+        public var end: String
+        /// CRC-32C of the input bytes after the last unit.
+        public var endCRC: UInt32
+        /// Whether a value no pattern reaches was split into pieces.
+        public var hasPieces: Bool
+
+        /// The identity parts and manifests name the index by.
+        public var identity: String { "\(size):\(sha256):\(unitBytes):\(records.joined(separator: ","))" }
+
+        func json() -> JSONValue {
+            .object([
+                "dumpkitIndex": .number(JSONNumber(DumpIndex.version)), "size": .number(JSONNumber(size)), "sha256": .string(sha256),
+                "units": .number(JSONNumber(units)), "unitBytes": .number(JSONNumber(unitBytes)),
+                "records": .array(records.map { .string($0) }), "end": .string(end), "endCRC": .number(JSONNumber(endCRC)),
+                "pieces": .bool(hasPieces),
+            ])
+        }
+
+        init(size: Int64, sha256: String, units: Int, unitBytes: Int64, records: [String], end: String, endCRC: UInt32, hasPieces: Bool) {
+            self.size = size
+            self.sha256 = sha256
+            self.units = units
+            self.unitBytes = unitBytes
+            self.records = records
+            self.end = end
+            self.endCRC = endCRC
+            self.hasPieces = hasPieces
+        }
+
+        init(json v: JSONValue, file: String) throws {
+            func bad(_ what: String) -> UsageError { UsageError("\(file): not a dumpkit index (\(what)); make one with dumpkit index") }
+            guard let o = v.objectValue, let version = o["dumpkitIndex"]?.numberValue?.int64Value else { throw bad("no trailer line") }
+            guard version == DumpIndex.version else { throw UsageError("\(file): index format \(version), this dumpkit reads \(DumpIndex.version); make the index again") }
+            guard let size = o["size"]?.numberValue?.int64Value, let sha = o["sha256"]?.stringValue,
+                  let units = o["units"]?.numberValue?.int64Value, let unitBytes = o["unitBytes"]?.numberValue?.int64Value,
+                  let records = o["records"]?.arrayValue?.compactMap(\.stringValue), let end = o["end"]?.stringValue,
+                  let crc = o["endCRC"]?.numberValue?.int64Value, let pieces = o["pieces"]?.boolValue
+            else { throw bad("trailer fields missing") }
+            self.init(size: size, sha256: sha, units: Int(units), unitBytes: unitBytes, records: records, end: end,
+                      endCRC: UInt32(truncatingIfNeeded: crc), hasPieces: pieces)
+        }
+    }
+
+    /// The shard (0..<count) a unit belongs to: by where its middle byte lies in the input, so each
+    /// shard gets a run of consecutive units of about `size / count` bytes.
+    public static func shard(of entry: Entry, count: Int, size: Int64) -> Int {
+        guard size > 0 else { return 0 }
+        let middle = entry.offset + entry.length / 2
+        return min(count - 1, Int((Int64(count) * middle) / size))
+    }
+
+    /// Writes one entry line (numbers as digits, no values built).
+    static func writeEntry(offset: Int64, length: Int64, crc: UInt32, structure: [UInt8], pointer: String, kind: Kind, to w: JSONWriter) throws {
+        try w.beginArray()
+        try number(offset, to: w)
+        try number(length, to: w)
+        try number(Int64(crc), to: w)
+        try structure.withUnsafeBytes { try w.string(utf8: $0) }
+        try w.string(pointer)
+        try w.string(kind.rawValue)
+        try w.endArray()
+        try w.raw("\n")
+    }
+
+    private static func number(_ n: Int64, to w: JSONWriter) throws {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        try withUnsafeMutableBytes(of: &digits) { b in
+            var v = UInt64(n)
+            var i = b.count
+            repeat {
+                i -= 1
+                b[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
+            } while v > 0
+            try w.number(text: UnsafeRawBufferPointer(rebasing: b[i...]))
+        }
+    }
+}
+
+/// Streams an index file: its trailer first (read from the end), then its entries in order, from
+/// the first or (`seek(to:)`) from the first of a shard, found by bisection, so that a shard reads
+/// only about its share of the index.
+public final class DumpIndexReader {
+    public let path: String
+    public let trailer: DumpIndex.Trailer
+    private let file: ReadOnlyFile
+    /// Where the trailer line starts: the entries end there.
+    private let entriesEnd: Int64
+    private var reader: JSONReader
+
+    /// Opens `path` and reads its trailer; fails with a `UsageError` for a file that is not an index.
+    public init(path: String) throws {
+        self.path = path
+        file = try ReadOnlyFile(path: path)
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw InputError(file: path, message: "cannot open: \(String(cString: strerror(errno)))") }
+        let (start, line) = try Self.lastLine(of: file, size: Int64(st.st_size), name: path)
+        entriesEnd = start
+        trailer = try DumpIndex.Trailer(json: line, file: path)
+        reader = JSONReader(source: file.stream(from: 0, to: start), options: .init(multipleDocuments: true), sourceName: path)
+    }
+
+    /// The last line of the file, parsed, and where it starts: read backwards in growing blocks.
+    private static func lastLine(of file: ReadOnlyFile, size: Int64, name: String) throws -> (Int64, JSONValue) {
+        var block: Int64 = 64 << 10
+        while true {
+            let start = max(0, size - block)
+            let bytes = try read(file, from: start, count: Int(size - start))
+            var end = bytes.count
+            while end > 0 && bytes[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+            if let nl = bytes[0..<end].lastIndex(of: UInt8(ascii: "\n")) ?? (start == 0 ? -1 : nil) {
+                let line = Array(bytes[(nl + 1)..<end])
+                do {
+                    return (start + Int64(nl + 1), try JSONReader(source: MemoryByteSource(line), sourceName: name).readValue())
+                } catch {
+                    throw UsageError("\(name): not a dumpkit index (its last line is not JSON); make one with dumpkit index")
+                }
+            }
+            block *= 4
+        }
+    }
+
+    private static func read(_ file: ReadOnlyFile, from start: Int64, count: Int) throws -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = try bytes.withUnsafeMutableBytes { try file.read(at: start + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got...])) }
+            if n == 0 { break }
+            got += n
+        }
+        return Array(bytes[0..<got])
+    }
+
+    /// The next entry, or nil after the last.
+    public func next() throws -> DumpIndex.Entry? {
+        guard try reader.peek() != .end else { return nil }
+        return try Self.entry(from: reader, file: path)
+    }
+
+    /// Moves to the first entry of `shard` (`DumpIndex.shard`) and returns the end of the entry
+    /// before it (0 for none): where the bytes its checksum covers start.
+    public func seek(to shard: ShardSpec) throws -> Int64 {
+        var lo: Int64 = 0
+        var hi = entriesEnd
+        // The smallest line start whose entry is of `shard` or later (`entriesEnd` for none).
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2
+            let start = try lineStart(atOrAfter: mid)
+            if start < entriesEnd, DumpIndex.shard(of: try entry(at: start), count: shard.count, size: trailer.size) < shard.index {
+                lo = start + 1
+            } else {
+                hi = mid
+            }
+        }
+        let first = try lineStart(atOrAfter: lo)
+        reader = JSONReader(source: file.stream(from: first, to: entriesEnd), options: .init(multipleDocuments: true), sourceName: path)
+        guard first > 0 else { return 0 }
+        return try entry(at: try lineStart(before: first)).end
+    }
+
+    /// The start of the first line that starts at or after `offset`.
+    private func lineStart(atOrAfter offset: Int64) throws -> Int64 {
+        guard offset > 0 else { return 0 }
+        var at = offset - 1
+        while at < entriesEnd {
+            let bytes = try Self.read(file, from: at, count: Int(min(4096, entriesEnd - at)))
+            if let nl = bytes.firstIndex(of: UInt8(ascii: "\n")) { return at + Int64(nl) + 1 }
+            at += Int64(bytes.count)
+        }
+        return entriesEnd
+    }
+
+    /// The start of the line that ends just before the line starting at `start` (> 0).
+    private func lineStart(before start: Int64) throws -> Int64 {
+        var end = start - 1
+        while end > 0 {
+            let from = max(0, end - 4096)
+            let bytes = try Self.read(file, from: from, count: Int(end - from))
+            if let nl = bytes.lastIndex(of: UInt8(ascii: "\n")) { return from + Int64(nl) + 1 }
+            end = from
+        }
+        return 0
+    }
+
+    /// The entry on the line starting at `offset`.
+    private func entry(at offset: Int64) throws -> DumpIndex.Entry {
+        let r = JSONReader(source: file.stream(from: offset, to: entriesEnd), options: .init(multipleDocuments: true, bufferSize: 4096), sourceName: path)
+        return try Self.entry(from: r, file: path)
+    }
+
+    /// Reads one entry line's array token by token (no values built).
+    private static func entry(from r: JSONReader, file: String) throws -> DumpIndex.Entry {
+        func bad() -> UsageError { UsageError("\(file): byte \(r.offset) is not in an index entry; make the index again") }
+        func integer() throws -> Int64 {
+            guard try r.next() == .number else { throw bad() }
+            var n: Int64 = 0
+            for b in r.bytes {
+                guard b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") else { throw bad() }
+                n = n * 10 + Int64(b - UInt8(ascii: "0"))
+            }
+            return n
+        }
+        func string() throws -> String {
+            guard try r.next() == .string else { throw bad() }
+            return r.stringValue
+        }
+        guard try r.next() == .beginArray else { throw bad() }
+        let offset = try integer(), length = try integer(), crc = try integer()
+        let structure = try string(), pointer = try string()
+        guard let kind = DumpIndex.Kind(rawValue: try string()), try r.next() == .endArray else { throw bad() }
+        return DumpIndex.Entry(offset: offset, length: length, crc: UInt32(truncatingIfNeeded: crc), structure: structure, pointer: pointer, kind: kind)
+    }
+}

@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import ArchiveKit
+import JSONStream
+
+/// `dumpkit merge OUT`: joins the parts `OUT.part-I-of-N` of a sharded run into `OUT`, after checking
+/// that all N manifests are there and agree and that every part is the one its manifest describes
+/// (size and CRC-32C). The output appears whole or not at all.
+public struct MergeJob {
+    public var output: String
+    /// The number of shards; nil finds it from the parts' names.
+    public var shards: Int?
+
+    public init(output: String) {
+        self.output = output
+    }
+
+    /// What a merge did.
+    public struct Summary: Sendable {
+        public var command: String
+        public var shards: Int
+        public var units: Int
+        public var records: Int
+        public var bytesIn: Int64
+        public var bytesOut: Int64
+        /// The shards' own counts, summed (migrate: `matched`, `changed`, `rejects`, `alreadyMigrated`).
+        public var counts: [String: Int]
+        /// Where the joined rejects went.
+        public var rejects: String?
+    }
+
+    public func run() throws -> Summary {
+        if output == "-" { throw UsageError("merge writes OUT from OUT.part-I-of-N beside it: give the output's file name, not -") }
+        let n = try shards ?? Self.shardCount(output: output)
+        guard n >= 1 else { throw UsageError("--shards must be at least 1") }
+        var manifests: [ShardManifest] = []
+        for i in 0..<n {
+            let path = ShardManifest.manifestPath(output: output, shard: i, of: n)
+            guard let m = try ShardManifest.read(path: path) else {
+                let part = ShardManifest.partPath(output: output, shard: i, of: n)
+                throw ShardError(message: "shard \(i) of \(n) has not finished: \(path) is missing"
+                    + (Self.exists(part) ? " (its part is there, its manifest, written last, is not)" : "") + "; run it again with --shard \(i)/\(n)")
+            }
+            guard m.shard == i, m.shards == n else {
+                throw ShardError(message: "\(path) is the manifest of shard \(m.shard) of \(m.shards), not of \(i) of \(n); run shard \(i)/\(n) again")
+            }
+            if let first = manifests.first {
+                let differs = m.command != first.command ? "command \(m.command), not \(first.command)"
+                    : m.index != first.index ? "index \(m.index), not \(first.index)"
+                    : m.options != first.options ? "options '\(m.options)', not '\(first.options)'" : nil
+                if let differs {
+                    throw ShardError(message: "shard \(i) of \(n) is stale: its manifest has \(differs) (as shard 0's has); "
+                        + "run it again with --shard \(i)/\(n) and the same index and options")
+                }
+            }
+            try Self.checkPart(ShardManifest.partPath(output: output, shard: i, of: n), against: m, shard: i, of: n)
+            manifests.append(m)
+        }
+        var counts: [String: Int] = [:]
+        for m in manifests { counts.merge(m.counts, uniquingKeysWith: +) }
+        let records = manifests.reduce(0) { $0 + $1.records }
+        if manifests[0].command == "migrate" && records + (counts["alreadyMigrated"] ?? 0) == 0 {
+            throw MigrationMismatch(message: "no shard found data at the plans' patterns: the dump does not look like the plans' input; nothing was written")
+        }
+        let rejectsTarget = manifests[0].rejects
+        let rejects = try rejectsTarget.map { try OutputFile(path: $0, compression: CompressionFilter.none) }
+        let out = try OutputFile(path: output, compression: CompressionFilter.none)
+        do {
+            for m in manifests {
+                try out.append(contentsOf: ShardManifest.partPath(output: output, shard: m.shard, of: n), length: m.partBytes)
+            }
+            if let rejects, let rejectsTarget {
+                try RejectsMerger(parts: (0..<n).map { ShardManifest.partPath(output: rejectsTarget, shard: $0, of: n) }).run(into: rejects)
+                // As the unsharded run: the rejects before the output that refers to them.
+                try rejects.prepare()
+                try out.prepare()
+                try rejects.publish()
+            }
+            try out.commit()
+        } catch {
+            out.abort()
+            rejects?.abort()
+            throw error
+        }
+        return Summary(command: manifests[0].command, shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
+                       bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: out.bytesWritten, counts: counts, rejects: rejectsTarget)
+    }
+
+    /// Checks that the part has the size and CRC-32C its manifest says: a part rewritten by another
+    /// run after its manifest is stale.
+    private static func checkPart(_ path: String, against m: ShardManifest, shard i: Int, of n: Int) throws {
+        guard exists(path) else { throw ShardError(message: "shard \(i) of \(n): \(path) is missing; run it again with --shard \(i)/\(n)") }
+        let file = try ReadOnlyFile(path: path)
+        var crc = CRC32C()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var size: Int64 = 0
+        while true {
+            let got = try buffer.withUnsafeMutableBytes { b in
+                let got = try file.read(at: size, into: b)
+                crc.update(UnsafeRawBufferPointer(rebasing: b[0..<got]))
+                return got
+            }
+            if got == 0 { break }
+            size += Int64(got)
+        }
+        guard size == m.partBytes, crc.value == m.partCRC32C else {
+            throw ShardError(message: "shard \(i) of \(n) is stale: \(path) is not the part its manifest describes (\(size) bytes, manifest \(m.partBytes)); "
+                + "run it again with --shard \(i)/\(n)")
+        }
+    }
+
+    private static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// The N of the parts or manifests beside `output` (`OUT.part-I-of-N[.manifest]`).
+    static func shardCount(output: String) throws -> Int {
+        let dir = OutputFile.directory(of: output)
+        let base = output.split(separator: "/").last.map(String.init) ?? output
+        let prefix = base + ".part-"
+        var counts = Set<Int>()
+        guard let stream = opendir(dir) else { throw UsageError("cannot read the folder \(dir): \(String(cString: strerror(errno)))") }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix(prefix) else { continue }
+            var rest = name.dropFirst(prefix.count)
+            if rest.hasSuffix(".manifest") { rest = rest.dropLast(".manifest".count) }
+            let parts = rest.split(separator: "-")
+            guard parts.count == 3, parts[1] == "of", Int(parts[0]) != nil, let n = Int(parts[2]) else { continue }
+            counts.insert(n)
+        }
+        guard let n = counts.first else { throw ShardError(message: "no parts of \(output) found (\(base).part-I-of-N): run the shards first") }
+        guard counts.count == 1 else {
+            throw UsageError("parts of \(output) from runs with \(counts.sorted().map(String.init).joined(separator: " and ")) shards are there: pass --shards N")
+        }
+        return n
+    }
+}

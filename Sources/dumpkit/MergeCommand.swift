@@ -1,0 +1,56 @@
+import ArgumentParser
+import DumpKit
+import JSONStream
+
+/// `dumpkit merge`: the last step of a sharded run.
+struct MergeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "merge",
+        abstract: "Join the parts of a sharded run (OUT.part-I-of-N) into OUT, byte for byte the unsharded output.",
+        discussion: """
+            Checks that every shard's manifest is there and agrees with the others and that every part \
+            is the one its manifest describes; a missing or stale shard is named (exit 1) and OUT is \
+            not touched. The parts are copied with copy_file_range and stay where they are. \
+            See docs/SCALE-OUT.md.
+
+            Examples:
+              dumpkit merge out.json
+              dumpkit merge out.ndjson --shards 16 --json
+            """
+    )
+
+    @Argument(help: "The output the shards wrote parts of (their -o).")
+    var output: String
+
+    @Option(help: "The number of shards (default: from the parts' names).")
+    var shards: Int?
+
+    @OptionGroup var json: JSONSummaryOption
+    @OptionGroup var common: CommonOptions
+
+    func validate() throws {
+        try json.check(output: output)
+    }
+
+    func run() throws {
+        try reportingErrors {
+            var job = MergeJob(output: output)
+            job.shards = shards
+            let summary = try job.run()
+            if json.json {
+                try printJSON(.object([
+                    "output": .string(output), "command": .string(summary.command), "shards": .number(JSONNumber(summary.shards)),
+                    "units": .number(JSONNumber(summary.units)), "records": .number(JSONNumber(summary.records)),
+                    "bytesIn": .number(JSONNumber(summary.bytesIn)), "bytesOut": .number(JSONNumber(summary.bytesOut)),
+                    "counts": .object(JSONObject(summary.counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(summary.counts[$0]!))) })),
+                    "rejects": summary.rejects.map { .string($0) } ?? .null,
+                ]))
+            } else {
+                common.note("wrote \(output): \(ProgressMeter.format(bytes: summary.bytesOut)) from \(counted(summary.shards, "shard"))"
+                    + (summary.records > 0 ? ", \(summary.records) records" : "")
+                    + summary.counts.keys.sorted().map { ", \($0) \(summary.counts[$0]!)" }.joined()
+                    + (summary.rejects.map { "; rejects in \($0)" } ?? ""))
+            }
+        }
+    }
+}
