@@ -57,6 +57,9 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: "The bucket of download URLs, for extract-blobs steps with ref-style salada-file.")
     var bucket: String?
 
+    @Flag(help: "Let extract-blobs steps replace objects the store holds with other content under the same names (otherwise the first one stops the run).")
+    var replace = false
+
     @Flag(help: "Members in the Realtime Database's key order.")
     var canonical = false
 
@@ -78,6 +81,7 @@ struct MigrateCommand: ParsableCommand {
             job.reverse = reverse
             job.blobStore = blobStore
             job.bucket = bucket
+            job.replaceBlobs = replace
             job.writerOptions = JSONWriter.Options(pretty: pretty, sortKeys: canonical)
             if let jobs { job.jobs = try concurrency(jobs) }
             let plans = try job.loadPlans()
