@@ -2,7 +2,8 @@
 # Installs what DumpKit needs on Debian when it is missing: libarchive-dev, libzstd-dev and zlib1g-dev
 # (the C libraries the ArchiveKit module wraps; zlib reads gzip, libzstd writes single-pass .tar.zst),
 # the archive/compression tools the interoperability tests compare with, strace (tests read the
-# order of syncs and renames from it), and chromium (headless, it loads `stats --html` pages in tests).
+# order of syncs and renames from it), GNU time (tests read peak memory from it), and chromium (headless,
+# it loads `stats --html` pages in tests).
 set -euo pipefail
 
 need=()
@@ -18,6 +19,7 @@ command -v bzip2 >/dev/null || need+=(bzip2)
 command -v file >/dev/null || need+=(file)
 command -v jq >/dev/null || need+=(jq)
 command -v strace >/dev/null || need+=(strace)
+test -x /usr/bin/time || need+=(time)
 command -v chromium >/dev/null || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
