@@ -30,3 +30,13 @@ if [ ${#need[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 command -v swift >/dev/null || { echo "setup: Swift 6 is required (https://www.swift.org/install/linux/)" >&2; exit 1; }
+
+# `make fuzz` (docs/FUZZING.md) links libFuzzer and AddressSanitizer from the toolchain's clang runtime
+# (swift.org toolchains for Linux ship it); say so now if this one lacks it.
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+printf '@_cdecl("LLVMFuzzerTestOneInput") public func test(_ d: UnsafePointer<UInt8>, _ n: Int) -> Int32 { 0 }\n' > "$probe/probe.swift"
+if ! swiftc -sanitize=fuzzer,address -parse-as-library "$probe/probe.swift" -o "$probe/probe" >"$probe/log" 2>&1; then
+    echo "setup: warning: this Swift toolchain cannot link -sanitize=fuzzer,address (clang's libFuzzer and ASan runtimes, lib/swift/clang/lib/linux/libclang_rt.{fuzzer,asan}-*.a), so make fuzz cannot run; install a swift.org toolchain:" >&2
+    sed 's/^/setup:   /' "$probe/log" | head -5 >&2
+fi
