@@ -13,8 +13,10 @@ import argparse
 import hashlib
 import io
 import json
+import os
 import re
 import subprocess
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -94,8 +96,8 @@ def rules_seeds(testdata):
     rules_files += sorted(ROOT.glob("samples/*/database.rules.json"))
     for i, path in enumerate(rules_files):
         add("fuzz-rules", pair(path.read_bytes(), databases[i % len(databases)]))
-    fixtures = json.loads((testdata / "rules-cases" / "targaryen" / "parser-fixtures.json").read_bytes())
-    for i, test in enumerate(fixtures["tests"]):
+    fixtures = testdata / "rules-cases" / "targaryen" / "parser-fixtures.json"
+    for i, test in enumerate(json.loads(fixtures.read_bytes())["tests"] if fixtures.exists() else []):
         rules = {"rules": {"users": {"$uid": {".validate": test["rule"], ".write": "true"}}}}
         add("fuzz-rules", pair(compact(rules), databases[i % 2]))
 
@@ -200,7 +202,11 @@ def main():
     parser.add_argument("--testdata", type=Path, default=ROOT.parent / "shared" / "testdata")
     args = parser.parse_args()
     if not args.testdata.is_dir():
-        raise SystemExit(f"make_corpus: {args.testdata} is missing (the shared test data; see docs/FUZZING.md)")
+        # As the tests do: without the shared test data, go on with the repository's seeds, except in CI.
+        message = f"make_corpus: {args.testdata} is missing (the shared test data; see docs/FUZZING.md)"
+        if os.environ.get("CI") == "true":
+            raise SystemExit(message)
+        print(message + "; seeding from the repository only", file=sys.stderr)
     json_seeds(args.testdata)
     ndjson_seeds(args.testdata)
     rules_seeds(args.testdata)
