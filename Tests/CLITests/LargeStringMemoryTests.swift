@@ -37,6 +37,26 @@ final class LargeStringMemoryTests: XCTestCase {
         }
     }
 
+    /// `extract-blobs` holds a long string that is no file in its container's compact JSON and in the
+    /// value read back from it, without the two copies it made in between (and it no longer decodes a
+    /// string of base64 letters of no known type whole): under 3 times the string (it took 4.2).
+    func testExtractingAroundA200MiBTextStringHoldsItTwice() throws {
+        let time = try RequiredTool.path("time", package: "time")
+        let dir = try TemporaryDirectory()
+        let input = dir.path("big.json")
+        try writeDump(to: input)
+        let r = try Shell.execute(URL(fileURLWithPath: time), ["-f", "maxrss %M", CLI.binary.path, "extract-blobs", input,
+                                                               "-o", dir.path("out.json"), "--blobs", dir.path("store")])
+        let stderr = String(decoding: r.stderr, as: UTF8.self)
+        XCTAssertEqual(r.status, 0, stderr)
+        XCTAssertTrue(stderr.contains("left alone (unknownType): 1"), stderr)
+        let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
+        let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
+        XCTAssertLessThan(peak, stringBytes * 3, "\(peak >> 20) MiB for a string of \(stringBytes >> 20) MiB")
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: dir.path("out.json"))[.size] as? Int)
+        XCTAssertGreaterThan(size, stringBytes)
+    }
+
     /// `inline-blobs` holds a large file as its bytes and its base64 text, and nothing more: the text
     /// is encoded straight into the string, and the record goes to the writing thread as it is
     /// rather than copied as compact JSON. It held the text three times before.
