@@ -9,7 +9,7 @@ DUMPKIT ?=
 PREFIX ?= /usr/local
 STATIC_BUILD ?= .build-static
 
-.PHONY: demo test format bench bench-deps bench-tiny install
+.PHONY: demo test format bench bench-deps bench-tiny install fuzz
 
 # The README's two set-up commands, as make targets.
 demo:
@@ -20,6 +20,13 @@ test:
 
 format:
 	Scripts/format.sh
+
+# The libFuzzer harnesses (Fuzz/, docs/FUZZING.md), FUZZ_SECONDS each; fails on a crash, leak or timeout.
+# `make fuzz FUZZ_SECONDS=600 FUZZ_TARGETS=fuzz-json` runs one.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) Scripts/fuzz.sh $(FUZZ_TARGETS)
 
 # The Python peers' modules (jsonschema for validate, crc32c for blob extraction).
 bench-deps:

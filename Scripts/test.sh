@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Runs every test: installs missing system packages, builds, runs the Swift test suites, builds the
-# DocC documentation (it must keep building), then the benchmark scripts at a tiny size (they must
-# keep working; timings are never asserted).
+# Runs every test: installs missing system packages, builds, runs the Swift test suites, runs each
+# fuzz harness briefly (Fuzz/, docs/FUZZING.md: FUZZ_SECONDS, 15 by default, fails on any crash, leak
+# or timeout), builds the DocC documentation (it must keep building), then the benchmark scripts at a
+# tiny size (they must keep working; timings are never asserted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 Scripts/setup.sh
 swift build --build-tests
 swift test --skip-build
+FUZZ_SECONDS=${FUZZ_SECONDS:-15} Scripts/fuzz.sh
 Scripts/test_install.sh
 swift package generate-documentation --target DumpKit
 if [ -f Benchmarks/bench.py ]; then

@@ -86,6 +86,29 @@ final class ByteBuffer {
         count -= n
     }
 
+    /// Moves the bytes (valid UTF-8) out into a `String` and empties the buffer. They are copied from
+    /// the end in slices, and the buffer shrinks (`realloc`) behind each one, so a large buffer gives
+    /// its pages back as the string's are filled: a huge string is held about once, not twice.
+    func takeString() -> String {
+        let n = count
+        let slice = 1 << 20
+        let string = String(unsafeUninitializedCapacity: n) { out in
+            var end = n
+            while end > 0 {
+                let start = max(0, end - slice)
+                (out.baseAddress! + start).update(from: base + start, count: end - start)
+                end = start
+                if end >= slice, let p = realloc(base, end) {
+                    base = p.bindMemory(to: UInt8.self, capacity: end)
+                    capacity = end
+                }
+            }
+            return n
+        }
+        count = 0
+        return string
+    }
+
     /// Releases memory beyond `keep` bytes of capacity when the buffer is empty.
     func shrink(to keep: Int) {
         guard count == 0, capacity > keep * 2 else { return }

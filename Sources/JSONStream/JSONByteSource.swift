@@ -6,13 +6,18 @@ public protocol JSONByteSource: AnyObject {
 
 /// Serves bytes held in memory, optionally in chunks of at most `chunkSize` (to test boundaries).
 public final class MemoryByteSource: JSONByteSource {
-    private let bytes: [UInt8]
+    private let bytes: ArraySlice<UInt8>
     private var position = 0
     private let chunkSize: Int
     private var splits: [Int]
 
     /// Serves `bytes` in reads of at most `chunkSize`, and never across any offset in `splitAt`.
-    public init(_ bytes: [UInt8], chunkSize: Int = .max, splitAt: [Int] = []) {
+    public convenience init(_ bytes: [UInt8], chunkSize: Int = .max, splitAt: [Int] = []) {
+        self.init(bytes[...], chunkSize: chunkSize, splitAt: splitAt)
+    }
+
+    /// Serves part of an array without copying it (`splitAt` offsets count from the slice's start).
+    public init(_ bytes: ArraySlice<UInt8>, chunkSize: Int = .max, splitAt: [Int] = []) {
         self.bytes = bytes
         self.chunkSize = max(1, chunkSize)
         self.splits = splitAt.sorted()

@@ -213,6 +213,15 @@ public final class JSONReader {
         return String(copying: unsafe UTF8Span(unchecked: span))
     }
 
+    /// `stringValue` for `readValue`: a long string decoded into the scratch buffer is moved out of
+    /// it rather than copied (`ByteBuffer.takeString`), so it is held once. `bytes` is empty after.
+    private func takeStringValue() -> String {
+        guard valueInScratch, scratch.count >= 1 << 20 else { return stringValue }
+        let string = scratch.takeString()
+        scratch.shrink(to: 4096)
+        return string
+    }
+
     // MARK: - Tokens
 
     /// The kind of the next token, without consuming it.
@@ -364,7 +373,7 @@ public final class JSONReader {
             case .name:
                 key = stringValue
                 continue
-            case .string: produced = .string(stringValue)
+            case .string: produced = .string(takeStringValue())
             case .number: produced = .number(JSONNumber(text: stringValue))
             case .true: produced = .bool(true)
             case .false: produced = .bool(false)
@@ -971,6 +980,8 @@ public final class JSONReader {
         var inScratch = false
         hadEscapes = false
         scratch.count = 0
+        // The memory of an earlier huge string is given back rather than kept for the whole run.
+        if scratch.capacity > 1 << 24 { scratch.shrink(to: 4096) }
 
         // Moves the raw run [runStart, p) to the scratch buffer or the handler.
         func flushRun() throws {

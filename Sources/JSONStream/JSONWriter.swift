@@ -231,8 +231,29 @@ public final class JSONWriter {
     /// control characters (as when it had no escapes in strict JSON input).
     public func string(utf8: UnsafeRawBufferPointer, needsEscaping: Bool = true) throws {
         try beforeValue()
-        withTarget { appendString($0, utf8, needsEscaping: needsEscaping) }
+        if sorter == nil && utf8.count > flushThreshold {
+            try streamString(utf8, needsEscaping: needsEscaping)
+        } else {
+            withTarget { appendString($0, utf8, needsEscaping: needsEscaping) }
+        }
         try afterValue()
+    }
+
+    /// Writes a string longer than the output buffer to the sink piece by piece, so that a huge
+    /// string (hundreds of MB) is not held a second time, escaped, in the buffer.
+    private func streamString(_ s: UnsafeRawBufferPointer, needsEscaping: Bool) throws {
+        out.append(UInt8(ascii: "\""))
+        var start = 0
+        while start < s.count {
+            let end = min(s.count, start + flushThreshold)
+            let piece = UnsafeRawBufferPointer(rebasing: s[start..<end])
+            // Only ASCII bytes are escaped, so a piece may end inside a UTF-8 sequence.
+            let plain = needsEscaping ? Self.plainPrefixLength(piece) : piece.count
+            if plain == piece.count { out.append(piece) } else { appendEscapedContent(out, piece, plain: plain) }
+            try flush()
+            start = end
+        }
+        out.append(UInt8(ascii: "\""))
     }
 
     public func string(_ s: String) throws {
@@ -423,8 +444,14 @@ public final class JSONWriter {
 
     /// `appendString` for a string with characters to escape, the first at `plain`.
     private func appendEscapedString(_ t: ByteBuffer, _ s: UnsafeRawBufferPointer, plain: Int) {
-        let n = s.count
         t.append(UInt8(ascii: "\""))
+        appendEscapedContent(t, s, plain: plain)
+        t.append(UInt8(ascii: "\""))
+    }
+
+    /// The content of a string, escaped, without its quotes; the first character to escape is at `plain`.
+    private func appendEscapedContent(_ t: ByteBuffer, _ s: UnsafeRawBufferPointer, plain: Int) {
+        let n = s.count
         t.append(UnsafeRawBufferPointer(rebasing: s[0..<plain]))
         var runStart = plain
         var i = plain
@@ -452,7 +479,6 @@ public final class JSONWriter {
             runStart = i
         }
         if n > runStart { t.append(UnsafeRawBufferPointer(rebasing: s[runStart..<n])) }
-        t.append(UInt8(ascii: "\""))
     }
 
     fileprivate func spill() throws -> SpillFile {

@@ -61,6 +61,9 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: "The bucket of download URLs, for extract-blobs steps with ref-style salada-file.")
     var bucket: String?
 
+    @Flag(help: "Let extract-blobs steps replace objects the store holds with other content under the same names (otherwise the first one stops the run).")
+    var replace = false
+
     @OptionGroup var dump: DumpOutputOptions
     @OptionGroup var duplicateKeys: DuplicateKeysOption
 
@@ -86,6 +89,7 @@ struct MigrateCommand: ParsableCommand {
             job.blobStore = blobStore
             job.openStore = stores.openStore
             job.bucket = bucket
+            job.replaceBlobs = replace
             job.writerOptions = dump.writerOptions
             job.compressionLevel = dump.level
             job.computesDigests = json.json

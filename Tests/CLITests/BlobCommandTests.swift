@@ -326,6 +326,23 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("blobs")), "the store this failed run created is left")
     }
 
+    /// Names made from a record's keys are checked for the whole record (its batch) before any of
+    /// its objects is written: the record's first image, whose name is fine, is not stored when its
+    /// second image's name has a 300-byte segment (it was, before the second name was made).
+    func testARecordWithOneBadNameHasNoneOfItsObjectsWritten() throws {
+        let dir = try TemporaryDirectory()
+        let long = String(repeating: "k", count: 300)
+        func image(_ fill: UInt8) -> String {
+            "data:image/png;base64," + Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: fill, count: 1500)).base64EncodedString()
+        }
+        try write("{\"v1\": {\"r\": {\"a\": \"\(image(1))\", \"\(long)\": \"\(image(2))\"}}}", dir.path("in.json"))
+        let run = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "--jobs", "1"])
+        XCTAssertEqual(run.status, 1, run.stderr)
+        XCTAssertTrue(run.stderr.contains("has a segment of 304 bytes"), run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+    }
+
     /// A name restore would refuse (`..` between backslashes) is refused when extracting too, so a
     /// store the tool wrote can always be archived and restored by the tool.
     func testNamesRestoreWouldRefuseAreRefusedWhenExtracting() throws {

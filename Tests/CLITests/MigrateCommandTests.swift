@@ -172,6 +172,48 @@ final class MigrateCommandTests: XCTestCase {
         XCTAssertEqual(try contents(dir.path("again.json")), try contents(out))
     }
 
+    /// An object the store holds with other bytes stops an extract-blobs step, as it stops
+    /// `extract-blobs`; `--replace` replaces it and says so, and the output then checks clean.
+    func testExtractBlobsStepsReplaceObjectsWithOtherBytesOnlyWithReplace() throws {
+        let dir = try TemporaryDirectory()
+        let images = dir.path("images.yaml")
+        try Data(
+            """
+            name: todolist-images
+            from: v2
+            to: v2
+            steps:
+              - match: /v2/todolist/{id}
+                ops:
+                  - extract-blobs: { fields: [images], min-bytes: 16, name: "todolist/{key}/{field}.{ext}" }
+            """.utf8
+        ).write(to: URL(fileURLWithPath: images))
+        let plans = ["--plan", plan("todolist"), "--plan", images, "--on-error", "keep"]
+        let store = dir.path("store")
+        let first = try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", dir.path("first.json"), "--blobs", store] + plans)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let object = try XCTUnwrap(filesBelow(store).first { !$0.hasPrefix(".dumpkit/") })
+        try Data("changed by hand".utf8).write(to: URL(fileURLWithPath: store + "/" + object))
+
+        let refused = try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", dir.path("second.json"), "--blobs", store] + plans)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains(object), refused.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("second.json")))
+        XCTAssertEqual(try contents(store + "/" + object), Array("changed by hand".utf8))
+
+        let replaced = try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", dir.path("second.json"), "--blobs", store, "--replace"] + plans)
+        XCTAssertEqual(replaced.status, 0, replaced.stderr)
+        XCTAssertTrue(replaced.stderr.contains("replaced (other bytes were there, --replace): 1"), replaced.stderr)
+        XCTAssertEqual(try contents(dir.path("second.json")), try contents(dir.path("first.json")))
+        let check = try CLI.run(["check-blobs", dir.path("second.json"), "--blobs", store])
+        XCTAssertEqual(check.status, 0, check.stdout + check.stderr)
+
+        let noSteps = try CLI.run(["migrate", sample("todolist", "v1.json"), "-o", dir.path("third.json"), "--plan", plan("todolist"),
+                                   "--on-error", "keep", "--replace"])
+        XCTAssertEqual(noSteps.status, 2, noSteps.stderr)
+        XCTAssertTrue(noSteps.stderr.contains("--replace is for the plans' extract-blobs steps"), noSteps.stderr)
+    }
+
     func testExtractBlobsStepsTheRunCouldNotApplyAreRefusedBeforeAnythingIsWritten() throws {
         let dir = try TemporaryDirectory()
         func write(_ name: String, _ text: String) throws -> String {

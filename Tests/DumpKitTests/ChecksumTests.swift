@@ -6,6 +6,17 @@ import XCTest
 @testable import DumpKit
 
 final class ChecksumTests: XCTestCase {
+    /// Base64 written straight into a string after a prefix is Foundation's base64, for every
+    /// length of the last group.
+    func testBase64EncodedAfterAPrefixIsFoundationsBase64() {
+        for n in 0..<70 {
+            let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }
+            let expected = Data(bytes).base64EncodedString()
+            XCTAssertEqual(bytes.withUnsafeBytes { Base64.encode($0, after: "data:image/png;base64,") }, "data:image/png;base64," + expected)
+            XCTAssertEqual(bytes.withUnsafeBytes { Base64.encode($0, after: "") }, expected)
+        }
+    }
+
     func testCRC32CKnownValues() {
         var c = CRC32C()
         Array("123456789".utf8).withUnsafeBytes { c.update($0) }

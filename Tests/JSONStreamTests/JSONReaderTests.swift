@@ -149,6 +149,20 @@ final class JSONReaderTests: XCTestCase {
         }
     }
 
+    /// A string longer than the buffer is gathered in the scratch buffer and moved out of it into
+    /// the value (held once): the same string, with escapes, and the reader goes on reading.
+    func testAStringLongerThanTheBufferReadsWhole() throws {
+        let unit = "plain é😀 \\\"q\\\" \\u00e9\\ud83d\\ude00\\n" + String(repeating: "z", count: 500)
+        let decoded = "plain é😀 \"q\" é😀\n" + String(repeating: "z", count: 500)
+        let count = 4000  // about 2 MiB
+        let text = "[\"" + String(repeating: unit, count: count) + "\", \"after\", {\"k\": \"short\"}]"
+        for (chunk, buffer) in [(Int.max, 1 << 20), (4099, 4096)] {
+            let reader = JSONReader(source: MemoryByteSource(Array(text.utf8), chunkSize: chunk), options: .init(bufferSize: buffer))
+            let value = try reader.readValue()
+            XCTAssertEqual(value, .array([.string(String(repeating: decoded, count: count)), .string("after"), .object(["k": .string("short")])]))
+        }
+    }
+
     func testDeepNestingGivesACleanError() {
         let text = String(repeating: "[", count: 100_000)
         XCTAssertThrowsError(try parse(text)) { e in

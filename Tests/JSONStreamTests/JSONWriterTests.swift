@@ -170,6 +170,35 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(sink.bytes.count, w.bytesWritten)
     }
 
+    /// A string longer than the output buffer goes to the sink in pieces (it is not held a second
+    /// time in the buffer): the same bytes as written whole, with escapes and multi-byte characters
+    /// across the pieces' boundaries, in compact, pretty and sorted writers.
+    func testAStringLongerThanTheBufferIsWrittenInPiecesWithTheSameBytes() throws {
+        let unit = "ab\"c\\\n\u{1}é€😀" + String(repeating: "x", count: 1000)
+        let long = String(repeating: unit, count: 3000)
+        let value = JSONValue.object(["a": .array([.string("short"), .string(long)]), "b": .string(long)])
+        for options in [JSONWriter.Options.compact, .init(pretty: true), .canonical] {
+            let text = try serialize(value, options)
+            XCTAssertEqual(try parse(text), value)
+            let sink = PieceCountingSink()
+            let writer = JSONWriter(sink: sink, options: options)
+            try writer.value(value)
+            try writer.flush()
+            XCTAssertEqual(String(decoding: sink.bytes, as: UTF8.self), text)
+            // No piece the size of the string: it was not buffered whole.
+            if !options.sortKeys { XCTAssertLessThan(sink.largestWrite, 1 << 20) }
+        }
+    }
+
+    private final class PieceCountingSink: JSONByteSink {
+        var bytes: [UInt8] = []
+        var largestWrite = 0
+        func write(_ piece: UnsafeRawBufferPointer) throws {
+            bytes.append(contentsOf: piece)
+            largestWrite = max(largestWrite, piece.count)
+        }
+    }
+
     func testMisuseIsAnError() {
         let w = JSONWriter(sink: MemoryByteSink())
         XCTAssertThrowsError(try w.endObject())

@@ -447,8 +447,10 @@ public final class CandidateReader: RecordReader {
     /// passed the reader's size limit when they were read; the whole has none, as before).
     private func value(_ range: Range<Int>) throws -> JSONValue {
         try scratch.flush()
-        let options = JSONReader.Options(maxDepth: reader.options.maxDepth, maxValueBytes: .max, bufferSize: max(range.count, 64))
-        return try JSONReader(bytes: Array(scratchBytes.bytes[range]), options: options).readValue()
+        // Read in place, through a buffer of at most 1 MiB: a huge string in the value is then
+        // gathered once, as the reader moves it into the value, not copied twice before.
+        let options = JSONReader.Options(maxDepth: reader.options.maxDepth, maxValueBytes: .max, bufferSize: min(max(range.count, 64), 1 << 20))
+        return try JSONReader(source: MemoryByteSource(scratchBytes.bytes[range]), options: options).readValue()
     }
 
     /// A string as `readString` read it.

@@ -142,6 +142,9 @@ final class ChunkedFileDecoder {
             }
         }
         carry = Array(rest[(rest.count - keep)...])
+        // Bare base64 is a file only when its first 18 bytes are a known type (`EmbeddedFile.scan`
+        // sniffs them so): any other gives up now, not after decoding a long string whole.
+        if head.isEmpty, decoded.count >= 18, MediaType.detect(Array(decoded.prefix(18))) == nil { becomeText() }
     }
 
     /// Decodes the carried quads (the last one with its padding when `last`); on failure nothing of
@@ -169,7 +172,7 @@ final class ChunkedFileDecoder {
     /// of canonical base64 re-encode to the same characters), and what was not decoded.
     private func becomeText(then more: [UInt8] = []) {
         text = head
-        text.append(contentsOf: Base64.encode(decoded).utf8)
+        text.append(contentsOf: decoded.withUnsafeBytes { Base64.encode($0, after: "") }.utf8)
         text.append(contentsOf: carry)
         text.append(contentsOf: more)
         head = []

@@ -88,8 +88,8 @@ public struct EmbeddedFile: Hashable, Sendable {
     /// The string the file was read from (canonical base64 re-encodes to the same text).
     public var text: String {
         switch form {
-        case .dataURI(let header): return header + Base64.encode(bytes)
-        case .bare: return Base64.encode(bytes)
+        case .dataURI(let header): return bytes.withUnsafeBytes { Base64.encode($0, after: header) }
+        case .bare: return bytes.withUnsafeBytes { Base64.encode($0, after: "") }
         }
     }
 

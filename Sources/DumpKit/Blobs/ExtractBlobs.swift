@@ -81,24 +81,32 @@ public final class ExtractBlobs: RecordTransformer {
     }
 
     /// Decodes the files embedded in every record first, hashes them all together (their MD5s side
-    /// by side, `ContentDigest.digests(of:)`), then stores them and rewrites the records in order.
+    /// by side, `ContentDigest.digests(of:)`) and names them, then stores them and rewrites the
+    /// records in order. Every name of the batch is checked (`BlobObjectName`) before any of its
+    /// objects is written, so a name the store would refuse stops the run with nothing of its
+    /// record, or of the records after it in the batch, written.
     public func transform(batch records: [Record]) throws -> [[Record]] {
-        // What each string the extraction looks at holds, in visiting order, record by record.
+        // What each string the extraction looks at holds, in visiting order, record by record, and
+        // where each file was found (its record, path and captures).
         var scans: [[EmbeddedFile.Scan]] = []
         scans.reserveCapacity(records.count)
-        for record in records {
+        var sites: [(record: Int, path: [String], captures: [String: String])] = []
+        for (index, record) in records.enumerated() {
             var found: [EmbeddedFile.Scan] = []
             if let value = record.value {
                 var path = record.path
-                _ = try rewrite(value, path: &path, captures: initialCaptures(record)) { string, path, _ in
+                _ = try rewrite(value, path: &path, captures: initialCaptures(record)) { string, path, captures in
+                    let scan: EmbeddedFile.Scan
                     if string == Record.filePlaceholder, let file = record.files[path] {
-                        found.append(.file(file))
-                        return nil
+                        scan = .file(file)
+                    } else {
+                        var s = string
+                        scan = s.withUTF8 {
+                            EmbeddedFile.scan(UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly)
+                        }
                     }
-                    var s = string
-                    found.append(s.withUTF8 {
-                        EmbeddedFile.scan(UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly)
-                    })
+                    if case .file = scan { sites.append((index, path, captures)) }
+                    found.append(scan)
                     return nil
                 }
             }
@@ -109,6 +117,20 @@ public final class ExtractBlobs: RecordTransformer {
             return nil
         }
         let digests = ContentDigest.digests(of: files.map(\.bytes))
+        var names: [String] = []
+        names.reserveCapacity(files.count)
+        for (file, (site, digest)) in zip(files, zip(sites, digests)) {
+            let record = records[site.record]
+            do {
+                let name = try options.naming.render(path: site.path, recordPath: record.path,
+                                                     captures: record.captures.merging(site.captures) { _, new in new },
+                                                     fileExtension: file.fileExtension, sha256: digest.sha256)
+                try BlobObjectName.validate(name)
+                names.append(name)
+            } catch {
+                throw BatchRecordError(index: site.record, underlying: error)
+            }
+        }
         var nextDigest = 0
         var results: [[Record]] = []
         results.reserveCapacity(records.count)
@@ -120,7 +142,7 @@ public final class ExtractBlobs: RecordTransformer {
             var scan = scans[index].makeIterator()
             var path = record.path
             do {
-                let replaced = try rewrite(value, path: &path, captures: initialCaptures(record)) { string, path, captures in
+                let replaced = try rewrite(value, path: &path, captures: initialCaptures(record)) { _, path, _ in
                     switch scan.next()! {
                     case .none: return nil
                     case .skipped(let reason):
@@ -128,7 +150,7 @@ public final class ExtractBlobs: RecordTransformer {
                         return nil
                     case .file(let file):
                         defer { nextDigest += 1 }
-                        return try extract(file, digest: digests[nextDigest], path: path, record: record, captures: captures)
+                        return try extract(file, digest: digests[nextDigest], name: names[nextDigest], path: path)
                     }
                 }
                 guard let replaced else {
@@ -180,13 +202,8 @@ public final class ExtractBlobs: RecordTransformer {
         return nil
     }
 
-    /// Stores one decoded file and returns the reference that replaces its string.
-    private func extract(
-        _ file: EmbeddedFile, digest: ContentDigest, path: [String], record: Record, captures: [String: String]
-    ) throws -> JSONValue {
-        let name = try options.naming.render(path: path, recordPath: record.path, captures: record.captures.merging(captures) { _, new in new },
-                                             fileExtension: file.fileExtension, sha256: digest.sha256)
-        try BlobObjectName.validate(name)
+    /// Stores one decoded file under `name` (checked) and returns the reference that replaces its string.
+    private func extract(_ file: EmbeddedFile, digest: ContentDigest, name: String, path: [String]) throws -> JSONValue {
         let token = DownloadToken.derive(sha256: digest.sha256, name: name)
         let metadata = digest.metadata(name: name, contentType: file.contentType, customMetadata: ["firebaseStorageDownloadTokens": token])
         let first = try claims.claim(name, sha256: digest.sha256, pointer: JSONPointer.string(path))

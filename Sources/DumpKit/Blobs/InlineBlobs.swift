@@ -108,7 +108,7 @@ public struct InlineBlobs: RecordTransformer {
                                    problem: "has \(bytes.count) bytes with SHA-256 \(sha256), but \(expected.size) bytes with SHA-256 \(expected.sha256) were recorded")
         }
         tally.add(bytes: Int64(bytes.count))
-        return .string(reference.originalHeader(contentType: metadata.contentType) + Data(bytes).base64EncodedString())
+        return .string(bytes.withUnsafeBytes { Base64.encode($0, after: reference.originalHeader(contentType: metadata.contentType)) })
     }
 }
 

@@ -32,6 +32,9 @@ public struct MigrateJob {
     public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
     /// The bucket of download URLs, for `extract-blobs` steps with `ref-style: salada-file`.
     public var bucket: String?
+    /// Whether `extract-blobs` steps replace objects the store holds with other bytes (`--replace`);
+    /// without it the first such object stops the run.
+    public var replaceBlobs = false
 
     public init(input: String, output: String, planPaths: [String]) {
         self.input = input
@@ -89,7 +92,14 @@ public struct MigrateJob {
         if !runner.blobExtractions.isEmpty && blobStore == nil && !dryRun {
             throw UsageError("the plans have extract-blobs steps: give --blobs DIR, the blob store their images go to")
         }
-        let extractionOptions = try runner.blobExtractions.map { try ExtractStepBlobs.options($0, bucket: bucket) }
+        if replaceBlobs && runner.blobExtractions.isEmpty {
+            throw UsageError("--replace is for the plans' extract-blobs steps, and they have none")
+        }
+        let extractionOptions = try runner.blobExtractions.map { extraction in
+            var options = try ExtractStepBlobs.options(extraction, bucket: bucket)
+            options.replace = replaceBlobs
+            return options
+        }
         var rejectsPath = self.rejectsPath
         if rejectsPath == nil && onError != .fail && !dryRun {
             guard output != "-" else { throw UsageError("--on-error \(onError.rawValue) writes rejected values to a file: give --rejects FILE") }

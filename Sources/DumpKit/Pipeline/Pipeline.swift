@@ -285,8 +285,12 @@ private struct BatchOutput {
     var outputs: [[Output]]
     var json: [UInt8] = []
 
+    /// A string longer than this keeps its record a record: the writing thread writes it in pieces,
+    /// where compact JSON here would hold it a second time.
+    static let longString = 1 << 20
+
     /// The records as they are, or (`rendering`) with their values written as compact JSON into
-    /// one buffer; deleted records stay records.
+    /// one buffer; deleted records, and those holding a long string, stay records.
     init(_ records: [[Record]], rendering: Bool) throws {
         guard rendering else {
             outputs = records.map { $0.map(Output.record) }
@@ -296,7 +300,7 @@ private struct BatchOutput {
         let writer = JSONWriter(sink: sink)
         outputs = try records.map { group in
             try group.map { record in
-                guard let value = record.value else { return .record(record) }
+                guard let value = record.value, !value.holdsString(longerThan: Self.longString) else { return .record(record) }
                 let start = writer.bytesWritten
                 try writer.value(value)
                 return .json(path: record.path, start..<writer.bytesWritten)
@@ -304,6 +308,18 @@ private struct BatchOutput {
         }
         try writer.flush()
         json = sink.bytes
+    }
+}
+
+extension JSONValue {
+    /// Whether the value is or contains a string of more than `limit` bytes of UTF-8.
+    fileprivate func holdsString(longerThan limit: Int) -> Bool {
+        switch self {
+        case .string(let s): return s.utf8.count > limit
+        case .array(let elements): return elements.contains { $0.holdsString(longerThan: limit) }
+        case .object(let object): return object.members.contains { $0.value.holdsString(longerThan: limit) }
+        case .null, .bool, .number: return false
+        }
     }
 }
 

@@ -1,0 +1,56 @@
+import FuzzSupport
+
+@testable import FirebaseRules
+@testable import RegexEngine
+
+// The regular-expression engine (ECMA-262 syntax as JSON Schema's `pattern` has it, and Firebase's
+// subset as rules' `matches()`). The input is a pattern, then a NUL and a subject string. Properties:
+// - a pattern parses or is refused, never a crash (deep groups, huge counted repetitions);
+// - the backtracker and the automaton, where both decide, agree;
+// - no search takes longer than `timeLimit`, whatever the pattern and subject (the engine's step
+//   budgets must stop it first): a slower one is reported as a crash with the pattern.
+
+/// Wall time one input may take for everything below (ASan included).
+let timeLimit = Duration.seconds(2)
+
+@main
+enum FuzzRegex {
+    static func main() {
+        runFuzzer { data in
+            let (patternBytes, subjectBytes) = splitAtNUL(data)
+            let pattern = String(decoding: patternBytes, as: UTF8.self)
+            var subject = String(decoding: subjectBytes, as: UTF8.self)
+            let clock = ContinuousClock()
+            let start = clock.now
+            defer {
+                let elapsed = clock.now - start
+                precondition(elapsed < timeLimit, "\(elapsed) for /\(pattern)/ on \(subject.utf8.count) bytes")
+            }
+
+            var parser = ECMARegexParser(pattern)
+            if let (tree, groups) = try? parser.parse() {
+                let regex = ECMARegex(tree: tree, groups: groups, source: pattern)
+                let result = regex.search(subject)
+                precondition(ECMARegex.isValidSyntax(pattern), "isValidSyntax refused a pattern that parses")
+                if let automaton = RegexAutomaton(tree) {
+                    let backtracker = RegexBacktracker(tree, groups: groups)
+                    subject.withUTF8 { bytes in
+                        let slow = backtracker.search(bytes, anchored: false, firstByte: nil, budget: ECMARegex.backtrackingBudget(forBytes: bytes.count))
+                        let fast = automaton.search(bytes, anchored: false, firstByte: nil, budget: RegexAutomaton.maxSteps)
+                        if case .overBudget = slow { return }
+                        if case .overBudget = fast { return }
+                        precondition(slow == fast, "/\(pattern)/: the backtracker says \(slow), the automaton \(fast)")
+                        precondition(result == fast, "/\(pattern)/: search says \(result), the automaton \(fast)")
+                    }
+                }
+            } else {
+                precondition(!ECMARegex.isValidSyntax(pattern), "isValidSyntax accepted a pattern that does not parse")
+            }
+
+            for flags in ["", "i"] {
+                guard let rules = try? RulesRegex(pattern: pattern, flags: flags) else { continue }
+                _ = try? rules.matches(subject)
+            }
+        }
+    }
+}
