@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "DumpKit", targets: ["DumpKit"]),
         .library(name: "JSONStream", targets: ["JSONStream"]),
         .library(name: "ArchiveKit", targets: ["ArchiveKit"]),
+        .library(name: "LiveDatabase", targets: ["LiveDatabase"]),
         .executable(name: "dumpkit", targets: ["dumpkit"]),
     ],
     dependencies: [
@@ -15,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     ],
     targets: [
         .systemLibrary(
@@ -40,12 +43,34 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        .target(
+            name: "LiveDatabase",
+            dependencies: [
+                "DumpKit",
+                "JSONStream",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "dumpkit",
             dependencies: [
                 "DumpKit",
+                "LiveDatabase",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .target(
+            name: "RTDBTestServer",
+            dependencies: [
+                "JSONStream",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/RTDBTestServer"
         ),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream", "TestSupport"]),
@@ -54,7 +79,20 @@ let package = Package(
             name: "DumpKitTests",
             dependencies: ["DumpKit", "CPlatform", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport", "RTDBTestServer"]),
+        .testTarget(
+            name: "LiveDatabaseTests",
+            dependencies: ["LiveDatabase", "DumpKit", "JSONStream", "RTDBTestServer", "TestSupport"]
+        ),
+        .testTarget(
+            name: "RTDBTestServerTests",
+            dependencies: [
+                "RTDBTestServer", "JSONStream",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
