@@ -1,0 +1,224 @@
+import JSONStream
+
+/// One value an import writes: a path relative to the import's target and the value as compact JSON.
+public struct ImportEntry: Sendable, Equatable {
+    public var path: [String]
+    public var json: [UInt8]
+
+    /// The entry's bytes in a multi-path PATCH body: `"a/b":VALUE,`.
+    var patchBytes: Int { path.reduce(path.count + 3) { $0 + $1.utf8.count } + json.count + 1 }
+}
+
+/// One multi-path `PATCH` of an import.
+public struct ImportChunk: Sendable, Equatable {
+    /// The chunk's number, counted from 0 in dump order (the journal's key).
+    public var index: Int
+    public var entries: [ImportEntry]
+    /// A `--replace` deletion of top-level children (entries with `null`): every chunk before it
+    /// must be committed before it is sent, and none after it before it is.
+    public var isBarrier: Bool
+
+    /// `{"a/b":VALUE,...}`, the PATCH body (keys are paths relative to the target).
+    public var body: [UInt8] { Self.body(entries) }
+
+    static func body(_ entries: [ImportEntry]) -> [UInt8] {
+        let sink = MemoryByteSink()
+        let writer = JSONWriter(sink: sink)
+        try? writer.beginObject()
+        for e in entries {
+            try? writer.name(e.path.joined(separator: "/"))
+            try? writer.value(compactJSON: e.json.withUnsafeBytes { $0 })
+        }
+        try? writer.endObject()
+        try? writer.flush()
+        return sink.bytes
+    }
+
+    /// The JSON Pointers of the chunk's entries (for error messages).
+    public var pointers: [String] { entries.map { JSONPointer.string($0.path) } }
+}
+
+/// Cuts a streamed dump into multi-path PATCH chunks of at most `chunkSize` bytes, at the deepest
+/// paths that keep each value whole under the limit, with memory bounded by about the chunk size.
+///
+/// Each open container keeps its finished members (compact JSON) until it ends, when it becomes one
+/// member of its parent; when what all open containers keep passes the chunk size, the outermost
+/// one is "opened up": its finished members become entries of their own and so will the rest of its
+/// members. Nulls and empty containers are left out (writing them would delete).
+///
+/// - `merge` (the default): every container is opened up from the start, so each leaf is its own
+///   entry and nothing the dump does not name is ever overwritten.
+/// - `replace`: the top-level children are written whole when they fit; one that does not is first
+///   deleted by a barrier chunk (`{"T": null}`) and then written in pieces.
+public final class ImportChunker {
+    public enum Mode: String, Sendable {
+        case merge, replace
+    }
+
+    private struct Frame {
+        var key: String?
+        var isArray: Bool
+        var nextIndex = 0
+        var openedUp: Bool
+        var members: [(key: String, json: [UInt8])] = []
+        var bytes = 0
+    }
+
+    private let reader: JSONReader
+    public let chunkSize: Int
+    public let mode: Mode
+    private var frames: [Frame] = []
+    private var path: [String] = []
+    private var buffered = 0
+    private var started = false
+    private var finishedReading = false
+    private var pending: [ImportEntry] = []
+    private var pendingBytes = 2
+    private var ready: [ImportChunk] = []
+    private var nextIndex = 0
+    private let scratch = MemoryByteSink()
+    private lazy var scratchWriter = JSONWriter(sink: scratch)
+
+    /// The dump's top level must be an object or an array.
+    public struct NotAnObject: Error, CustomStringConvertible, Sendable {
+        public let source: String
+        public var description: String { "\(source): the dump's top level is not an object; import writes the children of an object" }
+    }
+
+    public init(reader: JSONReader, chunkSize: Int, mode: Mode) {
+        self.reader = reader
+        self.chunkSize = max(chunkSize, 64)
+        self.mode = mode
+    }
+
+    /// The next chunk in dump order, or `nil` at the end.
+    public func next() throws -> ImportChunk? {
+        while ready.isEmpty, !finishedReading {
+            try step()
+        }
+        if ready.isEmpty, !pending.isEmpty { flushPending() }
+        return ready.isEmpty ? nil : ready.removeFirst()
+    }
+
+    /// Reads one token and files what it finishes.
+    private func step() throws {
+        if !started {
+            started = true
+            let k = try reader.next()
+            guard k == .beginObject || k == .beginArray else { throw NotAnObject(source: reader.sourceName ?? "dump") }
+            frames.append(Frame(key: nil, isArray: k == .beginArray, openedUp: true))
+            return
+        }
+        let k = try reader.next()
+        switch k {
+        case .name:
+            path.append(reader.stringValue)
+            return
+        case .beginObject, .beginArray:
+            let key = takeKey()
+            path.append(key)
+            // In merge mode every container is opened up; in replace mode only the root.
+            frames.append(Frame(key: key, isArray: k == .beginArray, openedUp: mode == .merge))
+            return
+        case .endObject, .endArray:
+            let frame = frames.removeLast()
+            buffered -= frame.bytes
+            if frames.isEmpty {
+                guard try reader.next() == .end else { throw reader.error(.trailingData, "unexpected content after the dump's value") }
+                finishedReading = true
+                return
+            }
+            path.removeLast()
+            if !frame.openedUp, !frame.members.isEmpty {
+                finish(key: frame.key!, json: Self.objectJSON(frame.members))
+            }
+        case .string:
+            let key = takeKey()
+            scratch.removeAll(keepingCapacityUpTo: 1 << 20)
+            try scratchWriter.string(utf8: reader.bytes, needsEscaping: reader.lastStringHadEscapes)
+            try scratchWriter.flush()
+            finish(key: key, json: scratch.bytes)
+        case .number:
+            finish(key: takeKey(), json: Array(reader.bytes))
+        case .true: finish(key: takeKey(), json: Array("true".utf8))
+        case .false: finish(key: takeKey(), json: Array("false".utf8))
+        case .null:
+            _ = takeKey()
+        case .end:
+            finishedReading = true
+        }
+    }
+
+    /// The key of the value that starts now: the name just read, or the array index.
+    private func takeKey() -> String {
+        if frames[frames.count - 1].isArray {
+            let i = frames[frames.count - 1].nextIndex
+            frames[frames.count - 1].nextIndex += 1
+            return String(i)
+        }
+        return path.removeLast()
+    }
+
+    /// Files a finished value: into its container while that keeps members, else as an entry.
+    private func finish(key: String, json: [UInt8]) {
+        let top = frames.count - 1
+        if frames[top].openedUp {
+            emit(ImportEntry(path: path + [key], json: json))
+            return
+        }
+        frames[top].members.append((key, json))
+        let size = key.utf8.count + json.count + 4
+        frames[top].bytes += size
+        buffered += size
+        while buffered > chunkSize, let outer = frames.firstIndex(where: { !$0.openedUp }) {
+            openUp(outer)
+        }
+    }
+
+    /// Turns the kept members of the container at `index` into entries; its later members follow as entries too.
+    private func openUp(_ index: Int) {
+        // frames[i] (i >= 1) is the container at path[..<i]; the root is frames[0].
+        let containerPath = Array(path[..<index])
+        if mode == .replace, index == 1 {
+            // A top-level child too large to write whole: delete it first, in a chunk of its own.
+            flushPending()
+            ready.append(ImportChunk(index: nextIndex, entries: [ImportEntry(path: containerPath, json: Array("null".utf8))], isBarrier: true))
+            nextIndex += 1
+        }
+        frames[index].openedUp = true
+        let members = frames[index].members
+        frames[index].members = []
+        buffered -= frames[index].bytes
+        frames[index].bytes = 0
+        for m in members { emit(ImportEntry(path: containerPath + [m.key], json: m.json)) }
+    }
+
+    private func emit(_ entry: ImportEntry) {
+        if !pending.isEmpty, pendingBytes + entry.patchBytes > chunkSize { flushPending() }
+        pending.append(entry)
+        pendingBytes += entry.patchBytes
+    }
+
+    private func flushPending() {
+        guard !pending.isEmpty else { return }
+        ready.append(ImportChunk(index: nextIndex, entries: pending, isBarrier: false))
+        nextIndex += 1
+        pending = []
+        pendingBytes = 2
+    }
+
+    /// `{"k":v,...}` from kept members (arrays are written as objects with integer keys, which the
+    /// database stores alike).
+    static func objectJSON(_ members: [(key: String, json: [UInt8])]) -> [UInt8] {
+        let sink = MemoryByteSink()
+        let writer = JSONWriter(sink: sink)
+        try? writer.beginObject()
+        for m in members {
+            try? writer.name(m.key)
+            try? writer.value(compactJSON: m.json.withUnsafeBytes { $0 })
+        }
+        try? writer.endObject()
+        try? writer.flush()
+        return sink.bytes
+    }
+}

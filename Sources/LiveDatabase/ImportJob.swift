@@ -1,0 +1,205 @@
+import DumpKit
+import Foundation
+import JSONStream
+
+/// `dumpkit import`: writes a dump into a live database with multi-path PATCHes of bounded size,
+/// several in flight, resumable, and never deleting what the dump does not name.
+///
+/// Before anything is sent the dump is read once with the database's limit checks (key characters
+/// and length, depth, string size), so a dump the database would refuse halfway is refused whole.
+/// Then `ImportChunker` cuts it into chunks; each is sent with `print=silent`. A chunk refused as too
+/// large is split in halves (a single value into its members) and sent again; 5xx answers, timeouts
+/// and dropped connections are retried by the client. Any other refusal stops the import: no chunk
+/// is started after it, the ones in flight finish, and the error names the chunk's paths.
+public struct ImportJob: Sendable {
+    public var input: String
+    public var target: DatabaseURL
+    public var chunkSize: Int = 1_000_000
+    public var jobs: Int = 8
+    public var mode: ImportChunker.Mode = .merge
+    /// The journal's path; by default beside the input, named after the target and options.
+    public var journalPath: String?
+
+    public init(input: String, target: DatabaseURL) {
+        self.input = input
+        self.target = target
+    }
+
+    /// What an import did.
+    public struct Summary: Sendable {
+        public var chunks = 0
+        public var chunksSkipped = 0
+        public var entries = 0
+        public var bytesSent: Int64 = 0
+        /// Chunks that had to be split after the database refused them as too large.
+        public var splits = 0
+    }
+
+    /// The dump breaks the database's limits: nothing was sent.
+    public struct LimitsBroken: Error, DataError, CustomStringConvertible, Sendable {
+        public let input: String
+        public let findings: [Finding]
+        public var description: String {
+            let shown = findings.prefix(5).map { f in
+                "\(input):\(f.line ?? 0):\(f.column ?? 0) at \(f.pointer): \(f.message) (\(f.rule))"
+            }
+            let more = findings.count > 5 ? "\n  ... and \(findings.count - 5) more" : ""
+            return "the dump breaks the database's limits, nothing was sent:\n  " + shown.joined(separator: "\n  ") + more
+        }
+    }
+
+    /// A chunk the database refused; nothing was started after it.
+    public struct ChunkRefused: Error, CustomStringConvertible, Sendable {
+        public let chunk: Int
+        public let target: DatabaseURL
+        public let pointers: [String]
+        public let underlying: DatabaseRequestError
+        public var description: String {
+            let shown = pointers.prefix(5).joined(separator: ", ") + (pointers.count > 5 ? ", ... (\(pointers.count) paths)" : "")
+            return "chunk \(chunk) refused, import stopped (chunks before it are written; run again to resume after fixing): \(target) at \(shown): \(underlying)"
+        }
+    }
+
+    /// The default journal: `.NAME.dumpkit-import-HASH.journal` beside the input.
+    public var effectiveJournalPath: String {
+        if let journalPath { return journalPath }
+        let url = URL(fileURLWithPath: input)
+        let name = ".\(url.lastPathComponent).dumpkit-import-\(RunJournal.hash(identity)).journal"
+        return url.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+
+    private var identity: String {
+        "dumpkit import v1 \(target) mode=\(mode.rawValue) chunk-size=\(chunkSize) input=\(input)"
+    }
+
+    /// Checks the dump's limits, without sending anything.
+    public func checkLimits() throws {
+        let file = try InputFile(path: input)
+        let reader = JSONReader(source: file, sourceName: input)
+        var errors: [Finding] = []
+        let checker = DatabaseLimitsChecker { f in if f.severity == .error { errors.append(f) } }
+        reader.tokenObserver = { checker.observe($0, $1) }
+        try reader.skipValue()
+        guard try reader.next() == .end else { throw reader.error(.trailingData, "unexpected content after the dump's value") }
+        if !errors.isEmpty { throw LimitsBroken(input: input, findings: errors) }
+    }
+
+    /// The chunks, in order, as a dry run lists them.
+    public func plan(_ each: (ImportChunk) throws -> Void) throws {
+        let file = try InputFile(path: input)
+        let chunker = ImportChunker(reader: JSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: mode)
+        while let chunk = try chunker.next() { try each(chunk) }
+    }
+
+    /// Runs the import.
+    public func run(client: DatabaseClient, progress: ProgressMeter? = nil) async throws -> Summary {
+        guard input != "-" else { throw UsageError("import reads the dump twice (limits first): give a file, not -") }
+        try checkLimits()
+        let journal = try RunJournal(path: effectiveJournalPath, identity: identity + " " + Self.fileStamp(input))
+        let file = try InputFile(path: input)
+        progress?.attach(file)
+        let chunker = ImportChunker(reader: JSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: mode)
+        let sender = ChunkSender(client: client, target: target)
+        var summary = Summary()
+        try await withThrowingTaskGroup(of: (Int, ChunkSender.Outcome).self) { group in
+            var inFlight = 0
+            var failure: (any Error)?
+            func collect(_ result: Result<(Int, ChunkSender.Outcome), any Error>?) throws {
+                inFlight -= 1
+                switch result {
+                case .success(let (index, outcome))?:
+                    try journal.record(String(index))
+                    summary.splits += outcome.splits
+                    progress?.recordDone()
+                case .failure(let error)?:
+                    if failure == nil { failure = error }
+                case nil: break
+                }
+            }
+            while failure == nil, let chunk = try chunker.next() {
+                if journal.contains(String(chunk.index)) {
+                    summary.chunksSkipped += 1
+                    continue
+                }
+                summary.chunks += 1
+                summary.entries += chunk.entries.count
+                let body = chunk.body
+                summary.bytesSent += Int64(body.count)
+                // A barrier waits for everything before it; everything after waits for it.
+                let limit = chunk.isBarrier ? 1 : max(1, jobs)
+                while inFlight >= limit || (chunk.isBarrier && inFlight > 0) {
+                    try collect(await group.nextResult())
+                }
+                guard failure == nil else { break }
+                inFlight += 1
+                group.addTask { (chunk.index, try await sender.send(chunk)) }
+                if chunk.isBarrier { try collect(await group.nextResult()) }
+            }
+            while inFlight > 0 { try collect(await group.nextResult()) }
+            if let failure { throw failure }
+        }
+        progress?.finish()
+        journal.remove()
+        return summary
+    }
+
+    /// Size and modification time of the input, so a changed dump starts a new journal.
+    static func fileStamp(_ path: String) -> String {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        let size = (attributes?[.size] as? NSNumber)?.int64Value ?? -1
+        let date = (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        return "size=\(size) mtime=\(Int64(date * 1000))"
+    }
+}
+
+/// Sends one chunk, splitting it when the database refuses it as too large.
+struct ChunkSender: Sendable {
+    let client: DatabaseClient
+    let target: DatabaseURL
+
+    struct Outcome: Sendable {
+        var splits = 0
+    }
+
+    func send(_ chunk: ImportChunk) async throws -> Outcome {
+        var outcome = Outcome()
+        do {
+            try await send(chunk.entries, &outcome)
+        } catch let error as DatabaseRequestError {
+            throw ImportJob.ChunkRefused(chunk: chunk.index, target: target, pointers: chunk.pointers, underlying: error)
+        }
+        return outcome
+    }
+
+    private func send(_ entries: [ImportEntry], _ outcome: inout Outcome) async throws {
+        do {
+            try await client.patch(target, body: ImportChunk.body(entries))
+        } catch let error as DatabaseRequestError where error.kind == .writeTooLarge {
+            let parts: [[ImportEntry]]
+            if entries.count > 1 {
+                parts = [Array(entries[..<(entries.count / 2)]), Array(entries[(entries.count / 2)...])]
+            } else if let members = Self.members(of: entries[0]), !members.isEmpty {
+                parts = members.map { [$0] }
+            } else {
+                throw error
+            }
+            outcome.splits += 1
+            for part in parts { try await send(part, &outcome) }
+        }
+    }
+
+    /// The members of an entry whose value is an object, as entries of their own.
+    static func members(of entry: ImportEntry) -> [ImportEntry]? {
+        let reader = JSONReader(bytes: entry.json)
+        guard (try? reader.next()) == .beginObject else { return nil }
+        var result: [ImportEntry] = []
+        while (try? reader.next()) == .name {
+            let key = reader.stringValue
+            let sink = MemoryByteSink()
+            let writer = JSONWriter(sink: sink)
+            guard (try? reader.transfer(to: writer)) != nil, (try? writer.flush()) != nil else { return nil }
+            result.append(ImportEntry(path: entry.path + [key], json: sink.bytes))
+        }
+        return result
+    }
+}
