@@ -84,6 +84,8 @@ public struct ExportJob: Sendable {
     final class NodePlan {
         let path: [String]
         var valueFile: String?
+        /// With `format=export`: the saved answer of `PATH/.priority`, which listings leave out.
+        var priorityFile: String?
         var keys: [String] = []
         var pages: [PagePlan] = []
         init(path: [String]) { self.path = path }
@@ -118,12 +120,14 @@ public struct ExportJob: Sendable {
 
     private enum Work {
         case list(NodePlan)
+        case priority(NodePlan)
         case page(PagePlan)
     }
 
     private func unitID(_ work: Work) -> String {
         switch work {
         case .list(let node): return "L " + Self.jsonArray(node.path)
+        case .priority(let node): return "R " + Self.jsonArray(node.path)
         case .page(let page): return "P " + Self.jsonArray(page.node.path) + " " + Self.jsonArray([page.node.keys[page.lo], page.node.keys[page.hi - 1]])
         }
     }
@@ -137,6 +141,8 @@ public struct ExportJob: Sendable {
         case .list(let node):
             path = node.path
             query = [("shallow", "true")]
+        case .priority(let node):
+            path = node.path + [".priority"]
         case .page(let page):
             path = page.node.path
             query = [("orderBy", "\"$key\""), ("startAt", Self.jsonString(page.node.keys[page.lo])),
@@ -211,12 +217,18 @@ public struct ExportJob: Sendable {
     /// Files an answer into the plan and returns the requests it calls for.
     private func apply(_ work: Work, _ outcome: Outcome, file: String) throws -> [Work] {
         switch (work, outcome) {
+        case (.priority(let node), .saved):
+            node.priorityFile = file
+            return []
+        case (.priority, .tooLarge):
+            return []
         case (.list(let node), .saved):
+            let followUp: [Work] = exportFormat && !shallow ? [.priority(node)] : []
             let reader = JSONReader(source: try InputFile(path: file), sourceName: file)
             let first = try reader.peek()
             if shallow || first != .beginObject {
                 node.valueFile = file
-                return []
+                return followUp
             }
             try reader.next()
             var keys: [String] = []
@@ -229,7 +241,7 @@ public struct ExportJob: Sendable {
             node.pages = stride(from: 0, to: node.keys.count, by: size).map {
                 PagePlan(node: node, lo: $0, hi: min($0 + size, node.keys.count))
             }
-            return node.pages.map { .page($0) }
+            return followUp + node.pages.map { .page($0) }
         case (.page(let page), .saved):
             page.file = file
             return []
@@ -253,9 +265,22 @@ public struct ExportJob: Sendable {
 
     /// Writes a node's value from its saved answers.
     private func assemble(_ node: NodePlan, writer: JSONWriter) throws {
+        let priority = try node.priorityFile.flatMap { file -> [UInt8]? in
+            let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: file)))
+            return bytes == Array("null".utf8) ? nil : bytes
+        }
         if let file = node.valueFile {
             let reader = JSONReader(source: try InputFile(path: file), sourceName: file)
-            try reader.transfer(to: writer)
+            if let priority, try reader.peek() != .null {
+                try writer.beginObject()
+                try writer.name(".priority")
+                try priority.withUnsafeBytes { try writer.value(compactJSON: $0) }
+                try writer.name(".value")
+                try reader.transfer(to: writer)
+                try writer.endObject()
+            } else {
+                try reader.transfer(to: writer)
+            }
             return
         }
         if !exportFormat, Self.readsAsArray(node.keys) {
@@ -266,6 +291,10 @@ public struct ExportJob: Sendable {
             return
         }
         try writer.beginObject()
+        if let priority {
+            try writer.name(".priority")
+            try priority.withUnsafeBytes { try writer.value(compactJSON: $0) }
+        }
         for page in node.pages { try assembleObject(page, writer: writer) }
         try writer.endObject()
     }

@@ -13,6 +13,7 @@ struct DumpKitCommand: ParsableCommand {
             ConvertCommand.self, StatsCommand.self, MigrateCommand.self, ValidateCommand.self,
             ExtractBlobsCommand.self, InlineBlobsCommand.self, CheckBlobsCommand.self,
             ArchiveCommand.self, BackupCommand.self, ListCommand.self, VerifyCommand.self, RestoreCommand.self,
+            ExportCommand.self, ImportCommand.self,
         ]
     )
 

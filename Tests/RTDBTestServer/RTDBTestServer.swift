@@ -38,7 +38,7 @@ public final class RTDBTestServer: Sendable {
     private let state: NIOLockedValueBox<State>
 
     fileprivate struct State {
-        var faults: [(method: String?, fault: Fault)] = []
+        var faults: [(method: String?, skip: Int, fault: Fault)] = []
         var log: [LoggedRequest] = []
     }
 
@@ -77,9 +77,12 @@ public final class RTDBTestServer: Sendable {
         try group.syncShutdownGracefully()
     }
 
-    /// Queues faults for the next requests (of `method`, or any); each is used once, in order.
-    public func injectFaults(_ faults: [Fault], method: String? = nil) {
-        state.withLockedValue { $0.faults += faults.map { (method, $0) } }
+    /// Queues faults for the next requests (of `method`, or any), after `skipping` such requests
+    /// answered normally; each fault is used once, in order.
+    public func injectFaults(_ faults: [Fault], method: String? = nil, skipping: Int = 0) {
+        state.withLockedValue { s in
+            for (i, fault) in faults.enumerated() { s.faults.append((method, i == 0 ? skipping : 0, fault)) }
+        }
     }
 
     /// The requests answered so far, in order.
@@ -129,6 +132,10 @@ extension RTDBTestServer {
             }
             let fault: Fault? = state.withLockedValue { s in
                 guard let i = s.faults.firstIndex(where: { $0.method == nil || $0.method == method }) else { return nil }
+                if s.faults[i].skip > 0 {
+                    s.faults[i].skip -= 1
+                    return nil
+                }
                 return s.faults.remove(at: i).fault
             }
             switch fault {
