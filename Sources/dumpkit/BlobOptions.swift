@@ -4,7 +4,7 @@ import Foundation
 
 /// Options the blob commands share: the store, the reference style and the path patterns.
 struct BlobOptions: ParsableArguments {
-    @Option(name: .customLong("blobs"), help: "The blob store: a directory mirroring a bucket (created if needed when writing).")
+    @Option(name: .customLong("blobs"), help: "The blob store: a directory mirroring a bucket (created if needed when writing), or a bucket: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX.")
     var store: String
 
     @Option(name: .customLong("ref-style"), help: "References: object ({path, contentType, size, sha256, md5}), salada ({name, url, mimeType}), path (the object name) or url (the download URL).")

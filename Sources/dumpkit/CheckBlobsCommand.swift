@@ -21,11 +21,14 @@ struct CheckBlobsCommand: ParsableCommand {
 
     @OptionGroup var blobs: BlobOptions
 
+    @OptionGroup var stores: StoreOptions
+
     @OptionGroup var common: CommonOptions
 
     func run() throws {
         try reportingErrors {
             var job = CheckBlobsJob(input: input, store: blobs.store)
+            job.openStore = stores.openStore
             job.referenceStyle = blobs.referenceStyle
             job.match = try blobs.patterns()
             let (findings, references) = try job.run(progress: common.progress())

@@ -1,11 +1,12 @@
 import ArgumentParser
+import CloudHTTP
 import DumpKit
 import Foundation
 import LiveDatabase
 
 /// Options of the commands that talk to a live Realtime Database (`export`, `import`).
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "An OAuth2 access token (sent as Authorization: Bearer), e.g. from `gcloud auth print-access-token`.")
+    @Option(help: "An OAuth2 access token (sent as Authorization: Bearer), e.g. from `gcloud auth print-access-token`; default GOOGLE_OAUTH_ACCESS_TOKEN, else a token for the service-account key GOOGLE_APPLICATION_CREDENTIALS names.")
     var accessToken: String?
 
     @Option(name: .customLong("auth"), help: "A legacy database secret or a Firebase ID token, sent as auth=.")
@@ -14,7 +15,7 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "Requests in flight at once.")
     var jobs: Int = 8
 
-    @Option(help: "Seconds a request may take before it is abandoned and tried again.")
+    @Option(help: "Seconds a request may go without an answer before it is abandoned and tried again.")
     var timeout: Int = 300
 
     func validate() throws {
@@ -32,20 +33,24 @@ struct DatabaseOptions: ParsableArguments {
         }
     }
 
-    /// A client with the credentials the options and the environment give (none for an emulator).
+    /// A client with the credentials the options and the environment give (none for an emulator):
+    /// `--auth`, else an access token from `--access-token`, `GOOGLE_OAUTH_ACCESS_TOKEN` or the
+    /// service-account key `GOOGLE_APPLICATION_CREDENTIALS` names (CloudHTTP's token provider).
     func client(for location: DatabaseURL) throws -> DatabaseClient {
         var auth = DatabaseAuth.none
         if location.sendsCredentials {
             if let secret = authSecret {
                 auth = .authParameter(secret)
-            } else if let token = accessToken ?? ProcessInfo.processInfo.environment["GOOGLE_OAUTH_ACCESS_TOKEN"], !token.isEmpty {
-                auth = .accessToken { token }
-            } else if let key = ProcessInfo.processInfo.environment["GOOGLE_APPLICATION_CREDENTIALS"], !key.isEmpty {
-                throw UsageError("GOOGLE_APPLICATION_CREDENTIALS (\(key)): service-account keys are not supported by this build yet; give --access-token (gcloud auth print-access-token) or --auth")
+            } else if let provider = try GoogleAccessTokenProvider.fromEnvironment(accessToken: accessToken, scopes: Self.scopes) {
+                auth = .accessToken { try await provider.accessToken() }
             }
         }
         return DatabaseClient(auth: auth, requestTimeout: .seconds(Int64(timeout)))
     }
+
+    /// The scopes a service account's token needs for the Realtime Database
+    /// (firebase.google.com/docs/database/rest/auth).
+    static let scopes = ["https://www.googleapis.com/auth/firebase.database", "https://www.googleapis.com/auth/userinfo.email"]
 }
 
 /// Runs a database command body: errors become one line on standard error and the documented exit

@@ -12,7 +12,7 @@ struct DumpKitCommand: ParsableCommand {
         subcommands: [
             ConvertCommand.self, StatsCommand.self, MigrateCommand.self, ValidateCommand.self,
             ExtractBlobsCommand.self, InlineBlobsCommand.self, CheckBlobsCommand.self,
-            ArchiveCommand.self, BackupCommand.self, ListCommand.self, VerifyCommand.self, RestoreCommand.self,
+            ArchiveCommand.self, BackupCommand.self, ListCommand.self, VerifyCommand.self, RestoreCommand.self, CopyCommand.self,
             ExportCommand.self, ImportCommand.self,
         ]
     )

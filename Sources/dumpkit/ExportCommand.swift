@@ -1,4 +1,5 @@
 import ArgumentParser
+import CloudHTTP
 import DumpKit
 import Foundation
 import LiveDatabase
@@ -82,14 +83,7 @@ struct ExportCommand: ParsableCommand {
         let progress = !common.quiet && isatty(STDERR_FILENO) != 0 ? ExportProgressLine() : nil
         let summary = try reportingDatabaseErrors { [job] in
             defer { progress?.finish() }
-            do {
-                let summary = try await job.run(client: client) { progress?.update($0) }
-                try await client.shutdown()
-                return summary
-            } catch {
-                try? await client.shutdown()
-                throw error
-            }
+            return try await client.using { try await job.run(client: $0) { progress?.update($0) } }
         }
         if json {
             printJSONSummary([("output", output), ("requests", summary.requests), ("resumed", summary.resumed),

@@ -35,6 +35,8 @@ struct ExtractBlobsCommand: ParsableCommand {
 
     @OptionGroup var blobs: BlobOptions
 
+    @OptionGroup var stores: StoreOptions
+
     @Option(name: .customLong("min-bytes"), help: "Leave files smaller than this many decoded bytes in the dump.")
     var minBytes: Int = 1024
 
@@ -64,6 +66,7 @@ struct ExtractBlobsCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             var job = ExtractBlobsJob(input: input, output: output, store: blobs.store)
+            job.openStore = stores.openStore
             if contentAddressed && nameTemplate != nil { throw UsageError("--name and --content-addressed do not go together") }
             job.options.match = try blobs.patterns()
             job.options.minimumBytes = minBytes

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CloudHTTP
 import DumpKit
 import Foundation
 import LiveDatabase
@@ -94,14 +95,7 @@ struct ImportCommand: ParsableCommand {
         let client = try reportingErrors { try connection.client(for: target) }
         let progress = common.progress()
         let summary = try reportingDatabaseErrors { [job, progress = UncheckedProgress(progress)] in
-            do {
-                let summary = try await job.run(client: client, progress: progress.meter)
-                try await client.shutdown()
-                return summary
-            } catch {
-                try? await client.shutdown()
-                throw error
-            }
+            try await client.using { try await job.run(client: $0, progress: progress.meter) }
         }
         if json {
             printJSONSummary([("target", target.description), ("chunks", summary.chunks), ("resumedChunks", summary.chunksSkipped),

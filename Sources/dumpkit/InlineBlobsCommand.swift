@@ -25,6 +25,8 @@ struct InlineBlobsCommand: ParsableCommand {
 
     @OptionGroup var blobs: BlobOptions
 
+    @OptionGroup var stores: StoreOptions
+
     @Option(help: "Objects to read and encode at once (default: the number of cores).")
     var jobs: Int?
 
@@ -33,6 +35,7 @@ struct InlineBlobsCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             var job = InlineBlobsJob(input: input, output: output, store: blobs.store)
+            job.openStore = stores.openStore
             job.options.match = try blobs.patterns()
             job.options.referenceStyle = blobs.referenceStyle
             job.options.concurrency = try concurrency(jobs)

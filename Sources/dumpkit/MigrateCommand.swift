@@ -51,8 +51,10 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Run the plans backwards (v2 -> v1); refused when a step loses information and states no inverse.")
     var reverse = false
 
-    @Option(name: .customLong("blobs"), help: "The blob store (a directory mirroring a bucket) that the plans' extract-blobs steps write to.")
+    @Option(name: .customLong("blobs"), help: "The blob store (a directory mirroring a bucket, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX) that the plans' extract-blobs steps write to.")
     var blobStore: String?
+
+    @OptionGroup var stores: StoreOptions
 
     @Option(help: "The bucket of download URLs, for extract-blobs steps with ref-style salada-file.")
     var bucket: String?
@@ -77,6 +79,7 @@ struct MigrateCommand: ParsableCommand {
             job.dryRun = dryRun
             job.reverse = reverse
             job.blobStore = blobStore
+            job.openStore = stores.openStore
             job.bucket = bucket
             job.writerOptions = JSONWriter.Options(pretty: pretty, sortKeys: canonical)
             if let jobs { job.jobs = try concurrency(jobs) }

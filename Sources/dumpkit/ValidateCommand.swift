@@ -74,8 +74,10 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: "With --rules: also report data that no .write rule lets this auth write.")
     var strict = false
 
-    @Option(help: "Check the dump's blob references against this store (a directory mirroring a bucket).")
+    @Option(help: "Check the dump's blob references against this store (a directory mirroring a bucket, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX).")
     var blobs: String?
+
+    @OptionGroup var stores: StoreOptions
 
     @Option(name: .customLong("ref-style"), help: "With --blobs, the references: object, salada, path or url (see check-blobs).")
     var referenceStyle: BlobReferenceStyle = .object
@@ -106,6 +108,7 @@ struct ValidateCommand: ParsableCommand {
             job.rulesMemoryLimit = Int64(rulesMemoryLimit) << 20
             if let blobs {
                 job.blobs = ValidateJob.BlobCheck(store: blobs)
+                job.blobs?.openStore = stores.openStore
                 job.blobs?.style = referenceStyle
             }
             let catalog = SchemaCatalog()

@@ -11,8 +11,12 @@ public enum RequiredTool {
             let candidate = "\(directory)/\(name)"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
-        let message = "\(name) is not installed (apt-get install -y \(package), or run Scripts/setup.sh)"
-        if ProcessInfo.processInfo.environment["CI"] == "true" { throw TestData.Missing(description: message) }
-        throw XCTSkip(message)
+        throw missing("\(name) is not installed (apt-get install -y \(package), or run Scripts/setup.sh)")
+    }
+
+    /// A skip with `message`, or a failure when `CI=true`.
+    public static func missing(_ message: String) -> Error {
+        if ProcessInfo.processInfo.environment["CI"] == "true" { return TestData.Missing(description: message) }
+        return XCTSkip(message)
     }
 }

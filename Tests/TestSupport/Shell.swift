@@ -15,10 +15,12 @@ public enum Shell {
 
     /// Runs `executable` with `arguments`, feeding `stdin` from another thread so that large inputs
     /// cannot deadlock with the output pipes.
-    public static func execute(_ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> Result {
+    public static func execute(_ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil,
+                               environment: [String: String]? = nil) throws -> Result {
         let p = Process()
         p.executableURL = executable
         p.arguments = arguments
+        if let environment { p.environment = environment }
         if let directory { p.currentDirectoryURL = directory }
         let out = Pipe(), err = Pipe(), input = Pipe()
         p.standardOutput = out

@@ -45,6 +45,13 @@ public struct BlobExistsError: DataError, CustomStringConvertible, Sendable {
     public let existingSHA256: String
     public let newSHA256: String
 
+    public init(store: String, name: String, existingSHA256: String, newSHA256: String) {
+        self.store = store
+        self.name = name
+        self.existingSHA256 = existingSHA256
+        self.newSHA256 = newSHA256
+    }
+
     public var description: String {
         "blob store \(store): object \(String(reflecting: name)) already exists with other content (SHA-256 \(existingSHA256), not \(newSHA256))"
     }

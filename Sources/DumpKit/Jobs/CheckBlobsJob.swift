@@ -2,8 +2,10 @@
 /// `BlobReferenceChecker`); nothing is written.
 public struct CheckBlobsJob {
     public var input: String
-    /// The store's directory (only read).
+    /// The store's location (only read).
     public var store: String
+    /// Opens the store (`DirectoryBlobStore.openDirectory` unless the caller opens buckets too).
+    public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
     public var referenceStyle: BlobReferenceStyle = .object
     /// Only references at or below these patterns (none: all).
     public var match: [PathPattern] = []
@@ -15,11 +17,10 @@ public struct CheckBlobsJob {
 
     /// The findings (in dump order, orphans last by name) and how many references were checked.
     public func run(progress: ProgressMeter? = nil) throws -> (findings: [Finding], references: Int) {
-        let directory = try DirectoryBlobStore(directory: store, writable: false)
-        defer { directory.close() }
+        let opened = try openStore(store, false)
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
         defer { progress?.finish() }
-        return try BlobReferenceChecker.findings(in: inFile, sourceName: inFile.name, store: directory, style: referenceStyle, match: match)
+        return try BlobReferenceChecker.findings(in: inFile, sourceName: inFile.name, store: opened, style: referenceStyle, match: match)
     }
 }

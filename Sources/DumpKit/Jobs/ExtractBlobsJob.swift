@@ -12,8 +12,10 @@ import JSONStream
 public struct ExtractBlobsJob {
     public var input: String
     public var output: String
-    /// The store's directory.
+    /// The store's location (a directory, or what `openStore` opens).
     public var store: String
+    /// Opens the store (`DirectoryBlobStore.openDirectory` unless the caller opens buckets too).
+    public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
     public var options = ExtractBlobs.Options()
     /// Count what would be extracted, but write neither the output nor the store.
     public var dryRun = false
@@ -47,15 +49,14 @@ public struct ExtractBlobsJob {
         }
     }
 
-    /// Runs against the directory store at `store`.
+    /// Runs against the store at `store`.
     public func run(progress: ProgressMeter? = nil) throws -> Summary {
         try Self.check(options)
         try Self.refuseSameFile(input, output)
         guard !dryRun else { return try run(store: nil, progress: progress) }
-        let directory = try DirectoryBlobStore(directory: store, writable: true)
-        defer { directory.close() }
-        var summary = try run(store: directory, progress: progress)
-        summary.staleTemporaryFilesRemoved = directory.staleTemporaryFilesRemoved
+        let opened = try openStore(store, true)
+        var summary = try run(store: opened, progress: progress)
+        summary.staleTemporaryFilesRemoved = (opened as? DirectoryBlobStore)?.staleTemporaryFilesRemoved ?? 0
         return summary
     }
 

@@ -5,8 +5,10 @@ import JSONStream
 public struct InlineBlobsJob {
     public var input: String
     public var output: String
-    /// The store's directory (only read).
+    /// The store's location (only read).
     public var store: String
+    /// Opens the store (`DirectoryBlobStore.openDirectory` unless the caller opens buckets too).
+    public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
     public var options = InlineBlobs.Options()
 
     public init(input: String, output: String, store: String) {
@@ -22,12 +24,10 @@ public struct InlineBlobsJob {
         public var bytesOut: Int64
     }
 
-    /// Runs against the directory store at `store`.
+    /// Runs against the store at `store`.
     public func run(progress: ProgressMeter? = nil) throws -> Summary {
         try ExtractBlobsJob.refuseSameFile(input, output)
-        let directory = try DirectoryBlobStore(directory: store, writable: false)
-        defer { directory.close() }
-        return try run(store: directory, progress: progress)
+        return try run(store: try openStore(store, false), progress: progress)
     }
 
     /// Runs against any store; the output appears only if everything succeeds.

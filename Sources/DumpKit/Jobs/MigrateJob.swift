@@ -23,6 +23,8 @@ public struct MigrateJob {
     public var jobs = 1
     /// The blob store the plans' `extract-blobs` steps write to (a directory); needed when they have any.
     public var blobStore: String?
+    /// Opens the blob store (`DirectoryBlobStore.openDirectory` unless the caller opens buckets too).
+    public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
     /// The bucket of download URLs, for `extract-blobs` steps with `ref-style: salada-file`.
     public var bucket: String?
 
@@ -103,8 +105,7 @@ public struct MigrateJob {
         // Hashing is only for the report.
         let hashing = reportPath != nil
         let hashedInput = hashing ? HashingByteSource(inFile) : nil
-        let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try DirectoryBlobStore(directory: $0, writable: true) }
-        defer { store?.close() }
+        let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try openStore($0, true) }
         let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
         let rejectsFile = try rejectsPath.map { try OutputFile(path: $0) }
         let blobs = runner.blobExtractions.isEmpty ? nil : BlobExtractionReport()
@@ -152,7 +153,7 @@ public struct MigrateJob {
                                   inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
                                   rejectsPath: stats.rejects + conflicts.value > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
             summary.rejectExamples = rejects?.examples ?? []
-            summary.staleBlobFilesRemoved = store?.staleTemporaryFilesRemoved ?? 0
+            summary.staleBlobFilesRemoved = (store as? DirectoryBlobStore)?.staleTemporaryFilesRemoved ?? 0
             if let reportPath {
                 try writeReport(summary, to: reportPath)
             }

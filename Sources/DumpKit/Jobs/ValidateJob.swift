@@ -15,8 +15,10 @@ public struct ValidateJob {
     /// The blob store to cross-check the dump's references against (`--blobs`), see
     /// `BlobReferenceChecker`.
     public struct BlobCheck {
-        /// The store's directory (only read).
+        /// The store's location (only read).
         public var store: String
+        /// Opens the store (`DirectoryBlobStore.openDirectory` unless the caller opens buckets too).
+        public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
         public var style: BlobReferenceStyle = .object
         /// Only references at or below these patterns (none: all).
         public var match: [PathPattern] = []
@@ -92,8 +94,7 @@ public struct ValidateJob {
     /// first when rules are checked, and standard input also for the blob check.
     public func run(progress: ProgressMeter? = nil) throws -> FindingsReport {
         let file = try InputFile(path: input)
-        let store = try blobs.map { try DirectoryBlobStore(directory: $0.store, writable: false) }
-        defer { store?.close() }
+        let store = try blobs.map { try $0.openStore($0.store, false) }
         progress?.attach(file)
         var report = FindingsReport(source: file.name, maxFindings: maxFindings)
         report.checkedRules = Self.limitRules + schemas.map { "schema:\($0.file)" } + (rules.map { _ in ["rules:.validate"] } ?? [])

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Runs an async call from a synchronous caller (a `BlobStore` method on a pipeline worker thread)
+/// and waits for its result.
+///
+/// It blocks the calling thread, so it must be called from threads of the caller's own (worker
+/// threads, the main thread of the CLI), never from inside a task of Swift's cooperative pool, which
+/// the operation itself needs to make progress.
+public func runBlocking<T: Sendable>(_ operation: @escaping @Sendable () async throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do {
+            box.set(.success(try await operation()))
+        } catch {
+            box.set(.failure(error))
+        }
+        done.signal()
+    }
+    done.wait()
+    return try box.get()
+}
+
+/// The result handed from the task to the waiting thread.
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<T, any Error>?
+
+    func set(_ value: Result<T, any Error>) {
+        lock.withLock { result = value }
+    }
+
+    func get() throws -> T {
+        try lock.withLock { result! }.get()
+    }
+}

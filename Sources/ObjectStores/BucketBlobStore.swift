@@ -1,0 +1,112 @@
+import CloudHTTP
+import DumpKit
+import NIOCore
+
+/// A `BlobStore` in a bucket (S3-compatible or Cloud Storage, through its `ObjectStoreClient`), under
+/// the store URL's prefix. Called from pipeline worker threads; each call runs its requests on the
+/// shared HTTP client and waits (`runBlocking`), so many workers keep many requests in flight.
+///
+/// Safety comes from the server, not from local locks: every write is create-only (`If-None-Match: *`
+/// on S3, `ifGenerationMatch=0` on GCS), so an object that exists is never replaced by accident, even
+/// by another process. When a create finds an object, its size and hashes decide: the same content
+/// keeps it (its metadata updated if it differs, only while it is still the object that was read),
+/// other content is replaced only with `replacing`, else `BlobExistsError`. Large objects go as
+/// multipart/resumable uploads that appear only when complete.
+public final class BucketBlobStore: BlobStore {
+    public let client: any ObjectStoreClient
+
+    public init(client: any ObjectStoreClient) {
+        self.client = client
+    }
+
+    public var description: String { "bucket \(client.url)" }
+
+    public func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata, replacing: Bool) throws -> BlobPutOutcome {
+        try BlobObjectName.validate(metadata.name)
+        let body = ByteBuffer(bytes: content)
+        let client = self.client, store = description
+        return try runBlocking {
+            try await Self.put(body, metadata: metadata, replacing: replacing, client: client, store: store)
+        }
+    }
+
+    private static func put(_ body: ByteBuffer, metadata: BlobMetadata, replacing: Bool, client: any ObjectStoreClient, store: String) async throws -> BlobPutOutcome {
+        let key = client.url.key(metadata.name)
+        let object = StoredObject(key: key, metadata: metadata)
+        let read: @Sendable (Int64, Int) async throws -> ByteBuffer = { offset, length in body.getSlice(at: Int(offset), length: length)! }
+        if try await client.create(key: key, size: metadata.size, object: object, createOnly: true, read: read) == .created {
+            return .stored
+        }
+        guard let existing = try await client.head(key: key) else {
+            // Deleted between the create and the look: create again.
+            return try await put(body, metadata: metadata, replacing: replacing, client: client, store: store)
+        }
+        let same = existing.sha256.map { $0 == metadata.sha256 && existing.size == metadata.size }
+            ?? existing.hasSameContent(size: metadata.size, md5: metadata.md5, crc32c: metadata.crc32c)
+        if same {
+            if existing.sha256 != nil, existing.describingMetadata == object.describingMetadata { return .unchanged }
+            try await client.updateMetadata(key: key, object: object, existing: existing)
+            return .stored
+        }
+        guard replacing else {
+            throw BlobExistsError(store: store, name: metadata.name, existingSHA256: existing.sha256 ?? "not recorded (size \(existing.size), MD5 \(existing.md5 ?? "unknown"))",
+                                  newSHA256: metadata.sha256)
+        }
+        _ = try await client.create(key: key, size: metadata.size, object: object, createOnly: false, read: read)
+        return .replaced
+    }
+
+    /// Nothing to do: a store acknowledges a write only once it is durable.
+    public func sync() throws {}
+
+    public func get(_ name: String) throws -> [UInt8] {
+        let client = self.client, store = description
+        return try runBlocking {
+            do {
+                let body = try await client.get(key: client.url.key(name), range: nil)
+                return Array(body.readableBytesView)
+            } catch let e as ObjectStoreError where e.status == 404 {
+                throw BlobStoreError(store: store, name: name, message: "no such object")
+            }
+        }
+    }
+
+    /// The object's metadata; an object without DumpKit's hash record (written by another tool) is
+    /// read once and hashed to complete it.
+    public func metadata(_ name: String) throws -> BlobMetadata? {
+        let client = self.client
+        return try runBlocking {
+            let key = client.url.key(name)
+            guard let object = try await client.head(key: key) else { return nil }
+            if let complete = object.blobMetadata(name: name) { return complete }
+            let body = try await client.get(key: key, range: nil)
+            let digest = body.withUnsafeReadableBytes { ContentDigest($0) }
+            var m = digest.metadata(name: name, contentType: object.contentType, customMetadata: object.customMetadata)
+            m.cacheControl = object.cacheControl
+            m.contentDisposition = object.contentDisposition
+            m.contentEncoding = object.contentEncoding
+            m.contentLanguage = object.contentLanguage
+            m.updated = object.updated
+            return m
+        }
+    }
+
+    public func exists(_ name: String) throws -> Bool {
+        let client = self.client
+        return try runBlocking { try await client.head(key: client.url.key(name)) != nil }
+    }
+
+    /// Every object below the prefix, a page (1,000 names) in memory at a time.
+    public func list(_ body: (String) throws -> Void) throws {
+        let client = self.client
+        var token: String?
+        repeat {
+            let t = token
+            let page = try runBlocking { try await client.listPage(prefix: client.url.prefix, token: t) }
+            for object in page.objects {
+                if let name = client.url.name(ofKey: object.key) { try body(name) }
+            }
+            token = page.next
+        } while token != nil
+    }
+}

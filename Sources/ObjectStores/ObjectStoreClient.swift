@@ -1,0 +1,72 @@
+import CloudHTTP
+import NIOCore
+
+/// What DumpKit does with a bucket, the same for S3 (`S3Client`) and Cloud Storage (`GCSClient`):
+/// the blob store and `copy` are written once against it.
+public protocol ObjectStoreClient: Sendable {
+    var url: ObjectStoreURL { get }
+    /// The endpoint, as errors name it.
+    var endpoint: String { get }
+    /// The object's size, hashes and metadata, or `nil` when there is none.
+    func head(key: String) async throws -> StoredObject?
+    /// The object's bytes, all or `range` (end excluded).
+    func get(key: String, range: Range<Int64>?) async throws -> ByteBuffer
+    /// One page of the objects whose keys start with `prefix`, in byte order, after the page `token` names.
+    func listPage(prefix: String, token: String?) async throws -> ListPage
+    /// Writes `size` bytes, read piece by piece with `read(offset, length)`, with `object`'s metadata:
+    /// small objects in one request, large ones in parts that become the object only when all are in.
+    /// With `createOnly` an existing object is left as it is (`.exists`).
+    func create(key: String, size: Int64, object: StoredObject, createOnly: Bool,
+                read: @escaping @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer) async throws -> CreateOutcome
+    /// Sets the metadata of the object `existing` describes to `object`'s, keeping its bytes.
+    func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws
+}
+
+/// A page of a listing and the token of the next one (`nil`: the last page).
+public struct ListPage: Sendable {
+    public var objects: [StoredObject]
+    public var next: String?
+}
+
+/// What a write did.
+public enum CreateOutcome: Sendable {
+    case created
+    /// An object of that key existed (a create-only write got 412): nothing was written.
+    case exists
+}
+
+extension S3Client: ObjectStoreClient {
+    public func listPage(prefix: String, token: String?) async throws -> ListPage {
+        try await listPage(prefix: prefix, token: token, maxKeys: 1000)
+    }
+
+    public func create(key: String, size: Int64, object: StoredObject, createOnly: Bool,
+                       read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer) async throws -> CreateOutcome {
+        if size <= Int64(Self.singlePutLimit) {
+            return try await put(key: key, body: read(0, Int(size)), object: object, createOnly: createOnly)
+        }
+        return try await multipartUpload(key: key, object: object, size: size, createOnly: createOnly, readPart: read)
+    }
+
+    public func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws {
+        try await replaceMetadata(key: key, object: object, etag: existing.etag ?? "*")
+    }
+}
+
+extension GCSClient: ObjectStoreClient {
+    public func listPage(prefix: String, token: String?) async throws -> ListPage {
+        try await listPage(prefix: prefix, token: token, maxResults: 1000)
+    }
+
+    public func create(key: String, size: Int64, object: StoredObject, createOnly: Bool,
+                       read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer) async throws -> CreateOutcome {
+        if size <= Int64(Self.multipartLimit) {
+            return try await upload(key: key, body: read(0, Int(size)), object: object, createOnly: createOnly)
+        }
+        return try await resumableUpload(key: key, object: object, size: size, createOnly: createOnly, readChunk: read)
+    }
+
+    public func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws {
+        try await patch(key: key, object: object, removing: Array(existing.customMetadata.keys))
+    }
+}

@@ -1,0 +1,370 @@
+import AsyncHTTPClient
+import CloudHTTP
+import Crypto
+import DumpKit
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// An S3 client written from the S3 API reference for what DumpKit needs: HeadObject, GetObject
+/// (ranged), PutObject (conditional), CopyObject onto itself (metadata updates), ListObjectsV2 page by
+/// page, and multipart uploads. Every request is signed (`SignatureV4`) and retried (`RetryPolicy`);
+/// failures become `ObjectStoreError`s naming the store, the endpoint and the service's error.
+public final class S3Client: Sendable {
+    public let url: ObjectStoreURL
+    public let configuration: AWSConfiguration
+    public let checksum: ChecksumMode
+    public let retryPolicy: RetryPolicy
+    private let signer: SignatureV4
+
+    /// The largest body a single PutObject sends; larger objects go as multipart uploads.
+    public static let singlePutLimit = 8 << 20
+    /// S3's smallest part (all but the last) and most parts.
+    public static let minimumPartSize = 5 << 20
+    public static let maximumParts = 10_000
+
+    public init(url: ObjectStoreURL, configuration: AWSConfiguration, checksum: ChecksumMode = .crc32c, retryPolicy: RetryPolicy = .standard) {
+        self.url = url
+        self.configuration = configuration
+        self.checksum = checksum
+        self.retryPolicy = retryPolicy
+        signer = SignatureV4(credentials: configuration.credentials, region: configuration.region)
+    }
+
+    /// The endpoint as errors name it.
+    public var endpoint: String { configuration.endpoint ?? "https://s3.\(configuration.region).amazonaws.com" }
+
+    /// The part size for an object of `size` bytes: max(8 MiB, ceil(size / 10,000)).
+    public static func partSize(for size: Int64) -> Int {
+        max(8 << 20, Int((size + Int64(maximumParts) - 1) / Int64(maximumParts)))
+    }
+
+    // MARK: Objects
+
+    /// The object's size, hashes and metadata, or `nil` when there is none.
+    public func head(key: String) async throws -> StoredObject? {
+        let r: Response
+        do {
+            r = try await send(.HEAD, key: key, accept: [404])
+        } catch let e as ObjectStoreError where e.status.map({ (400..<500).contains($0) }) ?? false {
+            // A HEAD answer has no body, so no error code: a one-byte GET gets the service's own.
+            _ = try await send(.GET, key: key, headers: [("Range", "bytes=0-0")])
+            throw e
+        }
+        guard r.status != 404 else { return nil }
+        return storedObject(key: key, headers: r.headers)
+    }
+
+    /// The object's bytes, all or `range` (byte offsets, end excluded).
+    public func get(key: String, range: Range<Int64>? = nil) async throws -> ByteBuffer {
+        var headers: [(String, String)] = []
+        if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+        let limit = range.map { Int($0.count) } ?? Int(Int32.max)
+        let r = try await send(.GET, key: key, headers: headers, bodyLimit: limit)
+        if let range, r.body.readableBytes != range.count {
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "asked for \(range.count) bytes at \(range.lowerBound), got \(r.body.readableBytes)")
+        }
+        return r.body
+    }
+
+    /// PutObject of `body` with `object`'s metadata; `createOnly` sends `If-None-Match: *`, so an
+    /// existing object is never replaced (`.exists`). The payload is signed (its SHA-256 is in the
+    /// signature), so the store checks every byte.
+    public func put(key: String, body: ByteBuffer, object: StoredObject, createOnly: Bool) async throws -> CreateOutcome {
+        var headers = try metadataHeaders(object, key: key)
+        if createOnly { headers.append(("If-None-Match", "*")) }
+        let r = try await send(.PUT, key: key, headers: headers, body: .signed(body), accept: createOnly ? [412] : [])
+        return r.status == 412 ? .exists : .created
+    }
+
+    /// Replaces the metadata of the object (CopyObject onto itself, `x-amz-metadata-directive: REPLACE`),
+    /// only while its ETag is still `etag`.
+    public func replaceMetadata(key: String, object: StoredObject, etag: String) async throws {
+        var headers = try metadataHeaders(object, key: key)
+        headers.append(("x-amz-copy-source", "/" + SignatureV4.uriEncode(url.bucket + "/" + key, slash: false)))
+        headers.append(("x-amz-metadata-directive", "REPLACE"))
+        headers.append(("x-amz-copy-source-if-match", "\"\(etag)\""))
+        _ = try await send(.PUT, key: key, headers: headers)
+    }
+
+    /// One page of ListObjectsV2: the objects whose keys start with `prefix`, in UTF-8 byte order,
+    /// after the page `token` names, and the next page's token. `maxKeys` (at most 1,000) sets the page size.
+    public func listPage(prefix: String, token: String?, maxKeys: Int = 1000) async throws -> ListPage {
+            var query = [("list-type", "2"), ("prefix", prefix), ("max-keys", String(maxKeys))]
+            if let token { query.append(("continuation-token", token)) }
+            let r = try await send(.GET, key: nil, query: query, bodyLimit: 64 << 20)
+            guard let xml = XMLElementTree.parse(Data(r.body.readableBytesView)), xml.name == "ListBucketResult" else {
+                throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "ListObjectsV2 answered something that is not a ListBucketResult")
+            }
+            let objects = xml.all("Contents").compactMap { item -> StoredObject? in
+                guard let key = item["Key"]?.text, let size = item["Size"].flatMap({ Int64($0.text) }) else { return nil }
+                var o = StoredObject(key: key, size: size)
+                o.etag = item["ETag"].map { Self.unquoted($0.text) }
+                o.md5 = o.etag.flatMap(Self.md5(fromETag:))
+                o.updated = item["LastModified"].flatMap { Self.milliseconds(iso8601: $0.text) }
+                return o
+            }
+            let next = xml["IsTruncated"]?.text == "true" ? xml["NextContinuationToken"]?.text : nil
+            if xml["IsTruncated"]?.text == "true", next == nil {
+                throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "a truncated listing page has no NextContinuationToken")
+            }
+            return ListPage(objects: objects, next: next)
+    }
+
+    // MARK: Multipart uploads
+
+    /// Uploads `size` bytes that `readPart(offset, length)` gives part by part as a multipart upload,
+    /// `partsInFlight` parts at once: the object appears under `key` only when CompleteMultipartUpload
+    /// succeeds (`If-None-Match: *` there when `createOnly`), and any failure aborts the upload, so no
+    /// part is left behind and nothing appears. Memory: part size times `partsInFlight`.
+    public func multipartUpload(key: String, object: StoredObject, size: Int64, createOnly: Bool, partsInFlight: Int = 4,
+                                readPart: @escaping @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer) async throws -> CreateOutcome {
+        let partSize = Self.partSize(for: size)
+        let count = max(1, Int((size + Int64(partSize) - 1) / Int64(partSize)))
+        var headers = try metadataHeaders(object, key: key)
+        if checksum == .crc32c { headers.append(("x-amz-checksum-algorithm", "CRC32C")) }
+        let created = try await send(.POST, key: key, query: [("uploads", "")], headers: headers, bodyLimit: 1 << 20)
+        guard let uploadID = XMLElementTree.parse(Data(created.body.readableBytesView))?["UploadId"]?.text else {
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "CreateMultipartUpload answered no UploadId")
+        }
+        do {
+            var parts: [(number: Int, etag: String, crc32c: String?)] = []
+            try await withThrowingTaskGroup(of: (Int, String, String?).self) { group in
+                var next = 1
+                func start(_ number: Int) {
+                    group.addTask {
+                        let offset = Int64(number - 1) * Int64(partSize)
+                        let length = Int(min(Int64(partSize), size - offset))
+                        let body = try await readPart(offset, length)
+                        guard body.readableBytes == length else {
+                            throw ObjectStoreError(store: self.url.description, endpoint: self.endpoint, object: key, message: "part \(number) has \(body.readableBytes) bytes, not \(length): the source changed while it was copied")
+                        }
+                        return try await self.uploadPart(key: key, uploadID: uploadID, number: number, body: body)
+                    }
+                }
+                while next <= min(count, partsInFlight) { start(next); next += 1 }
+                while let part = try await group.next() {
+                    parts.append(part)
+                    if next <= count { start(next); next += 1 }
+                }
+            }
+            parts.sort { $0.number < $1.number }
+            var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+            for part in parts {
+                xml += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(xmlEscaped("\"\(part.etag)\""))</ETag>"
+                if let crc = part.crc32c { xml += "<ChecksumCRC32C>\(crc)</ChecksumCRC32C>" }
+                xml += "</Part>"
+            }
+            xml += "</CompleteMultipartUpload>"
+            let completed = try await send(.POST, key: key, query: [("uploadId", uploadID)], headers: createOnly ? [("If-None-Match", "*")] : [],
+                                           body: .signed(ByteBuffer(string: xml)), accept: createOnly ? [412] : [], bodyLimit: 1 << 20)
+            if completed.status == 412 {
+                try? await abort(key: key, uploadID: uploadID)
+                return .exists
+            }
+            // CompleteMultipartUpload may answer 200 with an <Error> body.
+            if let answer = XMLElementTree.parse(Data(completed.body.readableBytesView)), answer.name == "Error" {
+                throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, status: 200, code: answer["Code"]?.text,
+                                       message: answer["Message"]?.text ?? "CompleteMultipartUpload failed")
+            }
+            return .created
+        } catch {
+            try? await abort(key: key, uploadID: uploadID)
+            throw error
+        }
+    }
+
+    /// Uploads one part, its payload unsigned and guarded by the `checksum` mode's header; returns its
+    /// number, ETag and CRC-32C (for the completion, in `crc32c` mode).
+    private func uploadPart(key: String, uploadID: String, number: Int, body: ByteBuffer) async throws -> (Int, String, String?) {
+        var headers: [(String, String)] = []
+        var crc: String?
+        switch checksum {
+        case .crc32c:
+            var c = CRC32C()
+            body.withUnsafeReadableBytes { c.update($0) }
+            crc = c.base64
+            headers.append(("x-amz-checksum-crc32c", c.base64))
+        case .md5:
+            headers.append(("Content-MD5", Data(body.withUnsafeReadableBytes { Insecure.MD5.hash(data: $0) }).base64EncodedString()))
+        case .off:
+            break
+        }
+        let r = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], headers: headers, body: .unsigned(body))
+        guard let etag = r.headers.first(name: "etag") else {
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "UploadPart \(number) answered no ETag")
+        }
+        return (number, Self.unquoted(etag), crc)
+    }
+
+    /// AbortMultipartUpload: the store drops the parts.
+    public func abort(key: String, uploadID: String) async throws {
+        _ = try await send(.DELETE, key: key, query: [("uploadId", uploadID)], accept: [404])
+    }
+
+    /// The multipart uploads in progress under `prefix` (their keys and ids), for tests and clean-ups.
+    public func uploadsInProgress(prefix: String) async throws -> [(key: String, uploadID: String)] {
+        let r = try await send(.GET, key: nil, query: [("uploads", ""), ("prefix", prefix)], bodyLimit: 64 << 20)
+        guard let xml = XMLElementTree.parse(Data(r.body.readableBytesView)) else { return [] }
+        return xml.all("Upload").compactMap { u in u["Key"].flatMap { k in u["UploadId"].map { (k.text, $0.text) } } }
+    }
+
+    // MARK: Requests
+
+    enum Body {
+        case empty
+        /// Sent with its SHA-256 in `x-amz-content-sha256` (covered by the signature).
+        case signed(ByteBuffer)
+        /// Sent as `UNSIGNED-PAYLOAD`.
+        case unsigned(ByteBuffer)
+    }
+
+    struct Response {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: ByteBuffer
+    }
+
+    /// Sends a signed request to the bucket (or to `key` in it), retried by the policy; a status other
+    /// than 2xx and `accept` throws an `ObjectStoreError`.
+    func send(_ method: HTTPMethod, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
+              body: Body = .empty, accept: Set<Int> = [], bodyLimit: Int = 1 << 20) async throws -> Response {
+        let base: String, host: String, path: String
+        if let endpoint = configuration.endpoint {
+            base = endpoint
+            host = String(endpoint.drop { $0 != "/" }.dropFirst(2).prefix { $0 != "/" })
+            path = "/" + url.bucket + (key.map { "/" + $0 } ?? "/")
+        } else {
+            host = "\(url.bucket).s3.\(configuration.region).amazonaws.com"
+            base = "https://" + host
+            path = "/" + (key ?? "")
+        }
+        let payloadHash: String
+        var buffer: ByteBuffer?
+        switch body {
+        case .empty:
+            payloadHash = SignatureV4.hex(SHA256.hash(data: Data()))
+        case .signed(let b):
+            payloadHash = b.withUnsafeReadableBytes { SignatureV4.hex(SHA256.hash(data: $0)) }
+            buffer = b
+        case .unsigned(let b):
+            payloadHash = SignatureV4.unsignedPayload
+            buffer = b
+        }
+        let queryString = query.map { SignatureV4.uriEncode($0.0, slash: true) + "=" + SignatureV4.uriEncode($0.1, slash: true) }.joined(separator: "&")
+        let requestURL = base + SignatureV4.uriEncode(path, slash: false) + (query.isEmpty ? "" : "?" + queryString)
+        let described = "\(method.rawValue) \(key ?? url.bucket)"
+        do {
+            return try await retryPolicy.run { _ in
+                var request = HTTPClientRequest(url: requestURL)
+                request.method = method
+                let signed = signer.sign(method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers, payloadHash: payloadHash)
+                request.headers.add(name: "Host", value: host)
+                for (name, value) in headers + signed { request.headers.add(name: name, value: value) }
+                if let buffer {
+                    request.body = .bytes(buffer)
+                }
+                let response = try await SharedHTTPClient.client.execute(request, timeout: .seconds(300))
+                let status = Int(response.status.code)
+                if (200..<300).contains(status) || accept.contains(status) {
+                    let data = try await response.body.collect(upTo: method == .HEAD ? 0 : max(bodyLimit, 1))
+                    return Response(status: status, headers: response.headers, body: data)
+                }
+                let data = (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer()
+                let xml = XMLElementTree.parse(Data(data.readableBytesView))
+                throw HTTPServiceError(status: status, code: xml?["Code"]?.text ?? Self.code(forStatus: status),
+                                       message: xml?["Message"]?.text ?? response.status.reasonPhrase, request: described)
+            }
+        } catch let e as HTTPServiceError {
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, status: e.status, code: e.code, message: e.message)
+        } catch let e as ObjectStoreError {
+            throw e
+        } catch {
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "\(described) failed after \(retryPolicy.maxAttempts) attempts: \(error)")
+        }
+    }
+
+    /// S3's error code for a body-less error response (HEAD).
+    static func code(forStatus status: Int) -> String? {
+        switch status {
+        case 403: return "Forbidden"
+        case 404: return "NotFound"
+        case 412: return "PreconditionFailed"
+        default: return nil
+        }
+    }
+
+    // MARK: Metadata
+
+    /// The headers that carry `object`'s metadata; custom values must be ASCII (S3 sends them as headers).
+    func metadataHeaders(_ object: StoredObject, key: String) throws -> [(String, String)] {
+        var headers: [(String, String)] = []
+        func add(_ name: String, _ value: String?) { if let value { headers.append((name, value)) } }
+        add("Content-Type", object.contentType ?? "application/octet-stream")
+        add("Cache-Control", object.cacheControl)
+        add("Content-Disposition", object.contentDisposition)
+        add("Content-Encoding", object.contentEncoding)
+        add("Content-Language", object.contentLanguage)
+        var custom = object.customMetadata
+        custom[MetadataKeys.sha256] = object.sha256
+        custom[MetadataKeys.md5] = object.md5
+        custom[MetadataKeys.crc32c] = object.crc32c
+        for (name, value) in custom.sorted(by: { $0.key < $1.key }) {
+            guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
+                throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key,
+                                       message: "custom metadata \(String(reflecting: name)) is not printable ASCII, which S3 metadata headers cannot carry")
+            }
+            headers.append(("x-amz-meta-" + name, value))
+        }
+        return headers
+    }
+
+    /// The object a HeadObject or GetObject response describes.
+    func storedObject(key: String, headers: HTTPHeaders) -> StoredObject {
+        var o = StoredObject(key: key, size: headers.first(name: "content-length").flatMap { Int64($0) } ?? 0)
+        o.etag = headers.first(name: "etag").map(Self.unquoted)
+        o.contentType = headers.first(name: "content-type")
+        o.cacheControl = headers.first(name: "cache-control")
+        o.contentDisposition = headers.first(name: "content-disposition")
+        o.contentEncoding = headers.first(name: "content-encoding")
+        o.contentLanguage = headers.first(name: "content-language")
+        o.updated = headers.first(name: "last-modified").flatMap(Self.milliseconds(httpDate:))
+        for header in headers where header.name.lowercased().hasPrefix("x-amz-meta-") {
+            o.customMetadata[MetadataKeys.restoringCase(String(header.name.lowercased().dropFirst(11)))] = header.value
+        }
+        MetadataKeys.takeHashes(&o)
+        if o.md5 == nil { o.md5 = o.etag.flatMap(Self.md5(fromETag:)) }
+        return o
+    }
+
+    static func unquoted(_ s: String) -> String {
+        s.hasPrefix("\"") && s.hasSuffix("\"") && s.count >= 2 ? String(s.dropFirst().dropLast()) : s
+    }
+
+    /// The base64 MD5 a single-part ETag (32 hex digits) is; `nil` for multipart ETags (`...-N`).
+    static func md5(fromETag etag: String) -> String? {
+        let hex = Array(etag.utf8)
+        guard hex.count == 32 else { return nil }
+        var bytes: [UInt8] = []
+        for i in stride(from: 0, to: 32, by: 2) {
+            guard let b = UInt8(String(decoding: hex[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(b)
+        }
+        return Data(bytes).base64EncodedString()
+    }
+
+    static func milliseconds(iso8601 s: String) -> Int64? {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let date = f.date(from: s) ?? ISO8601DateFormatter().date(from: s)
+        return date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+    }
+
+    static func milliseconds(httpDate s: String) -> Int64? {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "GMT")
+        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return f.date(from: s).map { Int64($0.timeIntervalSince1970 * 1000) }
+    }
+}

@@ -1,0 +1,245 @@
+import CloudHTTP
+import DumpKit
+import Foundation
+import NIOCore
+
+/// `dumpkit copy SRC DST`: copies the objects of one store to another (a directory blob store with
+/// its metadata sidecars, `s3://`, `gs://`), content and metadata, `jobs` objects in flight.
+///
+/// Nothing at the destination is ever deleted or replaced: an object already there with the same
+/// content (equal size and MD5, CRC-32C or SHA-256) is skipped, its metadata brought up to date when
+/// it differs; one with other content is a conflict, listed, and the run ends with exit code 1. Every
+/// write is create-only, so a concurrent writer's object is never overwritten either. Bucket listings
+/// are read a page at a time; a directory source is listed by name first (names only in memory).
+public struct StoreCopier {
+    public var source: String
+    public var destination: String
+    public var filter = PathFilter()
+    /// Look and count, write nothing.
+    public var dryRun = false
+    /// Objects in flight (each one or two requests, or a part upload at a time).
+    public var jobs = 64
+    public var options: ObjectStoreOptions
+
+    public init(source: String, destination: String, options: ObjectStoreOptions) {
+        self.source = source
+        self.destination = destination
+        self.options = options
+    }
+
+    /// What a run did (or, dry, would do).
+    public struct Summary: Sendable {
+        public var listed = 0
+        public var copied = 0
+        public var copiedBytes: Int64 = 0
+        public var skipped = 0
+        public var skippedBytes: Int64 = 0
+        public var metadataUpdated = 0
+        /// Objects at the destination with other content (kept as they are), first 100 names.
+        public var conflicts = 0
+        public var conflictNames: [String] = []
+        /// Names the destination cannot take (a directory refuses `..`, absolute names, NUL...), first 100.
+        public var refused = 0
+        public var refusedNames: [String] = []
+    }
+
+    /// Copies; `progress` is called after each object with the counts so far. Store errors (credentials,
+    /// a missing bucket, a failed request after its retries) stop the run and are thrown.
+    public func run(progress: (@Sendable (Summary) -> Void)? = nil) throws -> Summary {
+        let from = try Endpoint(source, writable: false, options: options)
+        let to = try Endpoint(destination, writable: !dryRun, options: options)
+        let filter = self.filter, dryRun = self.dryRun, jobs = max(1, self.jobs)
+        return try runBlocking {
+            var summary = Summary()
+            try await withThrowingTaskGroup(of: Outcome.self) { group in
+                var inFlight = 0
+                func take(_ outcome: Outcome) {
+                    inFlight -= 1
+                    summary.add(outcome)
+                    progress?(summary)
+                }
+                try await from.listNames { names in
+                    for name in names where filter.matches(name) {
+                        summary.listed += 1
+                        if inFlight >= jobs, let done = try await group.next() { take(done) }
+                        inFlight += 1
+                        group.addTask { try await Self.copy(name, from: from, to: to, dryRun: dryRun) }
+                    }
+                }
+                while let done = try await group.next() { take(done) }
+            }
+            return summary
+        }
+    }
+
+    enum Outcome: Sendable {
+        case copied(Int64)
+        case skipped(Int64)
+        case metadataUpdated
+        case conflict(String)
+        case refused(String)
+    }
+
+    private static func copy(_ name: String, from: Endpoint, to: Endpoint, dryRun: Bool) async throws -> Outcome {
+        if case .directory = to.kind {
+            do { try BlobObjectName.validate(name) } catch { return .refused(name) }
+        }
+        guard var object = try await from.info(name) else { return .skipped(0) }  // gone since it was listed
+        if let existing = try await to.info(name) {
+            let same = existing.sha256.flatMap { a in object.sha256.map { $0 == a && existing.size == object.size } }
+                ?? existing.hasSameContent(size: object.size, md5: object.md5, crc32c: object.crc32c)
+            guard same else { return .conflict(name) }
+            if existing.describingMetadata == object.describingMetadata { return .skipped(object.size) }
+            if !dryRun { try await to.updateMetadata(name, object: object, existing: existing, from: from) }
+            return .metadataUpdated
+        }
+        if dryRun { return .copied(object.size) }
+        switch try await to.write(name, object: &object, from: from) {
+        case .created: return .copied(object.size)
+        case .exists: return .conflict(name)
+        }
+    }
+
+    /// One side of a copy: a directory blob store or a bucket.
+    final class Endpoint: Sendable {
+        enum Kind: Sendable {
+            case directory(DirectoryBlobStore)
+            case bucket(any ObjectStoreClient)
+        }
+
+        let kind: Kind
+        /// The location as given, for messages.
+        let location: String
+
+        init(_ location: String, writable: Bool, options: ObjectStoreOptions) throws {
+            self.location = location
+            if let url = try ObjectStoreURL(location) {
+                kind = .bucket(try options.client(for: url))
+            } else {
+                kind = .directory(try DirectoryBlobStore(directory: location, writable: writable))
+            }
+        }
+
+        /// Calls `body` with the names of the objects, a listing page at a time.
+        func listNames(_ body: ([String]) async throws -> Void) async throws {
+            switch kind {
+            case .directory(let store):
+                var names: [String] = []
+                try store.list { names.append($0) }
+                try await body(names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+            case .bucket(let client):
+                var token: String?
+                repeat {
+                    let page = try await client.listPage(prefix: client.url.prefix, token: token)
+                    try await body(page.objects.compactMap { client.url.name(ofKey: $0.key) })
+                    token = page.next
+                } while token != nil
+            }
+        }
+
+        /// The object's size, hashes and metadata, or `nil`.
+        func info(_ name: String) async throws -> StoredObject? {
+            switch kind {
+            case .directory(let store):
+                return try store.metadata(name).map { StoredObject(key: name, metadata: $0) }
+            case .bucket(let client):
+                return try await client.head(key: client.url.key(name))
+            }
+        }
+
+        /// The whole content.
+        func read(_ name: String) async throws -> ByteBuffer {
+            switch kind {
+            case .directory(let store): return ByteBuffer(bytes: try store.get(name))
+            case .bucket(let client): return try await client.get(key: client.url.key(name), range: nil)
+            }
+        }
+
+        /// Writes `object`'s content, read from `source`, create-only. Bucket to bucket, large
+        /// objects are streamed in ranged reads of a part each; otherwise the content is read whole
+        /// and its hashes are completed in `object`.
+        func write(_ name: String, object: inout StoredObject, from source: Endpoint) async throws -> CreateOutcome {
+            if case .bucket(let client) = kind, case .bucket(let sourceClient) = source.kind, object.size > Int64(S3Client.singlePutLimit) {
+                let sourceKey = sourceClient.url.key(name)
+                var o = object
+                o.key = client.url.key(name)
+                return try await client.create(key: o.key, size: o.size, object: o, createOnly: true) { offset, length in
+                    try await sourceClient.get(key: sourceKey, range: offset..<(offset + Int64(length)))
+                }
+            }
+            let body = try await source.read(name)
+            let digest = body.withUnsafeReadableBytes { ContentDigest($0) }
+            guard digest.size == object.size else {
+                throw BlobStoreError(store: source.location, name: name, message: "the object has \(digest.size) bytes, not the \(object.size) listed: it changed during the copy")
+            }
+            object.sha256 = digest.sha256
+            object.md5 = digest.md5
+            object.crc32c = digest.crc32c
+            switch kind {
+            case .directory(let store):
+                var m = digest.metadata(name: name, contentType: object.contentType, customMetadata: object.customMetadata)
+                m.cacheControl = object.cacheControl
+                m.contentDisposition = object.contentDisposition
+                m.contentEncoding = object.contentEncoding
+                m.contentLanguage = object.contentLanguage
+                m.updated = object.updated
+                do {
+                    _ = try body.withUnsafeReadableBytes { try store.put($0, metadata: m, replacing: false) }
+                    return .created
+                } catch is BlobExistsError {
+                    return .exists
+                }
+            case .bucket(let client):
+                var o = object
+                o.key = client.url.key(name)
+                return try await client.create(key: o.key, size: o.size, object: o, createOnly: true) { offset, length in
+                    body.getSlice(at: Int(offset), length: length)!
+                }
+            }
+        }
+
+        /// Brings the metadata of an object with the same content up to date.
+        func updateMetadata(_ name: String, object: StoredObject, existing: StoredObject, from source: Endpoint) async throws {
+            switch kind {
+            case .directory(let store):
+                let body = try await source.read(name)
+                var o = object
+                let digest = body.withUnsafeReadableBytes { ContentDigest($0) }
+                var m = digest.metadata(name: name, contentType: o.contentType, customMetadata: o.customMetadata)
+                m.cacheControl = o.cacheControl
+                m.contentDisposition = o.contentDisposition
+                m.contentEncoding = o.contentEncoding
+                m.contentLanguage = o.contentLanguage
+                m.updated = o.updated
+                o.sha256 = digest.sha256
+                _ = try body.withUnsafeReadableBytes { try store.put($0, metadata: m, replacing: false) }
+            case .bucket(let client):
+                var o = object
+                o.key = client.url.key(name)
+                if o.sha256 == nil { o.sha256 = existing.sha256 }
+                try await client.updateMetadata(key: o.key, object: o, existing: existing)
+            }
+        }
+    }
+}
+
+extension StoreCopier.Summary {
+    mutating func add(_ outcome: StoreCopier.Outcome) {
+        switch outcome {
+        case .copied(let bytes):
+            copied += 1
+            copiedBytes += bytes
+        case .skipped(let bytes):
+            skipped += 1
+            skippedBytes += bytes
+        case .metadataUpdated:
+            metadataUpdated += 1
+        case .conflict(let name):
+            conflicts += 1
+            if conflictNames.count < 100 { conflictNames.append(name) }
+        case .refused(let name):
+            refused += 1
+            if refusedNames.count < 100 { refusedNames.append(name) }
+        }
+    }
+}
