@@ -201,4 +201,25 @@ final class ExportImportTests: XCTestCase {
         XCTAssertEqual(String(decoding: s.database.contents(at: ["k09"]), as: UTF8.self), #"{"v":9}"#)
         XCTAssertEqual(String(decoding: s.database.contents(at: ["k11"]), as: UTF8.self), "null")
     }
+
+    func testExportFormatKeepsPrioritiesAndShallowKeepsOnlyTheKeys() async throws {
+        let tmp = try TemporaryDirectory()
+        let s = try server(.init(namespace: "test-db", maxResponseBytes: 120))
+        try s.database.load(json: Array(#"{"a":{".priority":1,"x":{".value":"v",".priority":"p"},"y":[1,2]},"b":{"c":{"d":"\#(String(repeating: "0123456789", count: 10))","e":{".value":2,".priority":3}}}}"#.utf8))
+        let out = tmp.url.appendingPathComponent("export.json").path
+        var job = ExportJob(source: try url(s, ""), output: out)
+        job.exportFormat = true
+        job.pageSize = 1
+        let summary = try await job.run(client: client())
+        XCTAssertGreaterThan(summary.splits, 0)
+        XCTAssertEqual(String(decoding: try contents(out), as: UTF8.self),
+                       String(decoding: s.database.contents(export: true), as: UTF8.self))
+        XCTAssertTrue(String(decoding: try contents(out), as: UTF8.self).contains(#""a":{".priority":1,"#))
+
+        let keys = tmp.url.appendingPathComponent("keys.json").path
+        var shallow = ExportJob(source: try url(s, ""), output: keys)
+        shallow.shallow = true
+        _ = try await shallow.run(client: client())
+        XCTAssertEqual(String(decoding: try contents(keys), as: UTF8.self), #"{"a":true,"b":true}"#)
+    }
 }
