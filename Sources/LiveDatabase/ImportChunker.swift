@@ -1,3 +1,4 @@
+import DumpKit
 import JSONStream
 
 /// One value an import writes: a path relative to the import's target and the value as compact JSON.
@@ -50,6 +51,9 @@ public struct ImportChunk: Sendable, Equatable {
 ///   entry and nothing the dump does not name is ever overwritten.
 /// - `replace`: the top-level children are written whole when they fit; one that does not is first
 ///   deleted by a barrier chunk (`{"T": null}`) and then written in pieces.
+///
+/// NDJSON records (`{"path": "/a/b", "value": ...}`, as `convert` writes them) are cut the same way,
+/// each record's value under its path: in `replace` mode each record is the unit replaced.
 public final class ImportChunker {
     public enum Mode: String, Sendable {
         case merge, replace
@@ -64,13 +68,20 @@ public final class ImportChunker {
         var bytes = 0
     }
 
-    private let reader: JSONReader
+    /// The document being cut: the dump, or the value of the current NDJSON record.
+    private var reader: JSONReader?
+    private let records: NDJSONReader?
+    /// The path of the current record's value (empty for a dump).
+    private var prefix: [String] = []
+    /// The depth of the containers `replace` writes whole or deletes first: 1 (the top-level
+    /// children) for a dump, 0 (the record itself) for a record.
+    private var unitDepth = 1
+    private let sourceName: String
     public let chunkSize: Int
     public let mode: Mode
     private var frames: [Frame] = []
     private var path: [String] = []
     private var buffered = 0
-    private var started = false
     private var finishedReading = false
     private var pending: [ImportEntry] = []
     private var pendingBytes = 2
@@ -85,8 +96,20 @@ public final class ImportChunker {
         public var description: String { "\(source): the dump's top level is not an object; import writes the children of an object" }
     }
 
+    /// Cuts the dump `reader` reads (its top level an object or an array).
     public init(reader: JSONReader, chunkSize: Int, mode: Mode) {
         self.reader = reader
+        records = nil
+        sourceName = reader.sourceName ?? "dump"
+        self.chunkSize = max(chunkSize, 64)
+        self.mode = mode
+    }
+
+    /// Cuts the records `records` reads.
+    public init(records: NDJSONReader, chunkSize: Int, mode: Mode) {
+        reader = nil
+        self.records = records
+        sourceName = records.reader.sourceName ?? "records"
         self.chunkSize = max(chunkSize, 64)
         self.mode = mode
     }
@@ -100,13 +123,18 @@ public final class ImportChunker {
         return ready.isEmpty ? nil : ready.removeFirst()
     }
 
-    /// Reads one token and files what it finishes.
+    /// Reads one token (or NDJSON record) and files what it finishes.
     private func step() throws {
-        if !started {
-            started = true
+        guard let reader else {
+            try startNextRecord()
+            return
+        }
+        if frames.isEmpty {
             let k = try reader.next()
-            guard k == .beginObject || k == .beginArray else { throw NotAnObject(source: reader.sourceName ?? "dump") }
-            frames.append(Frame(key: nil, isArray: k == .beginArray, openedUp: true))
+            guard k == .beginObject || k == .beginArray else { throw NotAnObject(source: sourceName) }
+            // The dump's root (or a record at the root) is written by its children; a record's value
+            // is kept whole in replace mode while it fits.
+            frames.append(Frame(key: nil, isArray: k == .beginArray, openedUp: prefix.isEmpty || mode == .merge))
             return
         }
         let k = try reader.next()
@@ -124,6 +152,11 @@ public final class ImportChunker {
             let frame = frames.removeLast()
             buffered -= frame.bytes
             if frames.isEmpty {
+                if records != nil {
+                    if !frame.openedUp, !frame.members.isEmpty { emit(ImportEntry(path: prefix, json: Self.objectJSON(frame.members))) }
+                    self.reader = nil
+                    return
+                }
                 guard try reader.next() == .end else { throw reader.error(.trailingData, "unexpected content after the dump's value") }
                 finishedReading = true
                 return
@@ -149,6 +182,28 @@ public final class ImportChunker {
         }
     }
 
+    /// Takes the next NDJSON record: a leaf is one entry, a container becomes the document to cut.
+    private func startNextRecord() throws {
+        guard let record = try records?.next(passThrough: nil) else {
+            finishedReading = true
+            return
+        }
+        guard let value = record.value, !value.isNull else { return }
+        let sink = MemoryByteSink()
+        let writer = JSONWriter(sink: sink)
+        try writer.value(value)
+        try writer.flush()
+        switch value {
+        case .object, .array:
+            prefix = record.path
+            unitDepth = record.path.isEmpty ? 1 : 0
+            reader = JSONReader(bytes: sink.bytes)
+        default:
+            guard !record.path.isEmpty else { throw NotAnObject(source: sourceName) }
+            emit(ImportEntry(path: record.path, json: sink.bytes))
+        }
+    }
+
     /// The key of the value that starts now: the name just read, or the array index.
     private func takeKey() -> String {
         if frames[frames.count - 1].isArray {
@@ -163,7 +218,7 @@ public final class ImportChunker {
     private func finish(key: String, json: [UInt8]) {
         let top = frames.count - 1
         if frames[top].openedUp {
-            emit(ImportEntry(path: path + [key], json: json))
+            emit(ImportEntry(path: prefix + path + [key], json: json))
             return
         }
         frames[top].members.append((key, json))
@@ -178,9 +233,9 @@ public final class ImportChunker {
     /// Turns the kept members of the container at `index` into entries; its later members follow as entries too.
     private func openUp(_ index: Int) {
         // frames[i] (i >= 1) is the container at path[..<i]; the root is frames[0].
-        let containerPath = Array(path[..<index])
-        if mode == .replace, index == 1 {
-            // A top-level child too large to write whole: delete it first, in a chunk of its own.
+        let containerPath = prefix + path[..<index]
+        if mode == .replace, index == unitDepth {
+            // A unit too large to write whole: delete it first, in a chunk of its own.
             flushPending()
             ready.append(ImportChunk(index: nextIndex, entries: [ImportEntry(path: containerPath, json: Array("null".utf8))], isBarrier: true))
             nextIndex += 1

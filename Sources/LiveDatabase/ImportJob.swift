@@ -19,6 +19,10 @@ public struct ImportJob: Sendable {
     public var mode: ImportChunker.Mode = .merge
     /// The journal's path; by default beside the input, named after the target and options.
     public var journalPath: String?
+    /// `json` (a dump) or `ndjson` (records); by default from the file name, else `json`.
+    public var format: DumpFormat?
+
+    private var effectiveFormat: DumpFormat { format ?? DumpFormat.forPath(input) ?? .json }
 
     public init(input: String, target: DatabaseURL) {
         self.input = input
@@ -41,7 +45,7 @@ public struct ImportJob: Sendable {
         public let findings: [Finding]
         public var description: String {
             let shown = findings.prefix(5).map { f in
-                "\(input):\(f.line ?? 0):\(f.column ?? 0) at \(f.pointer): \(f.message) (\(f.rule))"
+                "\(input):\(f.line ?? 0)\(f.column.map { ":\($0)" } ?? "") at \(f.pointer): \(f.message) (\(f.rule))"
             }
             let more = findings.count > 5 ? "\n  ... and \(findings.count - 5) more" : ""
             return "the dump breaks the database's limits, nothing was sent:\n  " + shown.joined(separator: "\n  ") + more
@@ -69,11 +73,12 @@ public struct ImportJob: Sendable {
     }
 
     private var identity: String {
-        "dumpkit import v1 \(target) mode=\(mode.rawValue) chunk-size=\(chunkSize) input=\(input)"
+        "dumpkit import v1 \(target) mode=\(mode.rawValue) chunk-size=\(chunkSize) format=\(effectiveFormat.rawValue) input=\(input)"
     }
 
     /// Checks the dump's limits, without sending anything.
     public func checkLimits() throws {
+        if effectiveFormat == .ndjson { return try checkRecordLimits() }
         let file = try InputFile(path: input)
         let reader = JSONReader(source: file, sourceName: input)
         var errors: [Finding] = []
@@ -84,10 +89,48 @@ public struct ImportJob: Sendable {
         if !errors.isEmpty { throw LimitsBroken(input: input, findings: errors) }
     }
 
+    /// Checks each NDJSON record's path and value as the value placed at its path in a tree, so keys
+    /// of the path, depth and the value's own limits are all checked; findings carry the record's line.
+    private func checkRecordLimits() throws {
+        let records = NDJSONReader(source: try InputFile(path: input), sourceName: input)
+        var errors: [Finding] = []
+        while let record = try records.next(passThrough: nil) {
+            let line = records.reader.location.line
+            let sink = MemoryByteSink()
+            let writer = JSONWriter(sink: sink)
+            for key in record.path {
+                try writer.beginObject()
+                try writer.name(key)
+            }
+            try writer.value(record.value ?? .null)
+            for _ in record.path { try writer.endObject() }
+            try writer.flush()
+            let reader = JSONReader(bytes: sink.bytes)
+            let checker = DatabaseLimitsChecker { f in
+                guard f.severity == .error else { return }
+                var f = f
+                f.line = line
+                f.column = nil
+                errors.append(f)
+            }
+            reader.tokenObserver = { checker.observe($0, $1) }
+            try reader.skipValue()
+        }
+        if !errors.isEmpty { throw LimitsBroken(input: input, findings: errors) }
+    }
+
+    /// The chunk planner over the input, as its format says.
+    private func chunker() throws -> (ImportChunker, InputFile) {
+        let file = try InputFile(path: input)
+        if effectiveFormat == .ndjson {
+            return (ImportChunker(records: NDJSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: mode), file)
+        }
+        return (ImportChunker(reader: JSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: mode), file)
+    }
+
     /// The chunks, in order, as a dry run lists them.
     public func plan(_ each: (ImportChunk) throws -> Void) throws {
-        let file = try InputFile(path: input)
-        let chunker = ImportChunker(reader: JSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: mode)
+        let (chunker, _) = try chunker()
         while let chunk = try chunker.next() { try each(chunk) }
     }
 
@@ -96,9 +139,8 @@ public struct ImportJob: Sendable {
         guard input != "-" else { throw UsageError("import reads the dump twice (limits first): give a file, not -") }
         try checkLimits()
         let journal = try RunJournal(path: effectiveJournalPath, identity: identity + " " + Self.fileStamp(input))
-        let file = try InputFile(path: input)
+        let (chunker, file) = try chunker()
         progress?.attach(file)
-        let chunker = ImportChunker(reader: JSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: mode)
         let sender = ChunkSender(client: client, target: target)
         var summary = Summary()
         try await withThrowingTaskGroup(of: (Int, ChunkSender.Outcome).self) { group in

@@ -31,6 +31,10 @@ struct ImportCommand: ParsableCommand {
             at most --jobs - 1, finish), and the error names the chunk's JSON Pointers and the database's \
             message.
 
+            NDJSON records ({"path": "/a/b", "value": ...} per line, as convert writes them) are imported \
+            the same way, each value under its path; with --replace each record replaces the value at its \
+            path.
+
             Resumable: committed chunks are noted in a journal beside the dump \
             (.NAME.dumpkit-import-HASH.journal, or --journal); the same command run again after a kill sends \
             only the chunks not committed. The journal is removed when the import is complete.
@@ -47,13 +51,17 @@ struct ImportCommand: ParsableCommand {
                   --access-token "$(gcloud auth print-access-token)"
               dumpkit import users.json https://my-app.firebaseio.com/users --replace --jobs 16
               dumpkit import big.json.zst https://my-app.firebaseio.com --dry-run
+              dumpkit import todolist.ndjson https://my-app.firebaseio.com
               FIREBASE_DATABASE_EMULATOR_HOST=127.0.0.1:9000 \\
                   dumpkit import seed.json https://demo-app.firebaseio.com
             """
     )
 
-    @Argument(help: "The dump file (.json, .json.gz, .json.zst, ...).")
+    @Argument(help: "The dump file (.json, .json.gz, .json.zst, ...), or NDJSON records (.ndjson, .jsonl).")
     var input: String
+
+    @Option(help: "Input format: json or ndjson (default: from the file name, else json).")
+    var from: DumpFormat?
 
     @Argument(help: "The database URL and path: https://NAME.firebaseio.com[/PATH] or https://NAME.REGION.firebasedatabase.app[/PATH].")
     var database: String
@@ -88,6 +96,7 @@ struct ImportCommand: ParsableCommand {
         job.jobs = connection.jobs
         job.mode = replace ? .replace : .merge
         job.journalPath = journal
+        job.format = from
         if dryRun {
             try reportingErrors { try printPlan(job) }
             return

@@ -222,4 +222,37 @@ final class ExportImportTests: XCTestCase {
         _ = try await shallow.run(client: client())
         XCTAssertEqual(String(decoding: try contents(keys), as: UTF8.self), #"{"a":true,"b":true}"#)
     }
+
+    func testNDJSONRecordsImportAsTheDumpTheyCameFrom() async throws {
+        let dir = try TestData.directory("real-dumps")
+        let tmp = try TemporaryDirectory()
+        for name in ["budgetparty__firebase-export.sanitized.json", "HooHacks19__firebase-export.json"] {
+            let records = tmp.url.appendingPathComponent("\(name).ndjson").path
+            var convert = ConvertJob(input: dir.appendingPathComponent(name).path, output: records)
+            convert.records = [try PathPattern("/*/*")]
+            _ = try convert.run(progress: nil)
+            let expected = RTDBDatabase(configuration: .init())
+            try expected.load(json: try contents(dir.appendingPathComponent(name).path))
+            for mode in [ImportChunker.Mode.merge, .replace] {
+                let target = try server(.init(namespace: "test-db", maxWriteBytes: 4096))
+                let summary = try await importDump(records, into: target, "", chunkSize: 3000, mode: mode)
+                XCTAssertGreaterThan(summary.chunks, 1)
+                XCTAssertTrue(target.database.contents() == expected.contents(), "\(name) \(mode)")
+            }
+        }
+    }
+
+    func testNDJSONRecordsWithForbiddenKeysInTheirPathsSendNothing() async throws {
+        let tmp = try TemporaryDirectory()
+        let records = tmp.url.appendingPathComponent("r.ndjson").path
+        try Data(#"{"path":"/ok/a","value":1}\#n{"path":"/bad.key/b","value":{"c":2}}\#n"#.utf8).write(to: URL(fileURLWithPath: records))
+        let s = try server()
+        do {
+            _ = try await importDump(records, into: s, "")
+            XCTFail("a forbidden key in a record's path must fail")
+        } catch let error as ImportJob.LimitsBroken {
+            XCTAssertTrue("\(error)".contains("r.ndjson:2 at /bad.key"), "\(error)")
+        }
+        XCTAssertEqual(s.requests.count, 0)
+    }
 }
