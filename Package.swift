@@ -99,6 +99,7 @@ let package = Package(
             ],
             path: "Tests/RTDBTestServer"
         ),
+        .executableTarget(name: "rtdb-test-server", dependencies: ["RTDBTestServer"], path: "Tests/RTDBTestServerMain"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream", "TestSupport"]),
         .testTarget(name: "ArchiveKitTests", dependencies: ["ArchiveKit", "CZstd", "TestSupport"]),

@@ -57,11 +57,24 @@ public struct ExportJob: Sendable {
     public func run(client: DatabaseClient, progress: (@Sendable (Summary) -> Void)? = nil) async throws -> Summary {
         guard output != "-" else { throw UsageError("export writes to a file (it assembles saved pages): give -o FILE") }
         let fm = FileManager.default
-        try fm.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+        do {
+            try fm.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw OutputError(file: output, message: "cannot make the folder of fetched pages \(workDirectory): \(error.localizedDescription)")
+        }
         let journal = try RunJournal(path: workDirectory + "/journal", identity: identity)
         var summary = Summary()
         let root = NodePlan(path: [])
-        try await fetch(root, journal: journal, client: client, summary: &summary, progress: progress)
+        do {
+            try await fetch(root, journal: journal, client: client, summary: &summary, progress: progress)
+        } catch {
+            // Keep what was fetched for the next run; a run that fetched nothing leaves nothing.
+            if journal.finished.isEmpty {
+                journal.remove()
+                try? fm.removeItem(atPath: workDirectory)
+            }
+            throw error
+        }
         let out = try OutputFile(path: output)
         do {
             let writer = JSONWriter(sink: out, options: JSONWriter.Options(sortKeys: true, temporaryDirectory: workDirectory))

@@ -152,6 +152,7 @@ public struct ImportJob: Sendable {
                 case .success(let (index, outcome))?:
                     try journal.record(String(index))
                     summary.splits += outcome.splits
+                    summary.bytesSent += outcome.bytes
                     progress?.recordDone()
                 case .failure(let error)?:
                     if failure == nil { failure = error }
@@ -165,8 +166,6 @@ public struct ImportJob: Sendable {
                 }
                 summary.chunks += 1
                 summary.entries += chunk.entries.count
-                let body = chunk.body
-                summary.bytesSent += Int64(body.count)
                 // A barrier waits for everything before it; everything after waits for it.
                 let limit = chunk.isBarrier ? 1 : max(1, jobs)
                 while inFlight >= limit || (chunk.isBarrier && inFlight > 0) {
@@ -201,6 +200,8 @@ struct ChunkSender: Sendable {
 
     struct Outcome: Sendable {
         var splits = 0
+        /// Bytes of the PATCH bodies sent (split parts included).
+        var bytes: Int64 = 0
     }
 
     func send(_ chunk: ImportChunk) async throws -> Outcome {
@@ -215,7 +216,9 @@ struct ChunkSender: Sendable {
 
     private func send(_ entries: [ImportEntry], _ outcome: inout Outcome) async throws {
         do {
-            try await client.patch(target, body: ImportChunk.body(entries))
+            let body = ImportChunk.body(entries)
+            outcome.bytes += Int64(body.count)
+            try await client.patch(target, body: body)
         } catch let error as DatabaseRequestError where error.kind == .writeTooLarge {
             let parts: [[ImportEntry]]
             if entries.count > 1 {

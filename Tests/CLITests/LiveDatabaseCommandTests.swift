@@ -149,7 +149,7 @@ final class LiveDatabaseCommandTests: XCTestCase {
         XCTAssertEqual(r.status, 2, r.stderr)
         XCTAssertTrue(r.stderr.hasPrefix("dumpkit: error: GET http://\(s.host)/.json?ns=other-app"), r.stderr)
         XCTAssertTrue(r.stderr.contains("404"), r.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path), [], "a run that fetched nothing leaves nothing")
 
         // A forbidden key: exit 1, nothing sent.
         let bad = tmp.url.appendingPathComponent("bad.json").path
