@@ -110,7 +110,10 @@ let package = Package(
         .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport", "RTDBTestServer"]),
         .testTarget(
             name: "LiveDatabaseTests",
-            dependencies: ["LiveDatabase", "CloudHTTP", "DumpKit", "JSONStream", "RTDBTestServer", "TestSupport"]
+            dependencies: [
+                "LiveDatabase", "CloudHTTP", "DumpKit", "JSONStream", "RTDBTestServer", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "RTDBTestServerTests",

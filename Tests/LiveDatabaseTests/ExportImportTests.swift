@@ -2,6 +2,7 @@ import CloudHTTP
 import DumpKit
 import JSONStream
 import LiveDatabase
+import NIOCore
 import RTDBTestServer
 import TestSupport
 import XCTest
@@ -23,9 +24,10 @@ final class ExportImportTests: XCTestCase {
         return s
     }
 
-    private func client(_ auth: DatabaseAuth = .none, attempts: Int = 8) -> DatabaseClient {
-        let c = DatabaseClient(auth: auth, retry: RetryPolicy(maxAttempts: attempts, baseDelay: .milliseconds(5), maxDelay: .milliseconds(50)),
-                               requestTimeout: .seconds(1))
+    /// A client with quick retries; `timeout` is how long an answer may stall (short where a test stalls one).
+    private func client(_ auth: DatabaseAuth = .none, timeout: TimeAmount = .seconds(30)) -> DatabaseClient {
+        let c = DatabaseClient(auth: auth, retry: RetryPolicy(maxAttempts: 8, baseDelay: .milliseconds(5), maxDelay: .milliseconds(50)),
+                               requestTimeout: timeout)
         clients.append(c)
         return c
     }
@@ -34,20 +36,22 @@ final class ExportImportTests: XCTestCase {
         try DatabaseURL("https://\(namespace).firebaseio.com/\(path)", emulatorHost: server.host)
     }
 
-    private func export(_ server: RTDBTestServer, _ path: String, to output: String, pageSize: Int = 1000, jobs: Int = 4) async throws -> ExportJob.Summary {
+    private func export(_ server: RTDBTestServer, _ path: String, to output: String, pageSize: Int = 1000, jobs: Int = 4,
+                        timeout: TimeAmount = .seconds(30)) async throws -> ExportJob.Summary {
         var job = ExportJob(source: try url(server, path), output: output)
         job.pageSize = pageSize
         job.jobs = jobs
-        return try await job.run(client: client())
+        return try await job.run(client: client(timeout: timeout))
     }
 
     private func importDump(_ input: String, into server: RTDBTestServer, _ path: String, chunkSize: Int = 1_000_000,
-                            mode: ImportChunker.Mode = .merge, jobs: Int = 4, auth: DatabaseAuth = .none) async throws -> ImportJob.Summary {
+                            mode: ImportChunker.Mode = .merge, jobs: Int = 4, auth: DatabaseAuth = .none,
+                            timeout: TimeAmount = .seconds(30)) async throws -> ImportJob.Summary {
         var job = ImportJob(input: input, target: try url(server, path))
         job.chunkSize = chunkSize
         job.mode = mode
         job.jobs = jobs
-        return try await job.run(client: client(auth))
+        return try await job.run(client: client(auth, timeout: timeout))
     }
 
     func testRoundTripsOfRealDumps() async throws {
@@ -130,7 +134,7 @@ final class ExportImportTests: XCTestCase {
         try source.database.load(json: try contents(file.path))
         source.injectFaults([.serviceUnavailable, .dropConnection, .stall(milliseconds: 2_500), .serviceUnavailable, .dropConnection], method: "GET")
         let first = tmp.url.appendingPathComponent("e.json").path
-        _ = try await export(source, "", to: first)
+        _ = try await export(source, "", to: first, timeout: .seconds(1))
         XCTAssertEqual(try contents(first), source.database.contents())
         XCTAssertGreaterThanOrEqual(source.requests.filter { $0.status == 503 }.count, 2)
         XCTAssertGreaterThanOrEqual(source.requests.filter { $0.status == nil }.count, 2)
@@ -138,7 +142,7 @@ final class ExportImportTests: XCTestCase {
         let target = try server(limits)
         target.injectFaults([.serviceUnavailable, .dropConnection, .dropConnectionAfterApplying, .stall(milliseconds: 2_500), .serviceUnavailable],
                             method: "PATCH")
-        _ = try await importDump(first, into: target, "", chunkSize: 3000)
+        _ = try await importDump(first, into: target, "", chunkSize: 3000, timeout: .seconds(1))
         XCTAssertEqual(target.database.contents(), source.database.contents())
         XCTAssertGreaterThanOrEqual(target.requests.filter { $0.status == nil || $0.status == 503 }.count, 4)
     }
