@@ -5,23 +5,55 @@ import JSONStream
 public struct ImportEntry: Sendable, Equatable {
     public var path: [String]
     public var json: [UInt8]
-
-    /// The entry's bytes in a multi-path PATCH body: `"a/b":VALUE,`.
-    var patchBytes: Int { path.reduce(path.count + 3) { $0 + $1.utf8.count } + json.count + 1 }
 }
 
-/// One multi-path `PATCH` of an import.
+/// One multi-path `PATCH` of an import, held as its body: one buffer per chunk, not an object per
+/// value, so chunks in flight cost their bytes and no more.
 public struct ImportChunk: Sendable, Equatable {
     /// The chunk's number, counted from 0 in dump order (the journal's key).
     public var index: Int
-    public var entries: [ImportEntry]
-    /// A `--replace` deletion of top-level children (entries with `null`): every chunk before it
-    /// must be committed before it is sent, and none after it before it is.
+    /// `{"a/b":VALUE,...}`: keys are paths relative to the target (keys cannot hold `/`).
+    public var body: [UInt8]
+    /// How many values the body writes.
+    public var count: Int
+    /// A `--replace` deletion (values `null`): every chunk before it must be committed before it is
+    /// sent, and none after it before it is.
     public var isBarrier: Bool
 
-    /// `{"a/b":VALUE,...}`, the PATCH body (keys are paths relative to the target).
-    public var body: [UInt8] { Self.body(entries) }
+    /// The values the body writes, read back from it (to split a chunk the database refused).
+    public var entries: [ImportEntry] {
+        var result: [ImportEntry] = []
+        forEachMember { path, reader in
+            let sink = MemoryByteSink()
+            let writer = JSONWriter(sink: sink)
+            try reader.transfer(to: writer)
+            try writer.flush()
+            result.append(ImportEntry(path: path, json: sink.bytes))
+        }
+        return result
+    }
 
+    /// The JSON Pointers of the values the body writes (for error messages).
+    public var pointers: [String] {
+        var result: [String] = []
+        forEachMember { path, reader in
+            result.append(JSONPointer.string(path))
+            try reader.skipValue()
+        }
+        return result
+    }
+
+    /// Calls `body` with each member's path, the reader at its value (which `body` must consume).
+    private func forEachMember(_ each: ([String], JSONReader) throws -> Void) {
+        let reader = JSONReader(bytes: body)
+        guard (try? reader.next()) == .beginObject else { return }
+        while (try? reader.next()) == .name {
+            let path = reader.stringValue.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            guard (try? each(path, reader)) != nil else { return }
+        }
+    }
+
+    /// The PATCH body of `entries`.
     static func body(_ entries: [ImportEntry]) -> [UInt8] {
         let sink = MemoryByteSink()
         let writer = JSONWriter(sink: sink)
@@ -34,9 +66,6 @@ public struct ImportChunk: Sendable, Equatable {
         try? writer.flush()
         return sink.bytes
     }
-
-    /// The JSON Pointers of the chunk's entries (for error messages).
-    public var pointers: [String] { entries.map { JSONPointer.string($0.path) } }
 }
 
 /// Cuts a streamed dump into multi-path PATCH chunks of at most `chunkSize` bytes, at the deepest
@@ -83,8 +112,12 @@ public final class ImportChunker {
     private var path: [String] = []
     private var buffered = 0
     private var finishedReading = false
-    private var pending: [ImportEntry] = []
-    private var pendingBytes = 2
+    /// The body of the chunk being filled (`{` and its members so far), and how many it has.
+    private var pending: [UInt8] = []
+    private var pendingCount = 0
+    /// One member `{"a/b":VALUE}` at a time, measured before it joins `pending`.
+    private let memberSink = MemoryByteSink()
+    private lazy var memberWriter = JSONWriter(sink: memberSink)
     private var ready: [ImportChunk] = []
     private var nextIndex = 0
     private let scratch = MemoryByteSink()
@@ -153,7 +186,7 @@ public final class ImportChunker {
             buffered -= frame.bytes
             if frames.isEmpty {
                 if records != nil {
-                    if !frame.openedUp, !frame.members.isEmpty { emit(ImportEntry(path: prefix, json: Self.objectJSON(frame.members))) }
+                    if !frame.openedUp, !frame.members.isEmpty { try emit(prefix, Self.objectJSON(frame.members)) }
                     self.reader = nil
                     return
                 }
@@ -163,18 +196,18 @@ public final class ImportChunker {
             }
             path.removeLast()
             if !frame.openedUp, !frame.members.isEmpty {
-                finish(key: frame.key!, json: Self.objectJSON(frame.members))
+                try finish(key: frame.key!, json: Self.objectJSON(frame.members))
             }
         case .string:
             let key = takeKey()
             scratch.removeAll(keepingCapacityUpTo: 1 << 20)
             try scratchWriter.string(utf8: reader.bytes, needsEscaping: reader.lastStringHadEscapes)
             try scratchWriter.flush()
-            finish(key: key, json: scratch.bytes)
+            try finish(key: key, json: scratch.bytes)
         case .number:
-            finish(key: takeKey(), json: Array(reader.bytes))
-        case .true: finish(key: takeKey(), json: Array("true".utf8))
-        case .false: finish(key: takeKey(), json: Array("false".utf8))
+            try finish(key: takeKey(), json: Array(reader.bytes))
+        case .true: try finish(key: takeKey(), json: Array("true".utf8))
+        case .false: try finish(key: takeKey(), json: Array("false".utf8))
         case .null:
             _ = takeKey()
         case .end:
@@ -200,7 +233,7 @@ public final class ImportChunker {
             reader = JSONReader(bytes: sink.bytes)
         default:
             guard !record.path.isEmpty else { throw NotAnObject(source: sourceName) }
-            emit(ImportEntry(path: record.path, json: sink.bytes))
+            try emit(record.path, sink.bytes)
         }
     }
 
@@ -215,10 +248,10 @@ public final class ImportChunker {
     }
 
     /// Files a finished value: into its container while that keeps members, else as an entry.
-    private func finish(key: String, json: [UInt8]) {
+    private func finish(key: String, json: [UInt8]) throws {
         let top = frames.count - 1
         if frames[top].openedUp {
-            emit(ImportEntry(path: prefix + path + [key], json: json))
+            try emit(prefix + path + [key], json)
             return
         }
         frames[top].members.append((key, json))
@@ -226,18 +259,19 @@ public final class ImportChunker {
         frames[top].bytes += size
         buffered += size
         while buffered > chunkSize, let outer = frames.firstIndex(where: { !$0.openedUp }) {
-            openUp(outer)
+            try openUp(outer)
         }
     }
 
     /// Turns the kept members of the container at `index` into entries; its later members follow as entries too.
-    private func openUp(_ index: Int) {
+    private func openUp(_ index: Int) throws {
         // frames[i] (i >= 1) is the container at path[..<i]; the root is frames[0].
         let containerPath = prefix + path[..<index]
         if mode == .replace, index == unitDepth {
             // A unit too large to write whole: delete it first, in a chunk of its own.
             flushPending()
-            ready.append(ImportChunk(index: nextIndex, entries: [ImportEntry(path: containerPath, json: Array("null".utf8))], isBarrier: true))
+            ready.append(ImportChunk(index: nextIndex, body: ImportChunk.body([ImportEntry(path: containerPath, json: Array("null".utf8))]),
+                                     count: 1, isBarrier: true))
             nextIndex += 1
         }
         frames[index].openedUp = true
@@ -245,21 +279,33 @@ public final class ImportChunker {
         frames[index].members = []
         buffered -= frames[index].bytes
         frames[index].bytes = 0
-        for m in members { emit(ImportEntry(path: containerPath + [m.key], json: m.json)) }
+        for m in members { try emit(containerPath + [m.key], m.json) }
     }
 
-    private func emit(_ entry: ImportEntry) {
-        if !pending.isEmpty, pendingBytes + entry.patchBytes > chunkSize { flushPending() }
-        pending.append(entry)
-        pendingBytes += entry.patchBytes
+    /// Adds the value `json` at `path` to the chunk being filled, starting a new one when it would
+    /// pass the chunk size.
+    private func emit(_ path: [String], _ json: [UInt8]) throws {
+        memberSink.removeAll(keepingCapacityUpTo: 1 << 20)
+        memberWriter.reset()
+        try memberWriter.beginObject()
+        try memberWriter.name(path.joined(separator: "/"))
+        try json.withUnsafeBytes { try memberWriter.value(compactJSON: $0) }
+        try memberWriter.endObject()
+        try memberWriter.flush()
+        let member = memberSink.bytes.dropFirst().dropLast()  // `"a/b":VALUE`
+        if !pending.isEmpty, pending.count + 1 + member.count + 1 > chunkSize { flushPending() }
+        pending.append(pending.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+        pending += member
+        pendingCount += 1
     }
 
     private func flushPending() {
         guard !pending.isEmpty else { return }
-        ready.append(ImportChunk(index: nextIndex, entries: pending, isBarrier: false))
+        pending.append(UInt8(ascii: "}"))
+        ready.append(ImportChunk(index: nextIndex, body: pending, count: pendingCount, isBarrier: false))
         nextIndex += 1
         pending = []
-        pendingBytes = 2
+        pendingCount = 0
     }
 
     /// `{"k":v,...}` from kept members (arrays are written as objects with integer keys, which the

@@ -165,7 +165,7 @@ public struct ImportJob: Sendable {
                     continue
                 }
                 summary.chunks += 1
-                summary.entries += chunk.entries.count
+                summary.entries += chunk.count
                 // A barrier waits for everything before it; everything after waits for it.
                 let limit = chunk.isBarrier ? 1 : max(1, jobs)
                 while inFlight >= limit || (chunk.isBarrier && inFlight > 0) {
@@ -207,29 +207,45 @@ struct ChunkSender: Sendable {
     func send(_ chunk: ImportChunk) async throws -> Outcome {
         var outcome = Outcome()
         do {
-            try await send(chunk.entries, &outcome)
+            outcome.bytes += Int64(chunk.body.count)
+            try await client.patch(target, body: chunk.body)
+        } catch let error as DatabaseRequestError where error.kind == .writeTooLarge {
+            // Only a refused chunk is read back into its values, to be sent in parts.
+            try await split(chunk.entries, error, &outcome, chunk: chunk)
         } catch let error as DatabaseRequestError {
             throw ImportJob.ChunkRefused(chunk: chunk.index, target: target, pointers: chunk.pointers, underlying: error)
         }
         return outcome
     }
 
-    private func send(_ entries: [ImportEntry], _ outcome: inout Outcome) async throws {
+    private func split(_ entries: [ImportEntry], _ error: DatabaseRequestError, _ outcome: inout Outcome, chunk: ImportChunk) async throws {
         do {
-            let body = ImportChunk.body(entries)
-            outcome.bytes += Int64(body.count)
-            try await client.patch(target, body: body)
-        } catch let error as DatabaseRequestError where error.kind == .writeTooLarge {
-            let parts: [[ImportEntry]]
-            if entries.count > 1 {
-                parts = [Array(entries[..<(entries.count / 2)]), Array(entries[(entries.count / 2)...])]
-            } else if let members = Self.members(of: entries[0]), !members.isEmpty {
-                parts = members.map { [$0] }
-            } else {
-                throw error
+            try await send(entries, error, &outcome)
+        } catch let error as DatabaseRequestError {
+            throw ImportJob.ChunkRefused(chunk: chunk.index, target: target, pointers: chunk.pointers, underlying: error)
+        }
+    }
+
+    /// Sends `entries`, which the database refused as too large together, in halves (a single
+    /// object value as its members), as deep as needed.
+    private func send(_ entries: [ImportEntry], _ refusal: DatabaseRequestError, _ outcome: inout Outcome) async throws {
+        let parts: [[ImportEntry]]
+        if entries.count > 1 {
+            parts = [Array(entries[..<(entries.count / 2)]), Array(entries[(entries.count / 2)...])]
+        } else if let first = entries.first, let members = Self.members(of: first), !members.isEmpty {
+            parts = members.map { [$0] }
+        } else {
+            throw refusal
+        }
+        outcome.splits += 1
+        for part in parts {
+            do {
+                let body = ImportChunk.body(part)
+                outcome.bytes += Int64(body.count)
+                try await client.patch(target, body: body)
+            } catch let error as DatabaseRequestError where error.kind == .writeTooLarge {
+                try await send(part, error, &outcome)
             }
-            outcome.splits += 1
-            for part in parts { try await send(part, &outcome) }
         }
     }
 

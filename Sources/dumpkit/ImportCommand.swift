@@ -126,7 +126,7 @@ struct ImportCommand: ParsableCommand {
             let size = chunk.body.count
             count += 1
             bytes += size
-            entries += chunk.entries.count
+            entries += chunk.count
             largest = max(largest, size)
             let pointers = chunk.pointers
             let span = pointers.count == 1 ? pointers[0] : "\(pointers.first!) ... \(pointers.last!)"

@@ -189,7 +189,8 @@ final class ExportImportTests: XCTestCase {
     func testARefusedChunkStopsTheImportAndNothingAfterItIsSent() async throws {
         let tmp = try TemporaryDirectory()
         let dump = tmp.url.appendingPathComponent("d.json").path
-        let members = (0..<30).map { #""k\#(String(format: "%02d", $0))":{"v":\#($0)}"# }.joined(separator: ",")
+        // One value per chunk: each member is about 40 bytes and chunks are at least 64.
+        let members = (0..<30).map { #""k\#(String(format: "%02d", $0))":{"v":"\#(String(repeating: "x", count: 30))"}"# }.joined(separator: ",")
         try Data("{\(members)}".utf8).write(to: URL(fileURLWithPath: dump))
         let s = try server(.init(namespace: "test-db", deniedWritePaths: [["k10"]]))
         do {
@@ -202,7 +203,7 @@ final class ExportImportTests: XCTestCase {
         }
         let patches = s.requests.filter { $0.method == "PATCH" }
         XCTAssertEqual(patches.last?.status, 401, "nothing may be sent after the refused chunk")
-        XCTAssertEqual(String(decoding: s.database.contents(at: ["k09"]), as: UTF8.self), #"{"v":9}"#)
+        XCTAssertEqual(String(decoding: s.database.contents(at: ["k09"]), as: UTF8.self), #"{"v":"\#(String(repeating: "x", count: 30))"}"#)
         XCTAssertEqual(String(decoding: s.database.contents(at: ["k11"]), as: UTF8.self), "null")
     }
 
