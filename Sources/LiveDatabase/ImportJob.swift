@@ -83,14 +83,27 @@ public struct ImportJob: Sendable {
         let reader = JSONReader(source: file, sourceName: input)
         var errors: [Finding] = []
         let checker = DatabaseLimitsChecker { f in if f.severity == .error { errors.append(f) } }
-        reader.tokenObserver = { checker.observe($0, $1) }
+        // The depth limit counts from the database's root: the target's own keys come first.
+        let base = target.path.count, maxDepth = DatabaseLimitsChecker.maxDepth
+        var tooDeepBelowTarget = false
+        reader.tokenObserver = { token, reader in
+            checker.observe(token, reader)
+            if token == .name, !tooDeepBelowTarget, reader.depth + base > maxDepth, reader.depth <= maxDepth {
+                tooDeepBelowTarget = true
+                let at = reader.location
+                errors.append(Finding(severity: .error, rule: "limits:depth", pointer: reader.pointer,
+                                      message: "path deeper than \(maxDepth) keys under the target \(target), which is \(base) keys deep",
+                                      line: at.line, column: at.column))
+            }
+        }
         try reader.skipValue()
         guard try reader.next() == .end else { throw reader.error(.trailingData, "unexpected content after the dump's value") }
         if !errors.isEmpty { throw LimitsBroken(input: input, findings: errors) }
     }
 
-    /// Checks each NDJSON record's path and value as the value placed at its path in a tree, so keys
-    /// of the path, depth and the value's own limits are all checked; findings carry the record's line.
+    /// Checks each NDJSON record's path and value as the value placed at its path under the target in
+    /// a tree, so keys of the path, depth and the value's own limits are all checked; findings carry
+    /// the record's line and pointers relative to the target.
     private func checkRecordLimits() throws {
         let records = NDJSONReader(source: try InputFile(path: input), sourceName: input)
         var errors: [Finding] = []
@@ -98,19 +111,22 @@ public struct ImportJob: Sendable {
             let line = records.reader.location.line
             let sink = MemoryByteSink()
             let writer = JSONWriter(sink: sink)
-            for key in record.path {
+            let placed = target.path + record.path
+            for key in placed {
                 try writer.beginObject()
                 try writer.name(key)
             }
             try writer.value(record.value ?? .null)
-            for _ in record.path { try writer.endObject() }
+            for _ in placed { try writer.endObject() }
             try writer.flush()
             let reader = JSONReader(bytes: sink.bytes)
+            let targetPointer = JSONPointer.string(target.path)
             let checker = DatabaseLimitsChecker { f in
                 guard f.severity == .error else { return }
                 var f = f
                 f.line = line
                 f.column = nil
+                if f.pointer.hasPrefix(targetPointer) { f.pointer.removeFirst(targetPointer.count) }
                 errors.append(f)
             }
             reader.tokenObserver = { checker.observe($0, $1) }

@@ -260,4 +260,21 @@ final class ExportImportTests: XCTestCase {
         }
         XCTAssertEqual(s.requests.count, 0)
     }
+
+    func testTheDepthLimitCountsTheTargetsOwnKeys() async throws {
+        let tmp = try TemporaryDirectory()
+        let dump = tmp.url.appendingPathComponent("deep.json").path
+        // 30 levels: fine at the root, too deep three keys down.
+        let deep = String(repeating: #"{"k":"#, count: 30) + "1" + String(repeating: "}", count: 30)
+        try Data(deep.utf8).write(to: URL(fileURLWithPath: dump))
+        let s = try server()
+        _ = try await importDump(dump, into: s, "")
+        do {
+            _ = try await importDump(dump, into: s, "a/b/c")
+            XCTFail("32 levels below the root must be refused before sending")
+        } catch let error as ImportJob.LimitsBroken {
+            XCTAssertTrue("\(error)".contains("under the target"), "\(error)")
+        }
+        XCTAssertEqual(s.requests.filter { $0.path.starts(with: ["a"]) }.count, 0)
+    }
 }
