@@ -76,8 +76,10 @@ public struct ImportChunk: Sendable, Equatable {
 /// one is "opened up": its finished members become entries of their own and so will the rest of its
 /// members. Nulls and empty containers are left out (writing them would delete).
 ///
-/// - `merge` (the default): every container is opened up from the start, so each leaf is its own
-///   entry and nothing the dump does not name is ever overwritten.
+/// - `merge` (the default): every container is written member by member when it closes (or when it
+///   is opened up), so each leaf is its own entry and nothing the dump does not name is ever
+///   overwritten. An object with `.value` (a leaf with a priority, as `format=export` writes it) is
+///   the one container written whole.
 /// - `replace`: the top-level children are written whole when they fit; one that does not is first
 ///   deleted by a barrier chunk (`{"T": null}`) and then written in pieces.
 ///
@@ -95,6 +97,11 @@ public final class ImportChunker {
         var openedUp: Bool
         var members: [(key: String, json: [UInt8])] = []
         var bytes = 0
+        /// An object's `.priority` while it is written member by member: it goes last, once the
+        /// object has children (the database keeps no priority on a location without data).
+        var priority: [UInt8]?
+        /// The chunk being filled when the container began.
+        var startChunk = 0
     }
 
     /// The document being cut: the dump, or the value of the current NDJSON record.
@@ -167,7 +174,7 @@ public final class ImportChunker {
             guard k == .beginObject || k == .beginArray else { throw NotAnObject(source: sourceName) }
             // The dump's root (or a record at the root) is written by its children; a record's value
             // is kept whole in replace mode while it fits.
-            frames.append(Frame(key: nil, isArray: k == .beginArray, openedUp: prefix.isEmpty || mode == .merge))
+            frames.append(Frame(key: nil, isArray: k == .beginArray, openedUp: prefix.isEmpty, startChunk: nextIndex))
             return
         }
         let k = try reader.next()
@@ -177,26 +184,31 @@ public final class ImportChunker {
             return
         case .beginObject, .beginArray:
             let key = takeKey()
+            // In merge mode a container holding a container is no leaf with a priority: it is written
+            // member by member, so its members so far go first, in the dump's order.
+            if mode == .merge, !frames[frames.count - 1].openedUp { try openUp(frames.count - 1) }
             path.append(key)
-            // In merge mode every container is opened up; in replace mode only the root.
-            frames.append(Frame(key: key, isArray: k == .beginArray, openedUp: mode == .merge))
+            frames.append(Frame(key: key, isArray: k == .beginArray, openedUp: false, startChunk: nextIndex))
             return
         case .endObject, .endArray:
             let frame = frames.removeLast()
             buffered -= frame.bytes
             if frames.isEmpty {
                 if records != nil {
-                    if !frame.openedUp, !frame.members.isEmpty { try emit(prefix, Self.objectJSON(frame.members)) }
+                    try close(frame, at: prefix)
                     self.reader = nil
                     return
                 }
+                try close(frame, at: prefix)
                 guard try reader.next() == .end else { throw reader.error(.trailingData, "unexpected content after the dump's value") }
                 finishedReading = true
                 return
             }
             path.removeLast()
-            if !frame.openedUp, !frame.members.isEmpty {
+            if !frame.openedUp, writesWhole(frame) {
                 try finish(key: frame.key!, json: Self.objectJSON(frame.members))
+            } else {
+                try close(frame, at: prefix + path + [frame.key!])
             }
         case .string:
             let key = takeKey()
@@ -212,6 +224,41 @@ public final class ImportChunker {
             _ = takeKey()
         case .end:
             finishedReading = true
+        }
+    }
+
+    /// Whether a closed container becomes one value of its parent: always in replace mode, and in
+    /// merge mode only a leaf with a priority (`{".value", ".priority"}`).
+    private func writesWhole(_ frame: Frame) -> Bool {
+        !frame.members.isEmpty && (mode == .replace || frame.members.contains { $0.key == ".value" })
+    }
+
+    /// Writes what is left of a closed container that is not a value of its parent: whole at
+    /// `containerPath` when it `writesWhole`, else each kept member at its own path, and its
+    /// `.priority` last.
+    private func close(_ frame: Frame, at containerPath: [String]) throws {
+        if !frame.openedUp, writesWhole(frame) {
+            try emit(containerPath, Self.objectJSON(frame.members))
+            return
+        }
+        var priority = frame.priority
+        for m in frame.members {
+            if m.key == ".priority", !frame.isArray {
+                priority = m.json
+            } else {
+                try emit(containerPath + [m.key], m.json)
+            }
+        }
+        guard let priority else { return }
+        let entry = containerPath + [".priority"]
+        if nextIndex == frame.startChunk {
+            // The children are in the chunk being filled (or this one): one PATCH applies both.
+            try emit(entry, priority)
+        } else {
+            // The children went out in earlier chunks, which may still be in flight: after them.
+            flushPending()
+            ready.append(ImportChunk(index: nextIndex, body: ImportChunk.body([ImportEntry(path: entry, json: priority)]), count: 1, isBarrier: true))
+            nextIndex += 1
         }
     }
 
@@ -251,7 +298,11 @@ public final class ImportChunker {
     private func finish(key: String, json: [UInt8]) throws {
         let top = frames.count - 1
         if frames[top].openedUp {
-            try emit(prefix + path + [key], json)
+            if key == ".priority", !frames[top].isArray {
+                frames[top].priority = json
+            } else {
+                try emit(prefix + path + [key], json)
+            }
             return
         }
         frames[top].members.append((key, json))
@@ -279,7 +330,13 @@ public final class ImportChunker {
         frames[index].members = []
         buffered -= frames[index].bytes
         frames[index].bytes = 0
-        for m in members { try emit(containerPath + [m.key], m.json) }
+        for m in members {
+            if m.key == ".priority", !frames[index].isArray {
+                frames[index].priority = m.json
+            } else {
+                try emit(containerPath + [m.key], m.json)
+            }
+        }
     }
 
     /// Adds the value `json` at `path` to the chunk being filled, starting a new one when it would

@@ -277,4 +277,20 @@ final class ExportImportTests: XCTestCase {
         }
         XCTAssertEqual(s.requests.filter { $0.path.starts(with: ["a"]) }.count, 0)
     }
+
+    func testAnExportWithPrioritiesImportsBackWithThem() async throws {
+        let tmp = try TemporaryDirectory()
+        let source = try server()
+        try source.database.load(json: Array(#"{"a":{".priority":1,"x":{".value":"v",".priority":"p"},"y":[1,2]},"b":{"c":{"d":"text","e":{".value":2,".priority":3}}}}"#.utf8))
+        let out = tmp.url.appendingPathComponent("export.json").path
+        var job = ExportJob(source: try url(source, ""), output: out)
+        job.exportFormat = true
+        _ = try await job.run(client: client())
+        for mode in [ImportChunker.Mode.merge, .replace] {
+            let target = try server()
+            _ = try await importDump(out, into: target, "", chunkSize: 64, mode: mode)
+            XCTAssertEqual(String(decoding: target.database.contents(export: true), as: UTF8.self),
+                           String(decoding: source.database.contents(export: true), as: UTF8.self), "\(mode)")
+        }
+    }
 }
