@@ -58,7 +58,8 @@ public struct ExportJob: Sendable {
         guard output != "-" else { throw UsageError("export writes to a file (it assembles saved pages): give -o FILE") }
         let fm = FileManager.default
         do {
-            try fm.createDirectory(atPath: workDirectory, withIntermediateDirectories: true)
+            // Beside the output, whose folder must exist (it is not made, as no command makes one).
+            if !fm.fileExists(atPath: workDirectory) { try fm.createDirectory(atPath: workDirectory, withIntermediateDirectories: false) }
         } catch {
             throw OutputError(file: output, message: "cannot make the folder of fetched pages \(workDirectory): \(error.localizedDescription)")
         }

@@ -154,7 +154,12 @@ public struct ImportJob: Sendable {
     public func run(client: DatabaseClient, progress: ProgressMeter? = nil) async throws -> Summary {
         guard input != "-" else { throw UsageError("import reads the dump twice (limits first): give a file, not -") }
         try checkLimits()
-        let journal = try RunJournal(path: effectiveJournalPath, identity: identity + " " + Self.fileStamp(input))
+        let journal: RunJournal
+        do {
+            journal = try RunJournal(path: effectiveJournalPath, identity: identity + " " + Self.fileStamp(input))
+        } catch let error as JournalError where journalPath == nil {
+            throw JournalError(path: error.path, message: error.message + "; give --journal FILE in a writable folder")
+        }
         let (chunker, file) = try chunker()
         progress?.attach(file)
         let sender = ChunkSender(client: client, target: target)

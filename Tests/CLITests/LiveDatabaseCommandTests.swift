@@ -167,6 +167,23 @@ final class LiveDatabaseCommandTests: XCTestCase {
         XCTAssertEqual(r.status, 2, r.stderr)
         XCTAssertTrue(r.stderr.contains("/locked/x"), r.stderr)
         XCTAssertTrue(r.stderr.contains("Permission denied"), r.stderr)
+        // Its journal stays for the run that resumes after the rules are fixed.
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).contains { $0.hasPrefix(".locked.json.dumpkit-import-") })
+
+        // --journal puts the journal elsewhere (here a folder of its own, gone with the run's end).
+        let cards = tmp.url.appendingPathComponent("cards.json").path
+        try FileManager.default.copyItem(atPath: try realDump("flashcard-angular__firebase-export.json").path, toPath: cards)
+        let journals = tmp.url.appendingPathComponent("journals")
+        try FileManager.default.createDirectory(at: journals, withIntermediateDirectories: true)
+        r = try dumpkit(s, ["import", cards, "https://demo-app.firebaseio.com/cards", "--journal", journals.appendingPathComponent("j").path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(s.database.contents(at: ["cards"]).isEmpty, false)
+        XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).contains { $0.hasPrefix(".cards.json") })
+
+        // An output folder that does not exist is not made.
+        r = try dumpkit(s, ["export", "https://demo-app.firebaseio.com", "-o", tmp.url.appendingPathComponent("no/such/o.json").path])
+        XCTAssertEqual(r.status, 2, r.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: tmp.url.appendingPathComponent("no").path))
 
         // Usage errors: exit 2.
         r = try dumpkit(s, ["export", "https://example.com/x", "-o", out])
