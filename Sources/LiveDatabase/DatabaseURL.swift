@@ -1,5 +1,4 @@
 import Foundation
-import JSONStream
 
 /// A location in a live Realtime Database: the database (`https://NS.firebaseio.com` or
 /// `https://NS.REGION.firebasedatabase.app`) and a path in it, and where requests for it go.
@@ -92,11 +91,6 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     /// The location for people and errors: `https://NS.firebaseio.com/a/b`.
     public var description: String {
         databaseOrigin + (path.isEmpty ? "/" : "/" + path.map(Self.escapeSegment).joined(separator: "/"))
-    }
-
-    /// The URL with a JSON Pointer below it, for error messages.
-    public func describe(pointer segments: [String]) -> String {
-        "\(self) at \(JSONPointer.string(segments))"
     }
 
     private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_~")
