@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "JSONSchema", targets: ["JSONSchema"]),
         .library(name: "FirebaseRules", targets: ["FirebaseRules"]),
         .library(name: "RegexEngine", targets: ["RegexEngine"]),
+        .library(name: "LiveDatabase", targets: ["LiveDatabase"]),
         .library(name: "CloudHTTP", targets: ["CloudHTTP"]),
         .library(name: "ObjectStores", targets: ["ObjectStores"]),
         .executable(name: "dumpkit", targets: ["dumpkit"]),
@@ -57,6 +58,17 @@ let package = Package(
             ]
         ),
         .target(
+            name: "LiveDatabase",
+            dependencies: [
+                "DumpKit",
+                "JSONStream",
+                "CloudHTTP",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
             name: "CloudHTTP",
             dependencies: [
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -84,10 +96,24 @@ let package = Package(
             dependencies: [
                 "DumpKit",
                 "FirebaseRules",
+                "LiveDatabase",
                 "ObjectStores",
+                "CloudHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "RTDBTestServer",
+            dependencies: [
+                "JSONStream",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/RTDBTestServer"
+        ),
+        .executableTarget(name: "rtdb-test-server", dependencies: ["RTDBTestServer"], path: "Tests/RTDBTestServerMain"),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "JSONStreamTests", dependencies: ["JSONStream", "TestSupport"]),
         .testTarget(name: "RegexEngineTests", dependencies: ["RegexEngine"]),
@@ -98,7 +124,23 @@ let package = Package(
             name: "DumpKitTests",
             dependencies: ["DumpKit", "Workers", "CPlatform", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["dumpkit", "TestSupport", "RTDBTestServer"]),
+        .testTarget(
+            name: "LiveDatabaseTests",
+            dependencies: [
+                "LiveDatabase", "CloudHTTP", "DumpKit", "JSONStream", "RTDBTestServer", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "RTDBTestServerTests",
+            dependencies: [
+                "RTDBTestServer", "JSONStream",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "CloudHTTPTests",
             dependencies: ["CloudHTTP", "TestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOHTTP1", package: "swift-nio")]

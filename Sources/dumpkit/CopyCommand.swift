@@ -1,6 +1,7 @@
 import ArgumentParser
 import DumpKit
 import Foundation
+import JSONStream
 import ObjectStores
 
 /// `dumpkit copy`: objects and their metadata from one store to another.
@@ -41,8 +42,7 @@ struct CopyCommand: ParsableCommand {
     @Flag(name: .customLong("dry-run"), help: "Count what would be copied; write nothing.")
     var dryRun = false
 
-    @Flag(help: "Print the summary as one JSON object on standard output.")
-    var json = false
+    @OptionGroup var json: JSONSummaryOption
 
     @OptionGroup var stores: StoreOptions
 
@@ -50,7 +50,7 @@ struct CopyCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            guard jobs >= 1 else { throw UsageError("--jobs must be at least 1") }
+            let jobs = try jobsGiven(jobs, alias: nil) ?? jobs
             var copier = StoreCopier(source: source, destination: destination, options: stores.objectStores)
             copier.filter = PathFilter(include: include, exclude: exclude)
             copier.dryRun = dryRun
@@ -58,8 +58,8 @@ struct CopyCommand: ParsableCommand {
             let progress = progressLine()
             let summary = try copier.run(progress: progress)
             if progress != nil { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-            if json {
-                print(jsonSummary(summary))
+            if json.json {
+                try printJSON(jsonSummary(summary))
             } else {
                 let line = "\(dryRun ? "dry run, would copy" : "copied") \(counted(summary.copied, "object")) (\(ProgressMeter.format(bytes: summary.copiedBytes))), "
                     + "skipped \(summary.skipped) already identical, updated the metadata of \(summary.metadataUpdated), "
@@ -80,7 +80,7 @@ struct CopyCommand: ParsableCommand {
 
     /// A line redrawn on a terminal, at most five times a second.
     private func progressLine() -> (@Sendable (StoreCopier.Summary) -> Void)? {
-        guard !common.quiet, !json, isatty(STDERR_FILENO) != 0 else { return nil }
+        guard !common.quiet, !json.json, isatty(STDERR_FILENO) != 0 else { return nil }
         let last = LastReport()
         return { s in
             guard last.due() else { return }
@@ -89,15 +89,17 @@ struct CopyCommand: ParsableCommand {
         }
     }
 
-    private func jsonSummary(_ s: StoreCopier.Summary) -> String {
-        let object: [String: Any] = [
-            "source": source, "destination": destination, "dryRun": dryRun, "listed": s.listed,
-            "copied": ["count": s.copied, "bytes": s.copiedBytes], "skipped": ["count": s.skipped, "bytes": s.skippedBytes],
-            "metadataUpdated": s.metadataUpdated,
-            "conflicts": ["count": s.conflicts, "names": s.conflictNames], "refused": ["count": s.refused, "names": s.refusedNames],
-        ]
-        let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-        return String(decoding: data, as: UTF8.self)
+    private func jsonSummary(_ s: StoreCopier.Summary) -> JSONValue {
+        func tally(_ count: Int, _ bytes: Int64) -> JSONValue { .object(["count": .number(JSONNumber(count)), "bytes": .number(JSONNumber(bytes))]) }
+        func names(_ count: Int, _ names: [String]) -> JSONValue {
+            .object(["count": .number(JSONNumber(count)), "names": .array(names.map { .string($0) })])
+        }
+        return .object([
+            "source": .string(source), "destination": .string(destination), "dryRun": .bool(dryRun), "listed": .number(JSONNumber(s.listed)),
+            "copied": tally(s.copied, s.copiedBytes), "skipped": tally(s.skipped, s.skippedBytes),
+            "metadataUpdated": .number(JSONNumber(s.metadataUpdated)),
+            "conflicts": names(s.conflicts, s.conflictNames), "refused": names(s.refused, s.refusedNames),
+        ])
     }
 }
 

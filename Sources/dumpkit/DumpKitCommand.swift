@@ -14,6 +14,7 @@ struct DumpKitCommand: ParsableCommand {
             ExtractBlobsCommand.self, InlineBlobsCommand.self, CheckBlobsCommand.self,
             ArchiveCommand.self, BackupCommand.self, ListCommand.self, VerifyCommand.self, RestoreCommand.self, CopyCommand.self,
             IndexCommand.self, MergeCommand.self,
+            ExportCommand.self, ImportCommand.self,
         ]
     )
 

@@ -1,0 +1,434 @@
+import DumpKit
+import Foundation
+import JSONStream
+
+/// `dumpkit export`: reads a subtree of a live database in pieces the database will answer, several
+/// at a time, and writes the JSON one GET of it would return, members in the database's key order.
+///
+/// The children of the location are listed with `shallow=true`; their keys are cut into pages of
+/// `pageSize`, each read with `orderBy="$key"`, `startAt` and `endAt` (JSON-encoded). A page the
+/// database refuses as too large is halved; a single child that is too large is listed and paged
+/// in turn. Every answer is saved in a folder beside the output (`.NAME.dumpkit-export.d`) and
+/// noted in its journal, so a run killed midway and started again with the same arguments fetches
+/// only what is missing; the output is then assembled from the saved answers in key order (a
+/// canonical `JSONWriter`, which sorts with bounded memory), written to a temporary name and
+/// renamed when complete. Memory: the largest answer, plus the keys of the listed locations.
+///
+/// The REST API has no snapshots: children written while an export runs may or may not be in it.
+public struct ExportJob: Sendable {
+    public var source: DatabaseURL
+    public var output: String
+    public var jobs: Int = 8
+    /// Children per page before any split.
+    public var pageSize: Int = 1000
+    /// Only the keys of the location's children (`shallow=true`), as firebase-tools' `--shallow`.
+    public var shallow = false
+    /// `format=export`: leaves with priorities as `{".value", ".priority"}`, objects with `.priority`.
+    public var exportFormat = false
+
+    public init(source: DatabaseURL, output: String) {
+        self.source = source
+        self.output = output
+    }
+
+    /// What an export did.
+    public struct Summary: Sendable {
+        /// Requests answered in this run (lists and pages).
+        public var requests = 0
+        /// Ranges taken from an earlier, killed run's saved answers.
+        public var resumed = 0
+        /// Pages the database refused as too large, then split.
+        public var splits = 0
+        public var bytesFetched: Int64 = 0
+        public var bytesWritten: Int64 = 0
+    }
+
+    /// The folder of saved answers and the journal: `.NAME.dumpkit-export.d` beside the output.
+    public var workDirectory: String {
+        let url = URL(fileURLWithPath: output)
+        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).dumpkit-export.d").path
+    }
+
+    private var identity: String {
+        "dumpkit export v1 \(source) page-size=\(pageSize) shallow=\(shallow) format=\(exportFormat ? "export" : "plain")"
+    }
+
+    /// Runs the export; `progress` hears of every finished request.
+    public func run(client: DatabaseClient, progress: (@Sendable (Summary) -> Void)? = nil) async throws -> Summary {
+        guard output != "-" else { throw UsageError("export writes to a file (it assembles saved pages): give -o FILE") }
+        let fm = FileManager.default
+        do {
+            // Beside the output, whose folder must exist (it is not made, as no command makes one).
+            if !fm.fileExists(atPath: workDirectory) { try fm.createDirectory(atPath: workDirectory, withIntermediateDirectories: false) }
+        } catch {
+            throw OutputError(file: output, message: "cannot make the folder of fetched pages \(workDirectory): \(error.localizedDescription)")
+        }
+        let journal = try RunJournal(path: workDirectory + "/journal", identity: identity)
+        var summary = Summary()
+        let root = NodePlan(path: [])
+        do {
+            try await fetch(root, journal: journal, client: client, summary: &summary, progress: progress)
+        } catch {
+            // Keep what was fetched for the next run; a run that fetched nothing leaves nothing.
+            if journal.finished.isEmpty {
+                journal.remove()
+                try? fm.removeItem(atPath: workDirectory)
+            }
+            throw error
+        }
+        let out = try OutputFile(path: output)
+        do {
+            let writer = JSONWriter(sink: out, options: JSONWriter.Options(sortKeys: true, temporaryDirectory: workDirectory))
+            try assemble(root, writer: writer)
+            try writer.flush()
+            try out.commit()
+        } catch {
+            out.abort()
+            throw error
+        }
+        summary.bytesWritten = out.bytesWritten
+        journal.remove()
+        try? fm.removeItem(atPath: workDirectory)
+        return summary
+    }
+
+    // MARK: - The plan: what is listed, paged, split
+
+    /// A location whose children are listed and paged (or whose whole value is one saved answer).
+    final class NodePlan {
+        let path: [String]
+        var valueFile: String?
+        /// With `format=export`: the saved answer of `PATH/.priority`, which listings leave out.
+        var priorityFile: String?
+        var keys: [String] = []
+        var pages: [PagePlan] = []
+        init(path: [String]) { self.path = path }
+    }
+
+    /// A range of a listed location's keys, `keys[lo..<hi]`.
+    final class PagePlan {
+        let node: NodePlan
+        let lo: Int, hi: Int
+        var file: String?
+        var halves: [PagePlan] = []
+        var child: NodePlan?
+        init(node: NodePlan, lo: Int, hi: Int) {
+            self.node = node
+            self.lo = lo
+            self.hi = hi
+        }
+    }
+
+    /// One request to make, as a child task sees it (plans stay with the scheduling task).
+    struct Fetch: Sendable {
+        let unit: String
+        let path: [String]
+        let query: [(String, String)]
+        let file: String
+    }
+
+    enum Outcome: Sendable {
+        case saved(bytes: Int)
+        case tooLarge
+    }
+
+    private enum Work {
+        case list(NodePlan)
+        case priority(NodePlan)
+        case page(PagePlan)
+    }
+
+    private func unitID(_ work: Work) -> String {
+        switch work {
+        case .list(let node): return "L " + Self.jsonArray(node.path)
+        case .priority(let node): return "R " + Self.jsonArray(node.path)
+        case .page(let page): return "P " + Self.jsonArray(page.node.path) + " " + Self.jsonArray([page.node.keys[page.lo], page.node.keys[page.hi - 1]])
+        }
+    }
+
+    private func request(_ work: Work) -> Fetch {
+        let unit = unitID(work)
+        let file = workDirectory + "/" + RunJournal.hash(unit) + RunJournal.hash("salt" + unit) + ".json"
+        var query: [(String, String)] = []
+        let path: [String]
+        switch work {
+        case .list(let node):
+            path = node.path
+            query = [("shallow", "true")]
+        case .priority(let node):
+            path = node.path + [".priority"]
+        case .page(let page):
+            path = page.node.path
+            query = [("orderBy", "\"$key\""), ("startAt", Self.jsonString(page.node.keys[page.lo])),
+                     ("endAt", Self.jsonString(page.node.keys[page.hi - 1]))]
+            if exportFormat { query.append(("format", "export")) }
+        }
+        return Fetch(unit: unit, path: path, query: query, file: file)
+    }
+
+    /// Lists and pages until every range is saved, `jobs` requests at a time.
+    private func fetch(_ root: NodePlan, journal: RunJournal, client: DatabaseClient, summary: inout Summary,
+                       progress: (@Sendable (Summary) -> Void)?) async throws {
+        var queue: [Work] = [.list(root)]
+        var waiting: [String: Work] = [:]
+        let source = self.source
+        try await withThrowingTaskGroup(of: (String, Outcome).self) { group in
+            var inFlight = 0
+            while !queue.isEmpty || inFlight > 0 {
+                while inFlight < max(1, jobs), !queue.isEmpty {
+                    let work = queue.removeFirst()
+                    let fetch = request(work)
+                    if journal.contains("D " + fetch.unit) {
+                        summary.resumed += 1
+                        queue += try apply(work, .saved(bytes: 0), file: fetch.file)
+                    } else if journal.contains("S " + fetch.unit) {
+                        summary.resumed += 1
+                        queue += try apply(work, .tooLarge, file: fetch.file)
+                    } else {
+                        waiting[fetch.unit] = work
+                        inFlight += 1
+                        group.addTask { (fetch.unit, try await Self.perform(fetch, source: source, client: client)) }
+                    }
+                }
+                guard inFlight > 0, let result = try await group.next() else { continue }
+                let (unit, outcome) = result
+                inFlight -= 1
+                let work = waiting.removeValue(forKey: unit)!
+                summary.requests += 1
+                switch outcome {
+                case .saved(let bytes):
+                    summary.bytesFetched += Int64(bytes)
+                    queue += try apply(work, outcome, file: request(work).file)
+                    try journal.record("D " + unit)
+                case .tooLarge:
+                    summary.splits += 1
+                    queue += try apply(work, outcome, file: request(work).file)
+                    try journal.record("S " + unit)
+                }
+                progress?(summary)
+            }
+        }
+    }
+
+    /// Makes one request and saves its answer (to a temporary name, renamed when whole).
+    private static func perform(_ fetch: Fetch, source: DatabaseURL, client: DatabaseClient) async throws -> Outcome {
+        let body: [UInt8]
+        do {
+            body = try await client.get(source, fetch.path, query: fetch.query)
+        } catch let error as DatabaseRequestError where error.kind == .readTooLarge {
+            return .tooLarge
+        }
+        let temporary = fetch.file + ".part"
+        guard FileManager.default.createFile(atPath: temporary, contents: Data(body)) else {
+            throw OutputError(file: temporary, message: "cannot save a fetched page")
+        }
+        guard rename(temporary, fetch.file) == 0 else {
+            throw OutputError(file: fetch.file, message: "cannot save a fetched page: \(String(cString: strerror(errno)))")
+        }
+        return .saved(bytes: body.count)
+    }
+
+    /// Files an answer into the plan and returns the requests it calls for.
+    private func apply(_ work: Work, _ outcome: Outcome, file: String) throws -> [Work] {
+        switch (work, outcome) {
+        case (.priority(let node), .saved):
+            node.priorityFile = file
+            return []
+        case (.priority, .tooLarge):
+            return []
+        case (.list(let node), .saved):
+            let followUp: [Work] = exportFormat && !shallow ? [.priority(node)] : []
+            let reader = JSONReader(source: try InputFile(path: file), sourceName: file)
+            let first = try reader.peek()
+            if shallow || first != .beginObject {
+                node.valueFile = file
+                return followUp
+            }
+            try reader.next()
+            var keys: [String] = []
+            while try reader.next() == .name {
+                keys.append(reader.stringValue)
+                try reader.skipValue()
+            }
+            node.keys = keys.sorted(by: DatabaseKeyOrder.less)
+            let size = max(1, pageSize)
+            node.pages = stride(from: 0, to: node.keys.count, by: size).map {
+                PagePlan(node: node, lo: $0, hi: min($0 + size, node.keys.count))
+            }
+            return followUp + node.pages.map { .page($0) }
+        case (.page(let page), .saved):
+            page.file = file
+            return []
+        case (.page(let page), .tooLarge):
+            if page.hi - page.lo > 1 {
+                let mid = page.lo + (page.hi - page.lo) / 2
+                page.halves = [PagePlan(node: page.node, lo: page.lo, hi: mid), PagePlan(node: page.node, lo: mid, hi: page.hi)]
+                return page.halves.map { .page($0) }
+            }
+            let child = NodePlan(path: page.node.path + [page.node.keys[page.lo]])
+            page.child = child
+            return [.list(child)]
+        case (.list(let node), .tooLarge):
+            throw DatabaseRequestError(kind: .readTooLarge, status: 400,
+                                       message: "even the list of the children's keys (shallow=true) is larger than the database answers; export its parts by path",
+                                       request: "GET \(source.appending(node.path).restURL(query: [("shallow", "true")]))")
+        }
+    }
+
+    // MARK: - Assembly
+
+    /// Writes a node's value from its saved answers.
+    private func assemble(_ node: NodePlan, writer: JSONWriter) throws {
+        let priority = try node.priorityFile.flatMap { file -> [UInt8]? in
+            let bytes = try Array(Data(contentsOf: URL(fileURLWithPath: file)))
+            return bytes == Array("null".utf8) ? nil : bytes
+        }
+        if let file = node.valueFile {
+            let reader = JSONReader(source: try InputFile(path: file), sourceName: file)
+            if let priority, try reader.peek() != .null {
+                try writer.beginObject()
+                try writer.name(".priority")
+                try priority.withUnsafeBytes { try writer.value(compactJSON: $0) }
+                try writer.name(".value")
+                try reader.transfer(to: writer)
+                try writer.endObject()
+            } else {
+                try reader.transfer(to: writer)
+            }
+            return
+        }
+        if !exportFormat, Self.readsAsArray(node.keys) {
+            try writer.beginArray()
+            var next: Int32 = 0
+            for page in node.pages { try assembleArray(page, writer: writer, next: &next) }
+            try writer.endArray()
+            return
+        }
+        try writer.beginObject()
+        if let priority {
+            try writer.name(".priority")
+            try priority.withUnsafeBytes { try writer.value(compactJSON: $0) }
+        }
+        for page in node.pages { try assembleObject(page, writer: writer) }
+        try writer.endObject()
+    }
+
+    private func assembleObject(_ page: PagePlan, writer: JSONWriter) throws {
+        if let child = page.child {
+            try writer.name(page.node.keys[page.lo])
+            try assemble(child, writer: writer)
+            return
+        }
+        if !page.halves.isEmpty {
+            for half in page.halves { try assembleObject(half, writer: writer) }
+            return
+        }
+        try forEachMember(page) { key, reader in
+            try writer.name(key)
+            try reader.transfer(to: writer)
+        }
+    }
+
+    /// An array-like location's members, in index order with `null` for the holes.
+    private func assembleArray(_ page: PagePlan, writer: JSONWriter, next: inout Int32) throws {
+        if let child = page.child {
+            try writeHoles(upTo: page.node.keys[page.lo], writer: writer, next: &next)
+            try assemble(child, writer: writer)
+            next += 1
+            return
+        }
+        if !page.halves.isEmpty {
+            for half in page.halves { try assembleArray(half, writer: writer, next: &next) }
+            return
+        }
+        // A page's members may come in any order: sort them by index in memory (one answer).
+        var members: [(Int32, [UInt8])] = []
+        try forEachMember(page) { key, reader in
+            guard let index = DatabaseKeyOrder.integerValue(key.utf8), index >= 0 else {
+                throw ExportChanged(location: source.appending(page.node.path), detail: "key \(key) appeared in an array-like location")
+            }
+            let sink = MemoryByteSink()
+            let w = JSONWriter(sink: sink)
+            try reader.transfer(to: w)
+            try w.flush()
+            members.append((index, sink.bytes))
+        }
+        for (index, json) in members.sorted(by: { $0.0 < $1.0 }) {
+            try writeHoles(upTo: String(index), writer: writer, next: &next)
+            try json.withUnsafeBytes { try writer.value(compactJSON: $0) }
+            next += 1
+        }
+    }
+
+    private func writeHoles(upTo key: String, writer: JSONWriter, next: inout Int32) throws {
+        guard let index = DatabaseKeyOrder.integerValue(key.utf8), index >= next else {
+            throw ExportChanged(location: source, detail: "key \(key) out of order in an array-like location")
+        }
+        while next < index {
+            try writer.null()
+            next += 1
+        }
+    }
+
+    /// Calls `body` with each member of a saved page (an object, or an array the database made of
+    /// integer keys), the reader positioned at its value.
+    private func forEachMember(_ page: PagePlan, _ body: (String, JSONReader) throws -> Void) throws {
+        guard let file = page.file else { return }
+        let reader = JSONReader(source: try InputFile(path: file), sourceName: file)
+        switch try reader.next() {
+        case .beginObject:
+            while try reader.next() == .name { try body(reader.stringValue, reader) }
+        case .beginArray:
+            var i = 0
+            while try reader.peek() != .endArray {
+                if try reader.peek() == .null {
+                    try reader.next()
+                } else {
+                    try body(String(i), reader)
+                }
+                i += 1
+            }
+            try reader.next()
+        case .null:
+            return  // every child of the range was deleted meanwhile
+        default:
+            throw ExportChanged(location: source.appending(page.node.path), detail: "a page came back as a single value")
+        }
+    }
+
+    /// Whether the database reads these keys back as an array (all non-negative integers, the
+    /// largest below twice their count).
+    static func readsAsArray(_ keys: [String]) -> Bool {
+        var maxKey: Int32 = -1
+        for key in keys {
+            guard let i = DatabaseKeyOrder.integerValue(key.utf8), i >= 0 else { return false }
+            maxKey = max(maxKey, i)
+        }
+        return !keys.isEmpty && Int(maxKey) < 2 * keys.count
+    }
+
+    static func jsonString(_ s: String) -> String {
+        let sink = MemoryByteSink()
+        let w = JSONWriter(sink: sink)
+        try? w.string(s)
+        try? w.flush()
+        return sink.string
+    }
+
+    static func jsonArray(_ items: [String]) -> String {
+        let sink = MemoryByteSink()
+        let w = JSONWriter(sink: sink)
+        try? w.beginArray()
+        for s in items { try? w.string(s) }
+        try? w.endArray()
+        try? w.flush()
+        return sink.string
+    }
+}
+
+/// The data changed under an export in a way its pages cannot be put together (run it again).
+public struct ExportChanged: Error, CustomStringConvertible, Sendable {
+    public let location: DatabaseURL
+    public let detail: String
+    public var description: String { "\(location): the data changed during the export (\(detail)); run it again" }
+}

@@ -1,0 +1,296 @@
+import CloudHTTP
+import DumpKit
+import JSONStream
+import LiveDatabase
+import NIOCore
+import RTDBTestServer
+import TestSupport
+import XCTest
+
+/// Export and import against the project's REST test server: round trips of the real dumps (also
+/// with limits so small that every answer and write must be split), faults, refusals.
+final class ExportImportTests: XCTestCase {
+    private var servers: [RTDBTestServer] = []
+    private var clients: [DatabaseClient] = []
+
+    override func tearDown() async throws {
+        for c in clients { await c.shutdown() }
+        for s in servers { try s.stop() }
+    }
+
+    private func server(_ configuration: RTDBDatabase.Configuration = .init(namespace: "test-db")) throws -> RTDBTestServer {
+        let s = try RTDBTestServer(configuration: configuration)
+        servers.append(s)
+        return s
+    }
+
+    /// A client with quick retries; `timeout` is how long an answer may stall (short where a test stalls one).
+    private func client(_ auth: DatabaseAuth = .none, timeout: TimeAmount = .seconds(30)) -> DatabaseClient {
+        let c = DatabaseClient(auth: auth, retry: RetryPolicy(maxAttempts: 8, baseDelay: .milliseconds(5), maxDelay: .milliseconds(50)),
+                               requestTimeout: timeout)
+        clients.append(c)
+        return c
+    }
+
+    private func url(_ server: RTDBTestServer, _ path: String = "", namespace: String = "test-db") throws -> DatabaseURL {
+        try DatabaseURL("https://\(namespace).firebaseio.com/\(path)", emulatorHost: server.host)
+    }
+
+    private func export(_ server: RTDBTestServer, _ path: String, to output: String, pageSize: Int = 1000, jobs: Int = 4,
+                        timeout: TimeAmount = .seconds(30)) async throws -> ExportJob.Summary {
+        var job = ExportJob(source: try url(server, path), output: output)
+        job.pageSize = pageSize
+        job.jobs = jobs
+        return try await job.run(client: client(timeout: timeout))
+    }
+
+    private func importDump(_ input: String, into server: RTDBTestServer, _ path: String, chunkSize: Int = 1_000_000,
+                            mode: ImportChunker.Mode = .merge, jobs: Int = 4, auth: DatabaseAuth = .none,
+                            timeout: TimeAmount = .seconds(30)) async throws -> ImportJob.Summary {
+        var job = ImportJob(input: input, target: try url(server, path))
+        job.chunkSize = chunkSize
+        job.mode = mode
+        job.jobs = jobs
+        return try await job.run(client: client(auth, timeout: timeout))
+    }
+
+    func testRoundTripsOfRealDumps() async throws {
+        let dir = try TestData.directory("real-dumps")
+        let tmp = try TemporaryDirectory()
+        for file in try TestData.files(in: dir, withExtension: "json") {
+            let name = file.lastPathComponent
+            let source = try server()
+            try source.database.load(json: try contents(file.path), at: ["data"])
+            let first = tmp.url.appendingPathComponent("\(name).1.json").path
+            _ = try await export(source, "data", to: first, pageSize: 7)
+            XCTAssertEqual(try contents(first), source.database.contents(at: ["data"]), "\(name): export differs from one GET")
+
+            let target = try server()
+            try target.database.load(json: Array(#"{"other":{"kept":true}}"#.utf8))
+            let summary = try await importDump(first, into: target, "restored/copy")
+            XCTAssertGreaterThan(summary.chunks, 0)
+            let second = tmp.url.appendingPathComponent("\(name).2.json").path
+            _ = try await export(target, "restored/copy", to: second, pageSize: 3)
+            XCTAssertEqual(try contents(second), try contents(first), "\(name): export -> import -> export differs")
+            XCTAssertEqual(target.database.contents(at: ["other"]), Array(#"{"kept":true}"#.utf8))
+            XCTAssertFalse(FileManager.default.fileExists(atPath: tmp.url.appendingPathComponent(".\(name).1.json.dumpkit-export.d").path))
+        }
+    }
+
+    func testRoundTripsWithLimitsSoSmallThatEveryAnswerAndWriteIsSplit() async throws {
+        let dir = try TestData.directory("real-dumps")
+        let tmp = try TemporaryDirectory()
+        let limits = RTDBDatabase.Configuration(namespace: "test-db", maxResponseBytes: 2048, maxWriteBytes: 2048)
+        for file in try TestData.files(in: dir, withExtension: "json") {
+            let name = file.lastPathComponent
+            let source = try server(limits)
+            try source.database.load(json: try contents(file.path))
+            let whole = source.database.contents()
+            let first = tmp.url.appendingPathComponent("\(name).1.json").path
+            let exported = try await export(source, "", to: first, pageSize: 1000)
+            XCTAssertEqual(try contents(first), whole, name)
+            if whole.count > 2048 {
+                XCTAssertGreaterThan(exported.splits, 0, "\(name): an answer over the limit must have been split")
+            }
+            for mode in [ImportChunker.Mode.merge, .replace] {
+                let target = try server(limits)
+                let imported = try await importDump(first, into: target, "r", chunkSize: 8192, mode: mode)
+                if whole.count > 4096 {
+                    XCTAssertGreaterThan(imported.splits, 0, "\(name): a chunk over the write limit must have been split")
+                }
+                let second = tmp.url.appendingPathComponent("\(name).\(mode).json").path
+                _ = try await export(target, "r", to: second, pageSize: 1000)
+                XCTAssertEqual(try contents(second), whole, "\(name) \(mode)")
+                XCTAssertTrue(target.requests.allSatisfy { $0.method != "PATCH" || $0.bodyBytes <= 8192 })
+            }
+        }
+    }
+
+    func testMergeKeepsWhatTheDumpDoesNotNameAndReplaceReplacesOnlyItsTopLevelChildren() async throws {
+        let tmp = try TemporaryDirectory()
+        let dump = tmp.url.appendingPathComponent("dump.json").path
+        try Data(#"{"users":{"u1":{"name":"A"}},"config":{"x":1}}"#.utf8).write(to: URL(fileURLWithPath: dump))
+        let existing = #"{"users":{"u1":{"email":"a@x","name":"old"},"u2":{"name":"B"}},"config":{"y":2},"logs":{"l":1}}"#
+
+        let merged = try server()
+        try merged.database.load(json: Array(existing.utf8))
+        _ = try await importDump(dump, into: merged, "")
+        XCTAssertEqual(String(decoding: merged.database.contents(), as: UTF8.self),
+                       #"{"config":{"x":1,"y":2},"logs":{"l":1},"users":{"u1":{"email":"a@x","name":"A"},"u2":{"name":"B"}}}"#)
+
+        let replaced = try server()
+        try replaced.database.load(json: Array(existing.utf8))
+        _ = try await importDump(dump, into: replaced, "", chunkSize: 40, mode: .replace)
+        XCTAssertEqual(String(decoding: replaced.database.contents(), as: UTF8.self),
+                       #"{"config":{"x":1},"logs":{"l":1},"users":{"u1":{"name":"A"}}}"#)
+    }
+
+    func testFaultsAreRetriedAndTheResultIsTheSame() async throws {
+        let dir = try TestData.directory("real-dumps")
+        let file = dir.appendingPathComponent("budgetparty__firebase-export.sanitized.json")
+        let tmp = try TemporaryDirectory()
+        let limits = RTDBDatabase.Configuration(namespace: "test-db", maxResponseBytes: 4096, maxWriteBytes: 4096)
+        let source = try server(limits)
+        try source.database.load(json: try contents(file.path))
+        source.injectFaults([.serviceUnavailable, .dropConnection, .stall(milliseconds: 2_500), .serviceUnavailable, .dropConnection], method: "GET")
+        let first = tmp.url.appendingPathComponent("e.json").path
+        _ = try await export(source, "", to: first, timeout: .seconds(1))
+        XCTAssertEqual(try contents(first), source.database.contents())
+        XCTAssertGreaterThanOrEqual(source.requests.filter { $0.status == 503 }.count, 2)
+        XCTAssertGreaterThanOrEqual(source.requests.filter { $0.status == nil }.count, 2)
+
+        let target = try server(limits)
+        target.injectFaults([.serviceUnavailable, .dropConnection, .dropConnectionAfterApplying, .stall(milliseconds: 2_500), .serviceUnavailable],
+                            method: "PATCH")
+        _ = try await importDump(first, into: target, "", chunkSize: 3000, timeout: .seconds(1))
+        XCTAssertEqual(target.database.contents(), source.database.contents())
+        XCTAssertGreaterThanOrEqual(target.requests.filter { $0.status == nil || $0.status == 503 }.count, 4)
+    }
+
+    func testWrongNamespaceAndWrongCredentialsAreClearErrors() async throws {
+        let s = try server(.init(namespace: "test-db", requiredCredential: "right"))
+        try s.database.load(json: Array(#"{"a":1}"#.utf8))
+        let tmp = try TemporaryDirectory()
+        let out = tmp.url.appendingPathComponent("o.json").path
+        do {
+            var job = ExportJob(source: try url(s, "", namespace: "other-db"), output: out)
+            job.jobs = 1
+            _ = try await job.run(client: client(.authParameter("right")))
+            XCTFail("a wrong namespace must fail")
+        } catch let error as DatabaseRequestError {
+            XCTAssertEqual(error.kind, .notFound)
+            XCTAssertTrue("\(error)".contains("ns=other-db"), "\(error)")
+        }
+        do {
+            // Emulator URLs carry no credentials; against a server that wants them that is a 401.
+            _ = try await export(s, "", to: out)
+            XCTFail("missing credentials must fail")
+        } catch let error as DatabaseRequestError {
+            XCTAssertEqual(error.kind, .unauthorized)
+            XCTAssertEqual(error.status, 401)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    func testAForbiddenKeyStopsTheImportBeforeAnythingIsSent() async throws {
+        let tmp = try TemporaryDirectory()
+        let dump = tmp.url.appendingPathComponent("bad.json").path
+        try Data(#"{"ok":{"a":1},"bad":{"x.y":2}}"#.utf8).write(to: URL(fileURLWithPath: dump))
+        let s = try server()
+        do {
+            _ = try await importDump(dump, into: s, "")
+            XCTFail("a forbidden key must fail")
+        } catch let error as ImportJob.LimitsBroken {
+            XCTAssertTrue("\(error)".contains("/bad/x.y"), "\(error)")
+        }
+        XCTAssertEqual(s.requests.count, 0)
+    }
+
+    func testARefusedChunkStopsTheImportAndNothingAfterItIsSent() async throws {
+        let tmp = try TemporaryDirectory()
+        let dump = tmp.url.appendingPathComponent("d.json").path
+        // One value per chunk: each member is about 40 bytes and chunks are at least 64.
+        let members = (0..<30).map { #""k\#(String(format: "%02d", $0))":{"v":"\#(String(repeating: "x", count: 30))"}"# }.joined(separator: ",")
+        try Data("{\(members)}".utf8).write(to: URL(fileURLWithPath: dump))
+        let s = try server(.init(namespace: "test-db", deniedWritePaths: [["k10"]]))
+        do {
+            _ = try await importDump(dump, into: s, "", chunkSize: 40, jobs: 1)
+            XCTFail("a refused chunk must stop the import")
+        } catch let error as ImportJob.ChunkRefused {
+            XCTAssertEqual(error.underlying.status, 401)
+            XCTAssertTrue("\(error)".contains("/k10/v"), "\(error)")
+            XCTAssertTrue("\(error)".contains("Permission denied"), "\(error)")
+        }
+        let patches = s.requests.filter { $0.method == "PATCH" }
+        XCTAssertEqual(patches.last?.status, 401, "nothing may be sent after the refused chunk")
+        XCTAssertEqual(String(decoding: s.database.contents(at: ["k09"]), as: UTF8.self), #"{"v":"\#(String(repeating: "x", count: 30))"}"#)
+        XCTAssertEqual(String(decoding: s.database.contents(at: ["k11"]), as: UTF8.self), "null")
+    }
+
+    func testExportFormatKeepsPrioritiesAndShallowKeepsOnlyTheKeys() async throws {
+        let tmp = try TemporaryDirectory()
+        let s = try server(.init(namespace: "test-db", maxResponseBytes: 120))
+        try s.database.load(json: Array(#"{"a":{".priority":1,"x":{".value":"v",".priority":"p"},"y":[1,2]},"b":{"c":{"d":"\#(String(repeating: "0123456789", count: 10))","e":{".value":2,".priority":3}}}}"#.utf8))
+        let out = tmp.url.appendingPathComponent("export.json").path
+        var job = ExportJob(source: try url(s, ""), output: out)
+        job.exportFormat = true
+        job.pageSize = 1
+        let summary = try await job.run(client: client())
+        XCTAssertGreaterThan(summary.splits, 0)
+        XCTAssertEqual(String(decoding: try contents(out), as: UTF8.self),
+                       String(decoding: s.database.contents(export: true), as: UTF8.self))
+        XCTAssertTrue(String(decoding: try contents(out), as: UTF8.self).contains(#""a":{".priority":1,"#))
+
+        let keys = tmp.url.appendingPathComponent("keys.json").path
+        var shallow = ExportJob(source: try url(s, ""), output: keys)
+        shallow.shallow = true
+        _ = try await shallow.run(client: client())
+        XCTAssertEqual(String(decoding: try contents(keys), as: UTF8.self), #"{"a":true,"b":true}"#)
+    }
+
+    func testNDJSONRecordsImportAsTheDumpTheyCameFrom() async throws {
+        let dir = try TestData.directory("real-dumps")
+        let tmp = try TemporaryDirectory()
+        for name in ["budgetparty__firebase-export.sanitized.json", "HooHacks19__firebase-export.json"] {
+            let records = tmp.url.appendingPathComponent("\(name).ndjson").path
+            var convert = ConvertJob(input: dir.appendingPathComponent(name).path, output: records)
+            convert.records = [try PathPattern("/*/*")]
+            _ = try convert.run(progress: nil)
+            let expected = RTDBDatabase(configuration: .init())
+            try expected.load(json: try contents(dir.appendingPathComponent(name).path))
+            for mode in [ImportChunker.Mode.merge, .replace] {
+                let target = try server(.init(namespace: "test-db", maxWriteBytes: 4096))
+                let summary = try await importDump(records, into: target, "", chunkSize: 3000, mode: mode)
+                XCTAssertGreaterThan(summary.chunks, 1)
+                XCTAssertTrue(target.database.contents() == expected.contents(), "\(name) \(mode)")
+            }
+        }
+    }
+
+    func testNDJSONRecordsWithForbiddenKeysInTheirPathsSendNothing() async throws {
+        let tmp = try TemporaryDirectory()
+        let records = tmp.url.appendingPathComponent("r.ndjson").path
+        try Data(#"{"path":"/ok/a","value":1}\#n{"path":"/bad.key/b","value":{"c":2}}\#n"#.utf8).write(to: URL(fileURLWithPath: records))
+        let s = try server()
+        do {
+            _ = try await importDump(records, into: s, "")
+            XCTFail("a forbidden key in a record's path must fail")
+        } catch let error as ImportJob.LimitsBroken {
+            XCTAssertTrue("\(error)".contains("r.ndjson:2 at /bad.key"), "\(error)")
+        }
+        XCTAssertEqual(s.requests.count, 0)
+    }
+
+    func testTheDepthLimitCountsTheTargetsOwnKeys() async throws {
+        let tmp = try TemporaryDirectory()
+        let dump = tmp.url.appendingPathComponent("deep.json").path
+        // 30 levels: fine at the root, too deep three keys down.
+        let deep = String(repeating: #"{"k":"#, count: 30) + "1" + String(repeating: "}", count: 30)
+        try Data(deep.utf8).write(to: URL(fileURLWithPath: dump))
+        let s = try server()
+        _ = try await importDump(dump, into: s, "")
+        do {
+            _ = try await importDump(dump, into: s, "a/b/c")
+            XCTFail("32 levels below the root must be refused before sending")
+        } catch let error as ImportJob.LimitsBroken {
+            XCTAssertTrue("\(error)".contains("under the target"), "\(error)")
+        }
+        XCTAssertEqual(s.requests.filter { $0.path.starts(with: ["a"]) }.count, 0)
+    }
+
+    func testAnExportWithPrioritiesImportsBackWithThem() async throws {
+        let tmp = try TemporaryDirectory()
+        let source = try server()
+        try source.database.load(json: Array(#"{"a":{".priority":1,"x":{".value":"v",".priority":"p"},"y":[1,2]},"b":{"c":{"d":"text","e":{".value":2,".priority":3}}}}"#.utf8))
+        let out = tmp.url.appendingPathComponent("export.json").path
+        var job = ExportJob(source: try url(source, ""), output: out)
+        job.exportFormat = true
+        _ = try await job.run(client: client())
+        for mode in [ImportChunker.Mode.merge, .replace] {
+            let target = try server()
+            _ = try await importDump(out, into: target, "", chunkSize: 64, mode: mode)
+            XCTAssertEqual(String(decoding: target.database.contents(export: true), as: UTF8.self),
+                           String(decoding: source.database.contents(export: true), as: UTF8.self), "\(mode)")
+        }
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import JSONStream
+import NIOConcurrencyHelpers
+
+/// The test server's database: one namespace held in memory, answering REST requests as the
+/// Firebase Realtime Database REST API documents them.
+///
+/// References: firebase.google.com/docs/reference/rest/database (methods, query parameters, error
+/// conditions), firebase.google.com/docs/database/rest/retrieve-data (`shallow`, `print`,
+/// `orderBy="$key"` with `startAt`/`endAt`/`limitToFirst`/`limitToLast`, `format=export`),
+/// firebase.google.com/docs/database/rest/save-data (PUT, PATCH with multi-path updates, DELETE),
+/// firebase.google.com/docs/database/usage/limits (the size of one read and one write).
+/// Not implemented: POST (push IDs), ETags, `print=pretty`, `callback`, `timeout`, and ordering by
+/// anything but `$key` (refused with a 400 that says so).
+public final class RTDBDatabase: Sendable {
+    /// Settings, fixed when the server starts.
+    public struct Configuration: Sendable {
+        /// The namespace (`NS` in `NS.firebaseio.com`); requests naming another in `ns` get 404.
+        public var namespace: String
+        /// The largest response, in bytes (the real limit is 256 MB); larger reads get the documented 400.
+        public var maxResponseBytes: Int
+        /// The largest write body, in bytes (256 MB for REST); larger writes get the documented 400.
+        public var maxWriteBytes: Int
+        /// When set, every request must carry this credential as `auth=`, `access_token=` or a bearer token.
+        public var requiredCredential: String?
+        /// Writes at or below these paths are refused with 401 "Permission denied", as security rules would.
+        public var deniedWritePaths: [[String]]
+
+        public init(namespace: String = "test-db", maxResponseBytes: Int = 256_000_000, maxWriteBytes: Int = 256_000_000,
+                    requiredCredential: String? = nil, deniedWritePaths: [[String]] = []) {
+            self.namespace = namespace
+            self.maxResponseBytes = maxResponseBytes
+            self.maxWriteBytes = maxWriteBytes
+            self.requiredCredential = requiredCredential
+            self.deniedWritePaths = deniedWritePaths
+        }
+    }
+
+    /// The documented message of an oversize read (firebase.google.com/docs/database/usage/limits).
+    public static let readTooLargeMessage = "Data requested exceeds the maximum size that can be accessed with a single request."
+    /// The documented message of an oversize write.
+    public static let writeTooLargeMessage = "Data to write exceeds the maximum size that can be modified with a single request."
+
+    public let configuration: Configuration
+    private let root = NIOLockedValueBox(DataNode())
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// Replaces the data at `path` with `json` (test set-up, no limits).
+    public func load(json: [UInt8], at path: [String] = []) throws {
+        let value = try JSONReader(bytes: json).readValue()
+        try root.withLockedValue { root in
+            let node = try DataNode(written: value, existing: root.node(at: path[...]), now: Self.now())
+            root.set(path[...], to: node)
+        }
+    }
+
+    /// What a plain GET of `path` returns (compact JSON, database key order), without limits.
+    public func contents(at path: [String] = [], export: Bool = false) -> [UInt8] {
+        let node = root.withLockedValue { $0.node(at: path[...]) } ?? DataNode()
+        return Self.render(node, export: export)
+    }
+
+    /// Answers one request.
+    public func handle(_ request: RESTRequest) -> RESTResponse {
+        if let ns = request.query["ns"], ns != configuration.namespace {
+            return .error(404, "Firebase Database not found: namespace \(ns) does not exist here")
+        }
+        if let required = configuration.requiredCredential {
+            let given = request.query["auth"] ?? request.query["access_token"] ?? request.bearerToken
+            guard let given else { return .error(401, "Permission denied") }
+            guard given == required else { return .error(401, "Could not parse auth token.") }
+        }
+        for key in request.path where key != ".priority" {
+            do {
+                try DataNode.checkKey(key, pointer: "")
+            } catch {
+                return .error(400, "Invalid path: \(key) is not a valid key")
+            }
+        }
+        let silent = request.query["print"] == "silent"
+        switch request.method {
+        case "GET": return get(request, silent: silent)
+        case "PUT", "PATCH", "DELETE": return write(request, silent: silent)
+        default: return .error(405, "\(request.method) is not supported by this test server")
+        }
+    }
+
+    // MARK: - Reads
+
+    private func get(_ request: RESTRequest, silent: Bool) -> RESTResponse {
+        let q = request.query
+        let export = q["format"] == "export"
+        let queryKeys = ["orderBy", "startAt", "endAt", "equalTo", "limitToFirst", "limitToLast"].filter { q[$0] != nil }
+        var node = root.withLockedValue { $0.node(at: request.path[...]) } ?? DataNode()
+        if q["shallow"] == "true" {
+            // "shallow cannot be mixed with any other query parameters" (REST reference, "shallow").
+            if !queryKeys.isEmpty { return .error(400, "Mixing shallow and querying parameters is not supported") }
+            if node.leaf == nil {
+                var shallow = DataNode()
+                for key in node.children.keys {
+                    var t = DataNode()
+                    t.leaf = .bool(true)
+                    shallow.children[key] = t
+                }
+                node = shallow
+            }
+            return respond(Self.render(node, export: false, arrays: false), silent: silent)
+        }
+        if !queryKeys.isEmpty {
+            guard let orderBy = q["orderBy"] else {
+                return .error(400, "orderBy must be defined when other query parameters are defined")
+            }
+            guard orderBy == "\"$key\"" else {
+                return .error(400, "this test server orders only by \"$key\", not \(orderBy)")
+            }
+            do {
+                node = try Self.keyQuery(node, q)
+            } catch let refusal as DataNode.WriteRefusal {
+                return .error(400, refusal.message)
+            } catch {
+                return .error(400, "\(error)")
+            }
+        }
+        let body = Self.render(node, export: export)
+        if body.count > configuration.maxResponseBytes { return .error(400, Self.readTooLargeMessage) }
+        return respond(body, silent: silent)
+    }
+
+    /// The children of `node` whose keys lie in `[startAt, endAt]`, the first or last `limit` of them.
+    private static func keyQuery(_ node: DataNode, _ q: [String: String]) throws -> DataNode {
+        func key(_ name: String) throws -> String? {
+            guard let text = q[name] else { return nil }
+            guard let s = try? JSONReader(bytes: Array(text.utf8)).readValue().stringValue else {
+                throw DataNode.WriteRefusal(message: "\(name) must be a JSON string when ordering by $key")
+            }
+            return s
+        }
+        func limit(_ name: String) throws -> Int? {
+            guard let text = q[name] else { return nil }
+            guard let n = Int(text), n > 0 else { throw DataNode.WriteRefusal(message: "\(name) must be a positive integer") }
+            return n
+        }
+        let start = try key("startAt"), end = try key("endAt"), equal = try key("equalTo")
+        let first = try limit("limitToFirst"), last = try limit("limitToLast")
+        if first != nil, last != nil { throw DataNode.WriteRefusal(message: "limitToFirst and limitToLast cannot both be set") }
+        guard node.leaf == nil else { return node }
+        // Filter first, then sort what is left: a page of a large node costs one pass over its keys.
+        var keys = node.children.keys.filter { k in
+            if let start, DatabaseKeyOrder.less(k, start) { return false }
+            if let end, DatabaseKeyOrder.less(end, k) { return false }
+            if let equal, k != equal { return false }
+            return true
+        }.sorted(by: DatabaseKeyOrder.less)
+        if let first { keys = Array(keys.prefix(first)) }
+        if let last { keys = Array(keys.suffix(last)) }
+        var result = DataNode()
+        for k in keys { result.children[k] = node.children[k] }
+        return result
+    }
+
+    // MARK: - Writes
+
+    private func write(_ request: RESTRequest, silent: Bool) -> RESTResponse {
+        if request.body.count > configuration.maxWriteBytes { return .error(400, Self.writeTooLargeMessage) }
+        var value: JSONValue = .null
+        if request.method != "DELETE" {
+            do {
+                value = try JSONReader(bytes: request.body).readValue()
+            } catch {
+                return .error(400, "Invalid data; couldn't parse JSON object, array, or value.")
+            }
+        }
+        // A multi-path PATCH: each key is a path relative to the request's (REST reference, "PATCH").
+        var updates: [([String], JSONValue)] = []
+        if request.method == "PATCH" {
+            guard let object = value.objectValue else {
+                return .error(400, "Invalid data; couldn't parse JSON object. PATCH needs an object.")
+            }
+            for member in object.members {
+                let relative = member.key.split(separator: "/").map(String.init)
+                updates.append((request.path + relative, member.value))
+            }
+            // Sorted by segments, a path's descendants follow it directly.
+            let sorted = updates.map(\.0).sorted { $0.lexicographicallyPrecedes($1) }
+            for (a, b) in zip(sorted, sorted.dropFirst()) where b.starts(with: a) {
+                let pa = a.joined(separator: "/"), pb = b.joined(separator: "/")
+                return .error(400, "Invalid data; path /\(pa) is an ancestor or duplicate of /\(pb) in one update")
+            }
+        } else {
+            updates.append((request.path, value))
+        }
+        for (path, _) in updates {
+            for denied in configuration.deniedWritePaths where path.starts(with: denied) {
+                return .error(401, "Permission denied")
+            }
+            for key in path where key != ".priority" {
+                do { try DataNode.checkKey(key, pointer: "") } catch { return .error(400, "Invalid path: \(key) is not a valid key") }
+            }
+        }
+        let now = Self.now()
+        let result: Result<Void, DataNode.WriteRefusal> = root.withLockedValue { root in
+            do {
+                // All or nothing: build every node before changing anything.
+                let nodes = try updates.map { path, v in
+                    try DataNode(written: v, existing: root.node(at: path[...]), now: now, pointer: JSONPointer.string(path))
+                }
+                for ((path, _), node) in zip(updates, nodes) { root.set(path[...], to: node) }
+                return .success(())
+            } catch let refusal as DataNode.WriteRefusal {
+                return .failure(refusal)
+            } catch {
+                return .failure(DataNode.WriteRefusal(message: "\(error)"))
+            }
+        }
+        if case .failure(let refusal) = result { return .error(400, refusal.message) }
+        // PUT and PATCH answer with the data written, DELETE with null.
+        return respond(request.method == "DELETE" ? Array("null".utf8) : request.body, silent: silent)
+    }
+
+    // MARK: - Helpers
+
+    private func respond(_ body: [UInt8], silent: Bool) -> RESTResponse {
+        // "print=silent returns a 204 No Content on success" (retrieve-data, "print").
+        silent ? RESTResponse(status: 204, body: []) : RESTResponse(status: 200, body: body)
+    }
+
+    static func render(_ node: DataNode, export: Bool, arrays: Bool = true) -> [UInt8] {
+        let sink = MemoryByteSink()
+        let writer = JSONWriter(sink: sink)
+        if !arrays, node.leaf == nil, node.exists {
+            // Shallow results are objects of `true`s whatever their keys.
+            try? writer.beginObject()
+            for key in node.sortedKeys {
+                try? writer.name(key)
+                try? writer.bool(true)
+            }
+            try? writer.endObject()
+        } else {
+            try? node.write(to: writer, export: export)
+        }
+        try? writer.flush()
+        return sink.bytes
+    }
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}

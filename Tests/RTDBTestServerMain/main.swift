@@ -1,0 +1,39 @@
+import Foundation
+import RTDBTestServer
+
+/// `rtdb-test-server`: the tests' Realtime Database REST server as a process, for benchmarks and by-hand
+/// runs. It listens on 127.0.0.1 and a free port, prints `127.0.0.1:PORT` (the value for
+/// `FIREBASE_DATABASE_EMULATOR_HOST`) and serves until it is terminated.
+///
+///     rtdb-test-server [--namespace NS] [--load FILE] [--max-response-bytes N] [--max-write-bytes N]
+var configuration = RTDBDatabase.Configuration()
+var load: String?
+var arguments = CommandLine.arguments.dropFirst()
+@MainActor func value(_ name: String) -> String {
+    guard let v = arguments.popFirst() else {
+        FileHandle.standardError.write(Data("rtdb-test-server: \(name) needs a value\n".utf8))
+        exit(2)
+    }
+    return v
+}
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--namespace": configuration.namespace = value(argument)
+    case "--load": load = value(argument)
+    case "--max-response-bytes": configuration.maxResponseBytes = Int(value(argument)) ?? configuration.maxResponseBytes
+    case "--max-write-bytes": configuration.maxWriteBytes = Int(value(argument)) ?? configuration.maxWriteBytes
+    default:
+        FileHandle.standardError.write(Data("rtdb-test-server: unknown argument \(argument)\n".utf8))
+        exit(2)
+    }
+}
+do {
+    let server = try RTDBTestServer(configuration: configuration)
+    if let load { try server.database.load(json: Array(try Data(contentsOf: URL(fileURLWithPath: load)))) }
+    FileHandle.standardOutput.write(Data((server.host + "\n").utf8))
+    signal(SIGTERM) { _ in exit(0) }
+    while true { sleep(3600) }
+} catch {
+    FileHandle.standardError.write(Data("rtdb-test-server: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,160 @@
+import JSONStream
+import RTDBTestServer
+import XCTest
+
+/// The test server's database against what the REST reference says
+/// (firebase.google.com/docs/reference/rest/database, /docs/database/rest/retrieve-data and save-data).
+final class RTDBDatabaseTests: XCTestCase {
+    private func database(_ json: String = "{}", _ configure: (inout RTDBDatabase.Configuration) -> Void = { _ in }) throws -> RTDBDatabase {
+        var configuration = RTDBDatabase.Configuration(namespace: "ns1")
+        configure(&configuration)
+        let db = RTDBDatabase(configuration: configuration)
+        try db.load(json: Array(json.utf8))
+        return db
+    }
+
+    private func send(_ db: RTDBDatabase, _ method: String, _ target: String, _ body: String = "", bearer: String? = nil) -> (Int, String) {
+        let request = RESTRequest(method: method, target: target, authorization: bearer.map { "Bearer \($0)" }, body: Array(body.utf8))!
+        let response = db.handle(request)
+        return (response.status, String(decoding: response.body, as: UTF8.self))
+    }
+
+    func testGetReturnsKeysInDatabaseOrder() throws {
+        let db = try database(#"{"b":1,"a":{"z":true,"10":"x","9":"y","-1":0},"A":"s"}"#)
+        let (status, body) = send(db, "GET", "/.json")
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(body, #"{"A":"s","a":{"-1":0,"9":"y","10":"x","z":true},"b":1}"#)
+        XCTAssertEqual(send(db, "GET", "/a/9.json").1, #""y""#)
+        XCTAssertEqual(send(db, "GET", "/missing/x.json").1, "null")
+    }
+
+    func testDenseIntegerKeysReadBackAsArrayWithHoles() throws {
+        let db = try database(#"{"list":["a",null,"c"],"sparse":{"0":"a","7":"b"}}"#)
+        XCTAssertEqual(send(db, "GET", "/.json").1, #"{"list":["a",null,"c"],"sparse":{"0":"a","7":"b"}}"#)
+        // format=export keeps objects (the SDKs' export values never become arrays).
+        XCTAssertEqual(send(db, "GET", "/list.json?format=export").1, #"{"0":"a","2":"c"}"#)
+    }
+
+    func testShallowTruncatesChildrenToTrue() throws {
+        let db = try database(#"{"a":{"x":{"deep":1}},"b":"leaf","c":[1,2]}"#)
+        XCTAssertEqual(send(db, "GET", "/.json?shallow=true").1, #"{"a":true,"b":true,"c":true}"#)
+        XCTAssertEqual(send(db, "GET", "/b.json?shallow=true").1, #""leaf""#)
+        XCTAssertEqual(send(db, "GET", "/c.json?shallow=true").1, #"{"0":true,"1":true}"#)
+        let (status, body) = send(db, "GET", "/.json?shallow=true&orderBy=%22%24key%22&limitToFirst=1")
+        XCTAssertEqual(status, 400)
+        XCTAssertTrue(body.contains("shallow"), body)
+    }
+
+    func testKeyQueriesFilterAndLimitInKeyOrder() throws {
+        let db = try database(#"{"k":{"a":1,"b":2,"c":3,"d":4,"1":0,"2":0}}"#)
+        let orderBy = "orderBy=%22%24key%22"
+        XCTAssertEqual(send(db, "GET", "/k.json?\(orderBy)&startAt=%22b%22&endAt=%22c%22").1, #"{"b":2,"c":3}"#)
+        XCTAssertEqual(send(db, "GET", "/k.json?\(orderBy)&limitToFirst=3").1, #"{"1":0,"2":0,"a":1}"#)
+        XCTAssertEqual(send(db, "GET", "/k.json?\(orderBy)&limitToLast=2").1, #"{"c":3,"d":4}"#)
+        XCTAssertEqual(send(db, "GET", "/k.json?\(orderBy)&startAt=%22b%22&limitToFirst=2").1, #"{"b":2,"c":3}"#)
+        XCTAssertEqual(send(db, "GET", "/k.json?orderBy=\"$key\"&equalTo=\"d\"").1, #"{"d":4}"#)
+        // Parameters without orderBy, other orderings and unquoted keys are refused.
+        XCTAssertEqual(send(db, "GET", "/k.json?limitToFirst=1").0, 400)
+        XCTAssertEqual(send(db, "GET", "/k.json?orderBy=%22%24value%22&limitToFirst=1").0, 400)
+        XCTAssertEqual(send(db, "GET", "/k.json?\(orderBy)&startAt=b").0, 400)
+    }
+
+    func testOversizeReadGetsTheDocumentedError() throws {
+        let db = try database(#"{"a":"0123456789","b":"0123456789"}"#) { $0.maxResponseBytes = 20 }
+        let (status, body) = send(db, "GET", "/.json")
+        XCTAssertEqual(status, 400)
+        XCTAssertEqual(body, #"{"error":"Data requested exceeds the maximum size that can be accessed with a single request."}"#)
+        XCTAssertEqual(send(db, "GET", "/a.json").0, 200)
+        XCTAssertEqual(send(db, "GET", "/.json?orderBy=%22%24key%22&limitToFirst=1").1, #"{"a":"0123456789"}"#)
+    }
+
+    func testPutReplacesPatchMergesMultiPathAndDeleteRemoves() throws {
+        let db = try database(#"{"u":{"jack":{"first":"Jack","last":"Sparrow"},"jill":{"x":1}}}"#)
+        XCTAssertEqual(send(db, "PATCH", "/u/jack.json", #"{"last":"Jones"}"#).0, 200)
+        XCTAssertEqual(db.contents(at: ["u", "jack"]), Array(#"{"first":"Jack","last":"Jones"}"#.utf8))
+        XCTAssertEqual(send(db, "PATCH", "/u.json", #"{"jack/first":"J","jill/y/z":2,"new/a":[true]}"#).0, 200)
+        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self),
+                       #"{"u":{"jack":{"first":"J","last":"Jones"},"jill":{"x":1,"y":{"z":2}},"new":{"a":[true]}}}"#)
+        XCTAssertEqual(send(db, "PUT", "/u/jack.json", #"{"only":1}"#).1, #"{"only":1}"#)
+        XCTAssertEqual(db.contents(at: ["u", "jack"]), Array(#"{"only":1}"#.utf8))
+        XCTAssertEqual(send(db, "DELETE", "/u/jill.json").1, "null")
+        XCTAssertEqual(send(db, "PATCH", "/u.json", #"{"new":null,"jack":{}}"#).0, 200)
+        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), "null")
+    }
+
+    func testMultiPathUpdateWithOverlappingPathsIsRefusedWhole() throws {
+        let db = try database(#"{"a":1}"#)
+        let (status, body) = send(db, "PATCH", "/.json", #"{"x/y":1,"x":{"z":2},"a":2}"#)
+        XCTAssertEqual(status, 400, body)
+        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), #"{"a":1}"#)
+    }
+
+    func testPrintSilentAnswers204WithoutBody() throws {
+        let db = try database()
+        let (status, body) = send(db, "PUT", "/a.json?print=silent", "3")
+        XCTAssertEqual(status, 204)
+        XCTAssertEqual(body, "")
+        XCTAssertEqual(send(db, "GET", "/a.json?print=silent").0, 204)
+        XCTAssertEqual(db.contents(at: ["a"]), Array("3".utf8))
+    }
+
+    func testOversizeWriteGetsTheDocumentedErrorAndChangesNothing() throws {
+        let db = try database(#"{"a":1}"#) { $0.maxWriteBytes = 10 }
+        let (status, body) = send(db, "PATCH", "/.json", #"{"b":"0123456789"}"#)
+        XCTAssertEqual(status, 400)
+        XCTAssertEqual(body, #"{"error":"Data to write exceeds the maximum size that can be modified with a single request."}"#)
+        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), #"{"a":1}"#)
+    }
+
+    func testForbiddenKeysAndBadJSONAreRefused() throws {
+        let db = try database()
+        XCTAssertEqual(send(db, "PUT", "/a.json", #"{"b.c":1}"#).0, 400)
+        XCTAssertEqual(send(db, "PUT", "/a.json", #"{"b":"#).0, 400)
+        XCTAssertEqual(send(db, "PUT", "/a%23b.json", "1").0, 400)
+        XCTAssertEqual(send(db, "PATCH", "/a.json", "[1]").0, 400)
+        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), "null")
+    }
+
+    func testWrongNamespaceIsNotFound() throws {
+        let db = try database(#"{"a":1}"#)
+        XCTAssertEqual(send(db, "GET", "/a.json?ns=ns1").1, "1")
+        let (status, body) = send(db, "GET", "/a.json?ns=other")
+        XCTAssertEqual(status, 404)
+        XCTAssertTrue(body.contains("other"), body)
+        XCTAssertEqual(send(db, "PUT", "/a.json?ns=other", "2").0, 404)
+        XCTAssertEqual(db.contents(at: ["a"]), Array("1".utf8))
+    }
+
+    func testRequiredCredentialByAuthAccessTokenOrBearer() throws {
+        let db = try database(#"{"a":1}"#) { $0.requiredCredential = "s3cret" }
+        XCTAssertEqual(send(db, "GET", "/a.json").0, 401)
+        XCTAssertEqual(send(db, "GET", "/a.json?auth=wrong").0, 401)
+        XCTAssertEqual(send(db, "PUT", "/a.json?access_token=wrong", "2").0, 401)
+        XCTAssertEqual(send(db, "GET", "/a.json", bearer: "nope").0, 401)
+        XCTAssertEqual(send(db, "GET", "/a.json?auth=s3cret").1, "1")
+        XCTAssertEqual(send(db, "GET", "/a.json?access_token=s3cret").1, "1")
+        XCTAssertEqual(send(db, "GET", "/a.json", bearer: "s3cret").1, "1")
+        XCTAssertEqual(db.contents(at: ["a"]), Array("1".utf8))
+    }
+
+    func testDeniedPathsRefuseWritesBelowThemWithPermissionDenied() throws {
+        let db = try database(#"{"open":1}"#) { $0.deniedWritePaths = [["locked"]] }
+        let (status, body) = send(db, "PATCH", "/.json", #"{"open":2,"locked/x":1}"#)
+        XCTAssertEqual(status, 401)
+        XCTAssertEqual(body, #"{"error":"Permission denied"}"#)
+        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), #"{"open":1}"#)
+    }
+
+    func testPrioritiesAndServerValues() throws {
+        let db = try database()
+        _ = send(db, "PUT", "/p.json", #"{".value":"v",".priority":3}"#)
+        _ = send(db, "PUT", "/o.json", #"{"a":1,".priority":"x"}"#)
+        _ = send(db, "PUT", "/n.json", #"{"c":{".sv":{"increment":2}}}"#)
+        _ = send(db, "PATCH", "/n.json", #"{"c":{".sv":{"increment":5}}}"#)
+        XCTAssertEqual(send(db, "GET", "/.json").1, #"{"n":{"c":7},"o":{"a":1},"p":"v"}"#)
+        XCTAssertEqual(send(db, "GET", "/.json?format=export").1,
+                       #"{"n":{"c":7},"o":{".priority":"x","a":1},"p":{".priority":3,".value":"v"}}"#)
+        _ = send(db, "PUT", "/t.json", #"{".sv":"timestamp"}"#)
+        XCTAssertGreaterThan(Int(send(db, "GET", "/t.json").1) ?? 0, 1_700_000_000_000)
+    }
+}
