@@ -143,11 +143,17 @@ let package = Package(
         ),
         .testTarget(
             name: "CloudHTTPTests",
-            dependencies: ["CloudHTTP", "TestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"), .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOHTTP1", package: "swift-nio")]
+            dependencies: [
+                "CloudHTTP", "TestSupport", .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "ObjectStoresTests",
-            dependencies: ["ObjectStores", "CloudHTTP", "DumpKit", "dumpkit", "TestSupport", .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: [
+                "ObjectStores", "CloudHTTP", "DumpKit", "dumpkit", "TestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import CArchive
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A failure in the archive layer: the file it concerns, a message for people, and the call, status and errno behind it.
 public struct ArchiveError: Error, CustomStringConvertible, Sendable {

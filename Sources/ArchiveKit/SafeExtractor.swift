@@ -489,7 +489,9 @@ private final class PartialFile {
         if name.hasSuffix(".dumpkit-partial") { return true }
         let parts = name.split(separator: "-", omittingEmptySubsequences: false)
         if name.hasPrefix(".dumpkit-partial-"), parts.count == 3 { return true }
-        guard parts.count >= 4, parts[parts.count - 1].utf8.count == 6, let pid = pid_t(parts[parts.count - 2]), pid > 0 else { return false }
+        guard parts.count >= 4, parts[parts.count - 1].utf8.count == 6, let pid = pid_t(parts[parts.count - 2]), pid > 0 else {
+            return false
+        }
         let head = parts.dropLast(2).joined(separator: "-")
         guard head.hasSuffix(".dumpkit-partial") || (head.hasPrefix(".dumpkit-partial-") && parts.count == 5) else { return false }
         return kill(pid, 0) != 0 && errno == ESRCH

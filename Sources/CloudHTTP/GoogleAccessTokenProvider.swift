@@ -35,8 +35,10 @@ public actor GoogleAccessTokenProvider {
     /// The provider the environment asks for: `accessToken` (an `--access-token` option) first, then
     /// `GOOGLE_OAUTH_ACCESS_TOKEN`, then the key file `GOOGLE_APPLICATION_CREDENTIALS` names; `nil` when
     /// none is set.
-    public static func fromEnvironment(accessToken: String? = nil, scopes: [String],
-                                       environment: [String: String] = ProcessInfo.processInfo.environment) throws -> GoogleAccessTokenProvider? {
+    public static func fromEnvironment(
+        accessToken: String? = nil, scopes: [String],
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> GoogleAccessTokenProvider? {
         if let token = accessToken ?? environment["GOOGLE_OAUTH_ACCESS_TOKEN"], !token.isEmpty {
             return GoogleAccessTokenProvider(fixedToken: token)
         }
@@ -89,9 +91,10 @@ public actor GoogleAccessTokenProvider {
             }
             let answer = try? JSONDecoder().decode(Answer.self, from: Data(body.readableBytesView))
             guard response.status == .ok, let token = answer?.access_token else {
-                throw HTTPServiceError(status: Int(response.status.code), code: answer?.error,
-                                       message: answer?.error_description ?? "token exchange for \(key.clientEmail) failed (\(response.status.reasonPhrase))",
-                                       request: "POST \(key.tokenURI)")
+                throw HTTPServiceError(
+                    status: Int(response.status.code), code: answer?.error,
+                    message: answer?.error_description ?? "token exchange for \(key.clientEmail) failed (\(response.status.reasonPhrase))",
+                    request: "POST \(key.tokenURI)")
             }
             let lifetime = answer?.expires_in ?? 3600
             return (token, issued.addingTimeInterval(lifetime - min(300, lifetime / 2)))

@@ -46,8 +46,10 @@ public struct RetryPolicy: Sendable {
         case let e as HTTPServiceError:
             return isRetryable(status: e.status, code: e.code)
         case let e as HTTPClientError:
-            return [.remoteConnectionClosed, .readTimeout, .writeTimeout, .connectTimeout, .uncleanShutdown,
-                    .bodyLengthMismatch, .getConnectionFromPoolTimeout].contains(e)
+            return [
+                .remoteConnectionClosed, .readTimeout, .writeTimeout, .connectTimeout, .uncleanShutdown,
+                .bodyLengthMismatch, .getConnectionFromPoolTimeout,
+            ].contains(e)
         case is IOError, is NIOConnectionError, is ChannelError, is HTTPParserError:
             return true
         default:

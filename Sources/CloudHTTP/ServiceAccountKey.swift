@@ -34,7 +34,8 @@ public struct ServiceAccountKey: Sendable {
             throw GoogleCredentialsError("the service-account key \(source) is not a JSON object")
         }
         if let type = file.type, type != "service_account" {
-            throw GoogleCredentialsError("the credentials \(source) are of type \"\(type)\"; only \"service_account\" keys are supported (or pass --access-token)")
+            throw GoogleCredentialsError(
+                "the credentials \(source) are of type \"\(type)\"; only \"service_account\" keys are supported (or pass --access-token)")
         }
         guard let email = file.client_email, let pem = file.private_key else {
             throw GoogleCredentialsError("the service-account key \(source) lacks \"client_email\" or \"private_key\"")
@@ -57,7 +58,8 @@ public struct ServiceAccountKey: Sendable {
         let claims: [String: Any] = [
             "iss": clientEmail, "scope": scopes.joined(separator: " "), "aud": tokenURI, "iat": iat, "exp": iat + 3600,
         ]
-        let signingInput = try base64URL(JSONSerialization.data(withJSONObject: header, options: .sortedKeys)) + "."
+        let signingInput =
+            try base64URL(JSONSerialization.data(withJSONObject: header, options: .sortedKeys)) + "."
             + base64URL(JSONSerialization.data(withJSONObject: claims, options: .sortedKeys))
         let signature = try privateKey.signature(for: SHA256.hash(data: Data(signingInput.utf8)), padding: .insecurePKCS1v1_5)
         return signingInput + "." + base64URL(signature.rawRepresentation)

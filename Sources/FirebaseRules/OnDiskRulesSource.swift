@@ -35,7 +35,9 @@ public final class OnDiskRulesSource: RulesSnapshotSource {
     }
 
     /// Indexes `file` in a pass of its own.
-    package static func indexing(_ file: PositionalByteSource, name: String, expandBytes: Int64 = defaultExpandBytes) throws -> OnDiskRulesSource {
+    package static func indexing(_ file: PositionalByteSource, name: String, expandBytes: Int64 = defaultExpandBytes) throws
+        -> OnDiskRulesSource
+    {
         let index = RulesDumpIndex(expandBytes: expandBytes)
         let reader = JSONReader(source: file.stream(), sourceName: name)
         reader.tokenObserver = { index.observe($0, $1) }
@@ -122,8 +124,13 @@ public final class OnDiskRulesSource: RulesSnapshotSource {
             var bytes = [UInt8](repeating: 0, count: Int(entry.length))
             var done = 0
             while done < bytes.count {
-                let n = try bytes.withUnsafeMutableBytes { try file.read(at: entry.offset + Int64(done), into: UnsafeMutableRawBufferPointer(rebasing: $0[done...])) }
-                guard n > 0 else { throw InputError(file: name, message: "ended at byte \(entry.offset + Int64(done)) while rereading it for rules; was it changed?") }
+                let n = try bytes.withUnsafeMutableBytes {
+                    try file.read(at: entry.offset + Int64(done), into: UnsafeMutableRawBufferPointer(rebasing: $0[done...]))
+                }
+                guard n > 0 else {
+                    throw InputError(
+                        file: name, message: "ended at byte \(entry.offset + Int64(done)) while rereading it for rules; was it changed?")
+                }
                 done += n
             }
             let reader = JSONReader(bytes: bytes, options: .init(bufferSize: bytes.count + 64))

@@ -15,8 +15,10 @@ public struct RulesContext {
     /// The keys the path's `$wildcards` captured, in the order the wildcards appear on the rule's path.
     public var captures: [String]
 
-    public init(auth: JSONValue = .null, now: Double, root: RulesSnapshot, data: RulesSnapshot, newData: RulesSnapshot? = nil,
-                query: JSONValue = .object(JSONObject()), captures: [String] = []) {
+    public init(
+        auth: JSONValue = .null, now: Double, root: RulesSnapshot, data: RulesSnapshot, newData: RulesSnapshot? = nil,
+        query: JSONValue = .object(JSONObject()), captures: [String] = []
+    ) {
         self.auth = auth
         self.now = now
         self.root = root
@@ -275,7 +277,8 @@ struct RulesCompiler {
             return try logical(op, [l, r], operators: [offset])
         case .plus:
             try require([.string, .number], "strings or numbers")
-            let type: RulesType = l.type == .string || r.type == .string ? .string : (l.type == .number && r.type == .number ? .number : .primitive)
+            let type: RulesType =
+                l.type == .string || r.type == .string ? .string : (l.type == .number && r.type == .number ? .number : .primitive)
             return Compiled(type: type) { c throws(RulesEvaluationError) in
                 let a = try lt(c), b = try rt(c)
                 switch (a, b) {
@@ -355,7 +358,8 @@ struct RulesCompiler {
                 switch name {
                 case "orderByKey":
                     // Without another ordering, a query is ordered by key.
-                    return .bool(q[segment: "orderByValue"] == nil && q[segment: "orderByPriority"] == nil && q[segment: "orderByChild"] == nil)
+                    return .bool(
+                        q[segment: "orderByValue"] == nil && q[segment: "orderByPriority"] == nil && q[segment: "orderByChild"] == nil)
                 case "orderByValue", "orderByPriority": return .bool(false)
                 default: return .null
                 }
@@ -413,7 +417,9 @@ struct RulesCompiler {
         }
     }
 
-    private func checkedArguments(_ arguments: [RulesExpression], _ signature: Signature, _ name: String, at offset: Int) throws(RulesExpressionError) -> [RulesThunk] {
+    private func checkedArguments(_ arguments: [RulesExpression], _ signature: Signature, _ name: String, at offset: Int)
+        throws(RulesExpressionError) -> [RulesThunk]
+    {
         guard arguments.count == signature.arguments.count else {
             let n = signature.arguments.count
             throw RulesExpressionError("'\(name)' takes \(n) argument\(n == 1 ? "" : "s"), not \(arguments.count)", at: offset)
@@ -423,7 +429,8 @@ struct RulesCompiler {
             let a = try compile(argument)
             let expected = signature.arguments[i]
             guard a.type == expected || (a.type.isFuzzy && expected != .regex) else {
-                throw RulesExpressionError("argument \(i + 1) of '\(name)' must be a \(expected.name), not a \(a.type.name)", at: argument.offset)
+                throw RulesExpressionError(
+                    "argument \(i + 1) of '\(name)' must be a \(expected.name), not a \(a.type.name)", at: argument.offset)
             }
             thunks.append(a.thunk)
         }
@@ -440,7 +447,9 @@ struct RulesCompiler {
         guard arguments.count == 1, case .array(let items) = arguments[0].node else {
             throw RulesExpressionError("hasChildren takes no argument or one array of strings", at: offset)
         }
-        guard !items.isEmpty else { throw RulesExpressionError("hasChildren needs at least one name in its array", at: arguments[0].offset) }
+        guard !items.isEmpty else {
+            throw RulesExpressionError("hasChildren needs at least one name in its array", at: arguments[0].offset)
+        }
         var thunks: [RulesThunk] = []
         for item in items {
             let i = try compile(item)
@@ -535,7 +544,9 @@ struct RulesCompiler {
             return { c throws(RulesEvaluationError) in
                 let s = try Self.string(rt, c, for: name)
                 let v = try a(c)
-                guard case .regex(let regex) = v else { throw RulesEvaluationError("'matches' needs a regular expression, got \(v.display)") }
+                guard case .regex(let regex) = v else {
+                    throw RulesEvaluationError("'matches' needs a regular expression, got \(v.display)")
+                }
                 return .bool(try regex.matches(s))
             }
         }

@@ -70,8 +70,10 @@ public struct RulesEvaluator {
 
     /// Visits the present node at `path` and the nodes below it that have rules; returns whether
     /// nothing in the subtree may be written (always false unless `strict`).
-    private func walk(_ path: inout [String], _ node: RulesNode?, _ captures: inout [String], granted inherited: Bool,
-                      _ sources: Sources, strict: Bool, into violations: inout [RulesViolation]) -> Bool {
+    private func walk(
+        _ path: inout [String], _ node: RulesNode?, _ captures: inout [String], granted inherited: Bool,
+        _ sources: Sources, strict: Bool, into violations: inout [RulesViolation]
+    ) -> Bool {
         guard let node else { return strict && !inherited }
         var granted = inherited
         if strict, !granted, let write = node.write {
@@ -153,7 +155,8 @@ public struct RulesEvaluator {
     /// Follows the rules from the root down `path`, calling `visit` at each node above its end with the
     /// depth and the keys captured so far; returns the rules for `path` itself, or nil where no rules reach.
     private func descend(_ path: [String], visit: (_ depth: Int, _ node: RulesNode, _ captures: [String]) -> Void = { _, _, _ in })
-        -> (node: RulesNode, captures: [String])? {
+        -> (node: RulesNode, captures: [String])?
+    {
         var node = rules.root
         var captures: [String] = []
         for (depth, key) in path.enumerated() {
@@ -165,8 +168,10 @@ public struct RulesEvaluator {
         return (node, captures)
     }
 
-    private func evaluate(_ rule: RulesRule, at path: [String], _ captures: [String], _ sources: Sources,
-                          query: JSONValue = .object(JSONObject())) -> (passed: Bool, error: String?) {
+    private func evaluate(
+        _ rule: RulesRule, at path: [String], _ captures: [String], _ sources: Sources,
+        query: JSONValue = .object(JSONObject())
+    ) -> (passed: Bool, error: String?) {
         let context = RulesContext(
             auth: auth, now: now, root: RulesSnapshot(source: sources.root), data: RulesSnapshot(source: sources.data, path: path),
             newData: rule.kind == .read ? nil : RulesSnapshot(source: sources.newData, path: path), query: query, captures: captures)
@@ -180,13 +185,15 @@ public struct RulesEvaluator {
     private func validateFailure(_ rule: RulesRule, _ node: RulesNode, _ path: [String], _ error: String?) -> RulesViolation {
         let expression = rule.source.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         let reason = error.map { ": \($0)" } ?? ""
-        return RulesViolation(rule: .validate, pointer: JSONPointer.string(path),
-                              message: "\(expression) is false\(reason) (.validate at \(node.path))")
+        return RulesViolation(
+            rule: .validate, pointer: JSONPointer.string(path),
+            message: "\(expression) is false\(reason) (.validate at \(node.path))")
     }
 
     private func writeRefused(_ path: [String]) -> RulesViolation {
-        RulesViolation(rule: .write, pointer: JSONPointer.string(path),
-                       message: "no .write rule on the path lets this auth write here")
+        RulesViolation(
+            rule: .write, pointer: JSONPointer.string(path),
+            message: "no .write rule on the path lets this auth write here")
     }
 }
 

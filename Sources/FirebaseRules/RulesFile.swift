@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import JSONStream
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A loaded Realtime Database rules file (`{"rules": {...}}`) with every expression compiled.
 ///
@@ -23,7 +24,8 @@ public struct RulesFile: Sendable {
     /// Loads and compiles the rules file at `path`.
     public init(contentsOfFile path: String) throws(RulesFileError) {
         guard let file = fopen(path, "rb") else {
-            throw RulesFileError(file: path, line: 0, column: 0, rulePath: "", message: "cannot open the file: \(String(cString: strerror(errno)))")
+            throw RulesFileError(
+                file: path, line: 0, column: 0, rulePath: "", message: "cannot open the file: \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }
         var bytes: [UInt8] = []
@@ -53,15 +55,18 @@ public struct RulesFile: Sendable {
             throw RulesFileError(file: name, line: 0, column: 0, rulePath: "", message: "\(error)")
         }
         guard case .object(let top) = document.kind else {
-            throw RulesFileError(file: name, line: document.line, column: document.column, rulePath: "",
-                                 message: "a rules file must be an object with a single \"rules\" member")
+            throw RulesFileError(
+                file: name, line: document.line, column: document.column, rulePath: "",
+                message: "a rules file must be an object with a single \"rules\" member")
         }
         guard let rules = top.first(where: { $0.key == "rules" }) else {
-            throw RulesFileError(file: name, line: document.line, column: document.column, rulePath: "", message: "missing the \"rules\" member")
+            throw RulesFileError(
+                file: name, line: document.line, column: document.column, rulePath: "", message: "missing the \"rules\" member")
         }
         if let extra = top.first(where: { $0.key != "rules" }) {
-            throw RulesFileError(file: name, line: extra.line, column: extra.column, rulePath: "",
-                                 message: "unexpected top-level member \"\(extra.key)\"; only \"rules\" is allowed")
+            throw RulesFileError(
+                file: name, line: extra.line, column: extra.column, rulePath: "",
+                message: "unexpected top-level member \"\(extra.key)\"; only \"rules\" is allowed")
         }
         root = try RulesNode(rules.value, file: name, path: "/rules", wildcards: [])
     }
@@ -142,7 +147,9 @@ public struct RulesNode: Sendable {
         self.wildcard = wildcard
     }
 
-    private static func rule(_ kind: RulesRule.Kind, _ value: Located, file: String, path: String, wildcards: [String]) throws(RulesFileError) -> RulesRule {
+    private static func rule(_ kind: RulesRule.Kind, _ value: Located, file: String, path: String, wildcards: [String])
+        throws(RulesFileError) -> RulesRule
+    {
         switch value.kind {
         case .scalar(.bool(let b)):
             return RulesRule(constant: b, kind: kind)
@@ -150,12 +157,14 @@ public struct RulesNode: Sendable {
             do {
                 return try RulesRule(expression: expression, kind: kind, wildcards: wildcards)
             } catch {
-                throw RulesFileError(file: file, line: value.line, column: value.column, rulePath: path, message: error.message,
-                                     ruleKind: kind.rawValue, expression: expression, offset: error.offset)
+                throw RulesFileError(
+                    file: file, line: value.line, column: value.column, rulePath: path, message: error.message,
+                    ruleKind: kind.rawValue, expression: expression, offset: error.offset)
             }
         default:
-            throw RulesFileError(file: file, line: value.line, column: value.column, rulePath: path,
-                                 message: "\(kind.rawValue) must be a string or a boolean, not \(value.kind.name)")
+            throw RulesFileError(
+                file: file, line: value.line, column: value.column, rulePath: path,
+                message: "\(kind.rawValue) must be a string or a boolean, not \(value.kind.name)")
         }
     }
 }
@@ -176,8 +185,10 @@ public struct RulesFileError: Error, Equatable, CustomStringConvertible, Sendabl
     /// Offset of the error in `expression`, counted in Unicode scalars from 0.
     public var offset: Int?
 
-    public init(file: String, line: Int, column: Int, rulePath: String, message: String,
-                ruleKind: String? = nil, expression: String? = nil, offset: Int? = nil) {
+    public init(
+        file: String, line: Int, column: Int, rulePath: String, message: String,
+        ruleKind: String? = nil, expression: String? = nil, offset: Int? = nil
+    ) {
         self.file = file
         self.line = line
         self.column = column

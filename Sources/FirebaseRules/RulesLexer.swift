@@ -168,8 +168,8 @@ struct RulesLexer {
 
     private mutating func hexScalar(digits: Int, escapeAt offset: Int) throws(RulesExpressionError) -> Unicode.Scalar {
         guard position + digits <= text.count,
-              let v = UInt32(String(String.UnicodeScalarView(text[position..<(position + digits)])), radix: 16),
-              let u = Unicode.Scalar(v)
+            let v = UInt32(String(String.UnicodeScalarView(text[position..<(position + digits)])), radix: 16),
+            let u = Unicode.Scalar(v)
         else { throw RulesExpressionError("invalid hexadecimal escape", at: offset) }
         position += digits
         return u

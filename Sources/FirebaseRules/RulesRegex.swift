@@ -53,7 +53,8 @@ public final class RulesRegex: Sendable {
     /// Parses `pattern` with `flags`; errors carry the offset within the pattern.
     public init(pattern: String, flags: String) throws(RulesExpressionError) {
         guard flags.isEmpty || flags == "i" else {
-            throw RulesExpressionError("unsupported regular expression flags '\(flags)' (only 'i' is allowed)", at: pattern.unicodeScalars.count)
+            throw RulesExpressionError(
+                "unsupported regular expression flags '\(flags)' (only 'i' is allowed)", at: pattern.unicodeScalars.count)
         }
         var parser = Parser(text: Array(pattern.unicodeScalars))
         let tree = try parser.parseAll().regexNode(ignoreCase: flags == "i")
@@ -186,7 +187,9 @@ public final class RulesRegex: Sendable {
                 guard at == 0 else { throw RulesExpressionError("'^' is only allowed at the start of a regular expression", at: at) }
                 return .start
             case "$":
-                guard at == text.count - 1 else { throw RulesExpressionError("'$' is only allowed at the end of a regular expression", at: at) }
+                guard at == text.count - 1 else {
+                    throw RulesExpressionError("'$' is only allowed at the end of a regular expression", at: at)
+                }
                 return .end
             case ".":
                 return .any
@@ -245,8 +248,8 @@ public final class RulesRegex: Sendable {
             case "x", "u":
                 let n = e == "x" ? 2 : 4
                 guard position + n <= text.count,
-                      let v = UInt32(String(String.UnicodeScalarView(text[position..<(position + n)])), radix: 16),
-                      let u = Unicode.Scalar(v)
+                    let v = UInt32(String(String.UnicodeScalarView(text[position..<(position + n)])), radix: 16),
+                    let u = Unicode.Scalar(v)
                 else { throw RulesExpressionError("invalid '\\\(e)' escape in regular expression", at: at) }
                 position += n
                 return .scalar(u)

@@ -143,7 +143,8 @@ enum RulesValue {
             return x.utf16.lexicographicallyPrecedes(y.utf16)
         case (.null, .null): return orEqual
         default:
-            throw RulesEvaluationError("cannot order \(a.display) and \(b.display): both sides must be numbers, strings or null, of the same type")
+            throw RulesEvaluationError(
+                "cannot order \(a.display) and \(b.display): both sides must be numbers, strings or null, of the same type")
         }
     }
 

@@ -47,8 +47,9 @@ enum FormatCheckers {
     private static func isDate(_ s: ArraySlice<UInt8>) -> Bool {
         let b = s.startIndex
         guard s.count == 10, s[b + 4] == UInt8(ascii: "-"), s[b + 7] == UInt8(ascii: "-"),
-              let year = digits(s, b, 4), let month = digits(s, b + 5, 2), let day = digits(s, b + 8, 2),
-              (1...12).contains(month), day >= 1 else { return false }
+            let year = digits(s, b, 4), let month = digits(s, b + 5, 2), let day = digits(s, b + 8, 2),
+            (1...12).contains(month), day >= 1
+        else { return false }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         return day <= days[month - 1]
@@ -57,8 +58,9 @@ enum FormatCheckers {
     private static func isTime(_ s: ArraySlice<UInt8>) -> Bool {
         let b = s.startIndex
         guard s.count >= 9, s[b + 2] == UInt8(ascii: ":"), s[b + 5] == UInt8(ascii: ":"),
-              let hour = digits(s, b, 2), let minute = digits(s, b + 3, 2), let second = digits(s, b + 6, 2),
-              hour <= 23, minute <= 59, second <= 60 else { return false }
+            let hour = digits(s, b, 2), let minute = digits(s, b + 3, 2), let second = digits(s, b + 6, 2),
+            hour <= 23, minute <= 59, second <= 60
+        else { return false }
         var i = b + 8
         if i < s.endIndex, s[i] == UInt8(ascii: ".") {
             i += 1
@@ -73,7 +75,8 @@ enum FormatCheckers {
             guard i + 1 == s.endIndex else { return false }
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
             guard i + 6 == s.endIndex, s[i + 3] == UInt8(ascii: ":"), let oh = digits(s, i + 1, 2), let om = digits(s, i + 4, 2),
-                  oh <= 23, om <= 59 else { return false }
+                oh <= 23, om <= 59
+            else { return false }
             offset = (oh * 60 + om) * (s[i] == UInt8(ascii: "+") ? 1 : -1)
         default:
             return false
@@ -107,7 +110,8 @@ enum FormatCheckers {
         guard parts.count == 4 else { return false }
         for p in parts {
             guard !p.isEmpty, p.utf8.count <= 3, p.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  p.utf8.count == 1 || p.utf8.first != UInt8(ascii: "0"), let v = Int(p), v <= 255 else { return false }
+                p.utf8.count == 1 || p.utf8.first != UInt8(ascii: "0"), let v = Int(p), v <= 255
+            else { return false }
         }
         return true
     }
@@ -156,8 +160,10 @@ enum FormatCheckers {
                 if ch == "." {
                     if previousDot { return false }
                     previousDot = true
-                } else if ch.isASCII ? (ch.properties.isAlphabetic || ("0"..."9").contains(ch) || atext.unicodeScalars.contains(ch))
-                            : international && ch.value > 0x7F {
+                } else if ch.isASCII
+                    ? (ch.properties.isAlphabetic || ("0"..."9").contains(ch) || atext.unicodeScalars.contains(ch))
+                    : international && ch.value > 0x7F
+                {
                     previousDot = false
                 } else {
                     return false
@@ -193,11 +199,14 @@ enum FormatCheckers {
             var ascii = scalars.count
             if scalars.allSatisfy(\.isASCII) {
                 guard scalars.allSatisfy({ $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "-" }),
-                      scalars.first != "-", scalars.last != "-" else { return false }
+                    scalars.first != "-", scalars.last != "-"
+                else { return false }
                 if label.lowercased().hasPrefix("xn--") {
                     // An A-label: valid Punycode, in canonical form, of a valid U-label.
                     let encoded = Array(label.lowercased().utf8.dropFirst(4))
-                    guard let decoded = punycodeDecode(encoded), punycodeEncode(decoded) == encoded, isIDNALabel(decoded) else { return false }
+                    guard let decoded = punycodeDecode(encoded), punycodeEncode(decoded) == encoded, isIDNALabel(decoded) else {
+                        return false
+                    }
                     unicodeLabels.append(decoded)
                 } else {
                     guard scalars.count < 4 || scalars[2] != "-" || scalars[3] != "-" else { return false }
@@ -415,11 +424,13 @@ enum FormatCheckers {
             let c = chars[i]
             if c == "%" {
                 guard i + 2 < chars.endIndex, chars[i + 1].isASCII, UInt8(chars[i + 1].value).isHexDigit,
-                      chars[i + 2].isASCII, UInt8(chars[i + 2].value).isHexDigit else { return false }
+                    chars[i + 2].isASCII, UInt8(chars[i + 2].value).isHexDigit
+                else { return false }
                 i += 3
                 continue
             }
-            guard isUnreserved(c) || isSubDelimiter(c) || extra.unicodeScalars.contains(c)
+            guard
+                isUnreserved(c) || isSubDelimiter(c) || extra.unicodeScalars.contains(c)
                     || (international && c.value >= 0xA0 && !(0xE000...0xF8FF).contains(c.value) && c.value != 0xFFFE && c.value != 0xFFFF)
             else { return false }
             i += 1
@@ -441,7 +452,9 @@ enum FormatCheckers {
         if let colon = c.firstIndex(of: ":"), !c[..<colon].contains("/") {
             let scheme = c[..<colon]
             guard let first = scheme.first, first.isASCII, first.properties.isAlphabetic,
-                  scheme.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)) })
+                scheme.allSatisfy({
+                    $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0))
+                })
             else { return false }
             hasScheme = true
             c = c[(colon + 1)...]
@@ -488,11 +501,15 @@ enum FormatCheckers {
                     name = spec.dropLast()
                 } else if let colon = spec.firstIndex(of: ":") {
                     let length = spec[(colon + 1)...]
-                    guard (1...4).contains(length.count), length.first != "0", length.allSatisfy({ ("0"..."9").contains($0) }) else { return false }
+                    guard (1...4).contains(length.count), length.first != "0", length.allSatisfy({ ("0"..."9").contains($0) }) else {
+                        return false
+                    }
                     name = spec[..<colon]
                 }
-                guard !name.isEmpty, name.first != ".", name.last != ".", !name.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty),
-                      isEncoded(name, international: false, extra: "."), !name.contains(where: { isSubDelimiter($0) || $0 == "-" || $0 == "~" })
+                guard !name.isEmpty, name.first != ".", name.last != ".",
+                    !name.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty),
+                    isEncoded(name, international: false, extra: "."),
+                    !name.contains(where: { isSubDelimiter($0) || $0 == "-" || $0 == "~" })
                 else { return false }
             }
             c = c[(close + 1)...]

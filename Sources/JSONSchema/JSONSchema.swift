@@ -65,15 +65,18 @@ public struct JSONSchema: Sendable {
     ///
     /// Throws `JSONSchemaError` when a keyword is malformed, a reference cannot be resolved, or
     /// `$schema` names an unsupported dialect; the error names the place as a JSON Pointer.
-    public static func compile(_ schema: JSONValue, baseURI: String = defaultBaseURI, resolver: JSONSchemaResolver = .none,
-                               options: Options = Options()) throws(JSONSchemaError) -> JSONSchema {
+    public static func compile(
+        _ schema: JSONValue, baseURI: String = defaultBaseURI, resolver: JSONSchemaResolver = .none,
+        options: Options = Options()
+    ) throws(JSONSchemaError) -> JSONSchema {
         guard SchemaURI(baseURI).isAbsolute else {
             throw JSONSchemaError(kind: .invalidKeyword, message: "the base URI must be absolute", document: baseURI, pointer: "")
         }
         let registry = SchemaRegistry(resolver: resolver, defaultDialect: options.defaultDialect.dialect)
         let document = try registry.addDocument(schema, uri: SchemaURI(baseURI).withoutFragment.description)
-        let program = try SchemaCompiler.compile(root: SchemaLocation(document: document, pointer: ""), registry: registry,
-                                                 assertFormat: options.assertFormat)
+        let program = try SchemaCompiler.compile(
+            root: SchemaLocation(document: document, pointer: ""), registry: registry,
+            assertFormat: options.assertFormat)
         return JSONSchema(program: program)
     }
 

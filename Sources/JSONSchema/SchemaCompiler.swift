@@ -1,5 +1,5 @@
-import RegexEngine
 import JSONStream
+import RegexEngine
 
 /// Turns indexed schema documents into a `SchemaProgram`, checking every keyword's type and value.
 ///
@@ -22,8 +22,9 @@ struct SchemaCompiler {
         var compiler = SchemaCompiler(registry: registry, assertFormat: assertFormat, rootDocument: root.document)
         let rootNode = try compiler.node(at: root)
         let anchors = (0..<registry.resources.count).map { compiler.dynamicAnchors[$0] ?? [:] }
-        return SchemaProgram(nodes: compiler.nodes.map { $0! }, root: rootNode, dynamicAnchors: anchors,
-                             usesDynamicScope: compiler.usesDynamicScope, unknownKeywords: compiler.unknownKeywords)
+        return SchemaProgram(
+            nodes: compiler.nodes.map { $0! }, root: rootNode, dynamicAnchors: anchors,
+            usesDynamicScope: compiler.usesDynamicScope, unknownKeywords: compiler.unknownKeywords)
     }
 
     private init(registry: SchemaRegistry, assertFormat: Bool, rootDocument: Int) {
@@ -69,13 +70,17 @@ struct SchemaCompiler {
         return id
     }
 
-    private mutating func compile(_ object: JSONObject, at location: SchemaLocation, info: SchemaRegistry.LocationInfo) throws(JSONSchemaError) -> [SchemaKeyword] {
+    private mutating func compile(_ object: JSONObject, at location: SchemaLocation, info: SchemaRegistry.LocationInfo)
+        throws(JSONSchemaError) -> [SchemaKeyword]
+    {
         let vocabularies = info.dialect.vocabularies
         let draft7 = info.dialect.draft == .draft7
         let known = info.dialect.knownKeywords
         for member in object where !known.contains(member.key) && !member.key.hasPrefix("x-") {
-            unknownKeywords.append(JSONSchema.UnknownKeyword(name: member.key, schemaPath: schemaPath(location.appending(member.key)),
-                                                             suggestion: Self.nearest(member.key, in: known)))
+            unknownKeywords.append(
+                JSONSchema.UnknownKeyword(
+                    name: member.key, schemaPath: schemaPath(location.appending(member.key)),
+                    suggestion: Self.nearest(member.key, in: known)))
         }
         if draft7, let ref = object["$ref"] {
             return [.ref(try reference(ref, at: location.appending("$ref"), base: info.base))]
@@ -85,7 +90,8 @@ struct SchemaCompiler {
             try compileValidation(object, at: location, draft7: draft7, into: &keywords)
         }
         if let format = object["format"],
-           vocabularies.contains(.formatAssertion) || (assertFormat && vocabularies.contains(.formatAnnotation)) {
+            vocabularies.contains(.formatAssertion) || (assertFormat && vocabularies.contains(.formatAnnotation))
+        {
             guard case .string(let name) = format else { throw invalid("format must be a string", at: location.appending("format")) }
             if let check = FormatCheckers.checker(for: name) { keywords.append(.format(FormatAssertion(name: name, check: check))) }
         }
@@ -147,7 +153,9 @@ struct SchemaCompiler {
 
     /// A `$dynamicRef` is dynamic only when its static target declares the same `$dynamicAnchor`
     /// ("bookending"); otherwise it behaves exactly like `$ref`.
-    private mutating func dynamicReference(_ value: JSONValue, at location: SchemaLocation, base: SchemaURI) throws(JSONSchemaError) -> SchemaKeyword {
+    private mutating func dynamicReference(_ value: JSONValue, at location: SchemaLocation, base: SchemaURI) throws(JSONSchemaError)
+        -> SchemaKeyword
+    {
         guard case .string(let text) = value else { throw invalid("$dynamicRef must be a string", at: location) }
         let target = try registry.resolve(text, at: location, base: base)
         let fallback = try node(at: target)
@@ -163,7 +171,9 @@ struct SchemaCompiler {
     // MARK: - Keyword values
 
     /// The node for `object[keyword]`, if present.
-    private mutating func optionalNode(_ object: JSONObject, _ keyword: String, at location: SchemaLocation) throws(JSONSchemaError) -> Int32? {
+    private mutating func optionalNode(_ object: JSONObject, _ keyword: String, at location: SchemaLocation) throws(JSONSchemaError)
+        -> Int32?
+    {
         object[keyword] == nil ? nil : try node(at: location.appending(keyword))
     }
 
@@ -176,7 +186,9 @@ struct SchemaCompiler {
         return result
     }
 
-    private mutating func schemaMap(_ value: JSONValue, at location: SchemaLocation, keyword: String) throws(JSONSchemaError) -> [(key: String, schema: Int32)] {
+    private mutating func schemaMap(_ value: JSONValue, at location: SchemaLocation, keyword: String) throws(JSONSchemaError) -> [(
+        key: String, schema: Int32
+    )] {
         guard case .object(let members) = value else { throw invalid("\(keyword) must be an object of schemas", at: location) }
         var result: [(key: String, schema: Int32)] = []
         for m in members { result.append((m.key, try node(at: location.appending(m.key)))) }
@@ -220,7 +232,9 @@ struct SchemaCompiler {
 
     // MARK: - Keyword groups
 
-    private func compileValidation(_ object: JSONObject, at location: SchemaLocation, draft7: Bool, into keywords: inout [SchemaKeyword]) throws(JSONSchemaError) {
+    private func compileValidation(_ object: JSONObject, at location: SchemaLocation, draft7: Bool, into keywords: inout [SchemaKeyword])
+        throws(JSONSchemaError)
+    {
         if let type = object["type"] {
             keywords.append(.type(try typeSet(type, at: location.appending("type"))))
         }
@@ -238,7 +252,9 @@ struct SchemaCompiler {
         if let m = limits.multipleOf, m.exact.negative || m.exact.isZero {
             throw invalid("multipleOf must be greater than 0", at: location.appending("multipleOf"))
         }
-        if [limits.minimum, limits.exclusiveMinimum, limits.maximum, limits.exclusiveMaximum, limits.multipleOf].contains(where: { $0 != nil }) {
+        if [limits.minimum, limits.exclusiveMinimum, limits.maximum, limits.exclusiveMaximum, limits.multipleOf].contains(where: {
+            $0 != nil
+        }) {
             keywords.append(.number(limits))
         }
         let minLength = try nonNegativeInteger(object, "minLength", at: location)
@@ -267,7 +283,9 @@ struct SchemaCompiler {
             guard case .object(let members) = dependent else { throw invalid("dependentRequired must be an object", at: here) }
             var entries: [DependentRequired] = []
             for m in members {
-                entries.append(DependentRequired(property: m.key, required: try strings(m.value, at: here.appending(m.key), keyword: "dependentRequired")))
+                entries.append(
+                    DependentRequired(
+                        property: m.key, required: try strings(m.value, at: here.appending(m.key), keyword: "dependentRequired")))
             }
             if !entries.isEmpty { keywords.append(.dependentRequired(entries)) }
         }
@@ -276,7 +294,8 @@ struct SchemaCompiler {
     private func typeSet(_ value: JSONValue, at location: SchemaLocation) throws(JSONSchemaError) -> SchemaTypeSet {
         func single(_ v: JSONValue) throws(JSONSchemaError) -> SchemaTypeSet {
             guard case .string(let name) = v, let t = SchemaTypeSet.names.first(where: { $0.0 == name })?.1 else {
-                throw invalid("type must be one of null, boolean, object, array, number, integer, string (or an array of them)", at: location)
+                throw invalid(
+                    "type must be one of null, boolean, object, array, number, integer, string (or an array of them)", at: location)
             }
             return t
         }
@@ -286,7 +305,9 @@ struct SchemaCompiler {
         return set
     }
 
-    private mutating func compileApplicators(_ object: JSONObject, at location: SchemaLocation, draft7: Bool, validation: Bool, into keywords: inout [SchemaKeyword]) throws(JSONSchemaError) {
+    private mutating func compileApplicators(
+        _ object: JSONObject, at location: SchemaLocation, draft7: Bool, validation: Bool, into keywords: inout [SchemaKeyword]
+    ) throws(JSONSchemaError) {
         if let v = object["allOf"] { keywords.append(.allOf(try schemaArray(v, at: location.appending("allOf"), keyword: "allOf"))) }
         if let v = object["anyOf"] { keywords.append(.anyOf(try schemaArray(v, at: location.appending("anyOf"), keyword: "anyOf"))) }
         if let v = object["oneOf"] { keywords.append(.oneOf(try schemaArray(v, at: location.appending("oneOf"), keyword: "oneOf"))) }
@@ -304,7 +325,9 @@ struct SchemaCompiler {
                 var schemas: [DependentSchema] = []
                 for m in members {
                     if case .array = m.value {
-                        required.append(DependentRequired(property: m.key, required: try strings(m.value, at: here.appending(m.key), keyword: "dependencies")))
+                        required.append(
+                            DependentRequired(
+                                property: m.key, required: try strings(m.value, at: here.appending(m.key), keyword: "dependencies")))
                     } else {
                         schemas.append(DependentSchema(property: m.key, schema: try node(at: here.appending(m.key))))
                     }
@@ -339,11 +362,14 @@ struct SchemaCompiler {
         if let names = try optionalNode(object, "propertyNames", at: location) { keywords.append(.propertyNames(names)) }
     }
 
-    private mutating func itemsApplicator(_ object: JSONObject, at location: SchemaLocation, draft7: Bool) throws(JSONSchemaError) -> ItemsApplicator? {
+    private mutating func itemsApplicator(_ object: JSONObject, at location: SchemaLocation, draft7: Bool) throws(JSONSchemaError)
+        -> ItemsApplicator?
+    {
         if draft7 {
             guard let items = object["items"] else { return nil }
             guard case .array = items else {
-                return ItemsApplicator(prefix: [], rest: try node(at: location.appending("items")), prefixKeyword: "items", restKeyword: "items")
+                return ItemsApplicator(
+                    prefix: [], rest: try node(at: location.appending("items")), prefixKeyword: "items", restKeyword: "items")
             }
             let prefix = try schemaArray(items, at: location.appending("items"), keyword: "items")
             let rest = try optionalNode(object, "additionalItems", at: location)

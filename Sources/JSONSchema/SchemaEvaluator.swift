@@ -1,6 +1,6 @@
-import RegexEngine
 import Foundation
 import JSONStream
+import RegexEngine
 
 /// Which members (of an object) or elements (of an array) of one instance were evaluated by
 /// adjacent keywords: the annotations `unevaluatedProperties`/`unevaluatedItems` look at.
@@ -106,8 +106,10 @@ struct SchemaEvaluator {
     }
 
     private mutating func fail(_ keyword: String, _ message: String) {
-        violations.append(SchemaViolation(keyword: keyword, pointer: pointer, schemaPath: location + "/" + JSONPointer.escape(keyword),
-                                          message: message))
+        violations.append(
+            SchemaViolation(
+                keyword: keyword, pointer: pointer, schemaPath: location + "/" + JSONPointer.escape(keyword),
+                message: message))
     }
 
     private static func quoted(_ s: String) -> String {
@@ -170,7 +172,9 @@ struct SchemaEvaluator {
         return valid
     }
 
-    private mutating func evaluate(_ keywords: borrowing [SchemaKeyword], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func evaluate(_ keywords: borrowing [SchemaKeyword], _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks)
+        -> Bool
+    {
         var valid = true
         for k in keywords.indices where !evaluate(keywords[k], value, report, &marks) {
             if !report { return false }
@@ -180,8 +184,10 @@ struct SchemaEvaluator {
     }
 
     /// Evaluates a subschema on a member or element (a new instance location, with its own marks).
-    private mutating func evaluateChild(_ id: Int32, _ child: Int, _ segment: PathSegment, _ report: Bool,
-                                        keyword: String, notAllowed: @autoclosure () -> String) -> Bool {
+    private mutating func evaluateChild(
+        _ id: Int32, _ child: Int, _ segment: PathSegment, _ report: Bool,
+        keyword: String, notAllowed: @autoclosure () -> String
+    ) -> Bool {
         var marks = EvaluatedMarks.inactive
         guard report else { return evaluate(id, child, report: false, marks: &marks) }
         path.append(segment)
@@ -204,7 +210,8 @@ struct SchemaEvaluator {
 
     /// Dispatches one keyword. Kept free of message building (which lives in the helpers and in
     /// `report...` functions) so that its stack frame stays small: evaluation recurses through it.
-    private mutating func evaluate(_ keyword: borrowing SchemaKeyword, _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func evaluate(_ keyword: borrowing SchemaKeyword, _ value: Int, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool
+    {
         let kind = entries[value].kind
         switch keyword {
         case .never:
@@ -244,15 +251,19 @@ struct SchemaEvaluator {
             return false
         case .arraySize(let min, let max):
             guard kind == .array else { return true }
-            return checkSize(Int(entries[value].count), min, max, report, noun: "items", minKeyword: "minItems", maxKeyword: "maxItems", of: "array")
+            return checkSize(
+                Int(entries[value].count), min, max, report, noun: "items", minKeyword: "minItems", maxKeyword: "maxItems", of: "array")
         case .uniqueItems:
             guard kind == .array, entries[value].count > 1, case .array(let a) = tape.value(at: value),
-                  let duplicate = SchemaEquality.firstDuplicate(in: a) else { return true }
+                let duplicate = SchemaEquality.firstDuplicate(in: a)
+            else { return true }
             if report { reportDuplicate(duplicate) }
             return false
         case .objectSize(let min, let max):
             guard kind == .object else { return true }
-            return checkSize(Int(entries[value].count), min, max, report, noun: "properties", minKeyword: "minProperties", maxKeyword: "maxProperties", of: "object")
+            return checkSize(
+                Int(entries[value].count), min, max, report, noun: "properties", minKeyword: "minProperties", maxKeyword: "maxProperties",
+                of: "object")
         case .required(let names):
             guard kind == .object else { return true }
             return checkRequired(value, names, report)
@@ -363,8 +374,10 @@ struct SchemaEvaluator {
     }
 
     private mutating func reportPatternBudget(_ regex: ECMARegex, _ steps: Int, _ value: Int) {
-        fail("pattern-budget", "the pattern \(SchemaEvaluator.quoted(regex.source)) needs more than \(steps) steps "
-            + "on this \(entries[value].length)-byte string: not checked")
+        fail(
+            "pattern-budget",
+            "the pattern \(SchemaEvaluator.quoted(regex.source)) needs more than \(steps) steps "
+                + "on this \(entries[value].length)-byte string: not checked")
     }
 
     private mutating func reportFormat(_ name: String) {
@@ -393,8 +406,10 @@ struct SchemaEvaluator {
         return true
     }
 
-    private mutating func checkSize(_ count: Int, _ min: Int, _ max: Int?, _ report: Bool, noun: String,
-                                    minKeyword: String, maxKeyword: String, of container: String) -> Bool {
+    private mutating func checkSize(
+        _ count: Int, _ min: Int, _ max: Int?, _ report: Bool, noun: String,
+        minKeyword: String, maxKeyword: String, of container: String
+    ) -> Bool {
         if count < min {
             if report { fail(minKeyword, "\(container) has \(count) \(noun), at least \(min) required") }
             return false
@@ -421,7 +436,9 @@ struct SchemaEvaluator {
         for entry in entries where has(o, entry.property) {
             for name in entry.required where !has(o, name) {
                 if !report { return false }
-                fail("dependentRequired", "property \(SchemaEvaluator.quoted(name)) is required when \(SchemaEvaluator.quoted(entry.property)) is present")
+                fail(
+                    "dependentRequired",
+                    "property \(SchemaEvaluator.quoted(name)) is required when \(SchemaEvaluator.quoted(entry.property)) is present")
                 valid = false
             }
         }
@@ -483,8 +500,10 @@ struct SchemaEvaluator {
         return false
     }
 
-    private mutating func checkConditional(_ condition: Int32, _ then: Int32?, _ otherwise: Int32?, _ value: Int,
-                                           _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkConditional(
+        _ condition: Int32, _ then: Int32?, _ otherwise: Int32?, _ value: Int,
+        _ report: Bool, _ marks: inout EvaluatedMarks
+    ) -> Bool {
         var local = EvaluatedMarks(active: marks.active)
         if evaluate(condition, value, report: false, marks: &local) {
             if marks.active { marks.merge(local) }
@@ -495,8 +514,10 @@ struct SchemaEvaluator {
         return evaluate(otherwise, value, report: report, marks: &marks)
     }
 
-    private mutating func checkDependentSchemas(_ entries: [DependentSchema], _ value: Int,
-                                                _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkDependentSchemas(
+        _ entries: [DependentSchema], _ value: Int,
+        _ report: Bool, _ marks: inout EvaluatedMarks
+    ) -> Bool {
         var valid = true
         for entry in entries where has(value, entry.property) && !evaluate(entry.schema, value, report: report, marks: &marks) {
             if !report { return false }
@@ -531,7 +552,9 @@ struct SchemaEvaluator {
         for i in 0..<Int(entries[a].count) {
             defer { element = Int(entries[element].next) }
             if marks.contains(i) { continue }
-            if !evaluateChild(schema, element, .index(i), report, keyword: "unevaluatedItems", notAllowed: "item \(i) is not allowed (unevaluatedItems)") {
+            if !evaluateChild(
+                schema, element, .index(i), report, keyword: "unevaluatedItems", notAllowed: "item \(i) is not allowed (unevaluatedItems)")
+            {
                 if !report { return false }
                 valid = false
             }
@@ -547,8 +570,10 @@ struct SchemaEvaluator {
         for i in 0..<Int(entries[o].count) {
             defer { key = Int(entries[key + 1].next) }
             if marks.contains(i) { continue }
-            if !evaluateChild(schema, key + 1, .key(key), report, keyword: "unevaluatedProperties",
-                              notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed (unevaluatedProperties)") {
+            if !evaluateChild(
+                schema, key + 1, .key(key), report, keyword: "unevaluatedProperties",
+                notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed (unevaluatedProperties)")
+            {
                 if !report { return false }
                 valid = false
             }
@@ -667,8 +692,9 @@ struct SchemaEvaluator {
         }
         if count < contains.min {
             if report {
-                fail(contains.min == 1 ? "contains" : "minContains",
-                     "array has \(count) items matching contains, at least \(contains.min) required")
+                fail(
+                    contains.min == 1 ? "contains" : "minContains",
+                    "array has \(count) items matching contains, at least \(contains.min) required")
             }
             return false
         }
@@ -679,7 +705,9 @@ struct SchemaEvaluator {
         return true
     }
 
-    private mutating func checkProperties(_ o: Int, _ properties: PropertiesApplicator, _ report: Bool, _ marks: inout EvaluatedMarks) -> Bool {
+    private mutating func checkProperties(_ o: Int, _ properties: PropertiesApplicator, _ report: Bool, _ marks: inout EvaluatedMarks)
+        -> Bool
+    {
         let (tape, entries) = (self.tape, self.entries)  // not `self`, which the evaluation of members mutates
         var valid = true
         let count = Int(entries[o].count)
@@ -690,8 +718,10 @@ struct SchemaEvaluator {
             var matched = false
             if let schema = properties.schema(forKey: bytes(key), isASCII: entries[key].isASCII) {
                 matched = true
-                if !evaluateChild(schema, value, .key(key), report, keyword: "properties",
-                                  notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed") {
+                if !evaluateChild(
+                    schema, value, .key(key), report, keyword: "properties",
+                    notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed")
+                {
                     if !report { return false }
                     valid = false
                 }
@@ -708,16 +738,20 @@ struct SchemaEvaluator {
                     valid = false
                     continue
                 }
-                if !evaluateChild(pattern.schema, value, .key(key), report, keyword: "patternProperties",
-                                  notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed") {
+                if !evaluateChild(
+                    pattern.schema, value, .key(key), report, keyword: "patternProperties",
+                    notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed")
+                {
                     if !report { return false }
                     valid = false
                 }
             }
             if !matched, let additional = properties.additional {
                 matched = true
-                if !evaluateChild(additional, value, .key(key), report, keyword: "additionalProperties",
-                                  notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed") {
+                if !evaluateChild(
+                    additional, value, .key(key), report, keyword: "additionalProperties",
+                    notAllowed: "property \(SchemaEvaluator.quoted(tape.string(key))) is not allowed")
+                {
                     if !report { return false }
                     valid = false
                 }

@@ -1,5 +1,5 @@
-import RegexEngine
 import JSONStream
+import RegexEngine
 
 /// A compiled schema: subschemas as nodes in one array, referring to each other by index.
 ///
@@ -18,7 +18,10 @@ final class SchemaProgram: Sendable {
     /// retain and release a node per subschema. Written only here.
     nonisolated(unsafe) let unretainedNodes: UnsafeMutableBufferPointer<Unmanaged<SchemaNode>>
 
-    init(nodes: [SchemaNode], root: Int32, dynamicAnchors: [[String: Int32]], usesDynamicScope: Bool, unknownKeywords: [JSONSchema.UnknownKeyword]) {
+    init(
+        nodes: [SchemaNode], root: Int32, dynamicAnchors: [[String: Int32]], usesDynamicScope: Bool,
+        unknownKeywords: [JSONSchema.UnknownKeyword]
+    ) {
         self.nodes = nodes
         self.unknownKeywords = unknownKeywords
         self.root = root
@@ -172,7 +175,10 @@ final class NumberLimits: Sendable {
     let exclusiveMaximum: SchemaLimit?
     let multipleOf: SchemaLimit?
 
-    init(minimum: SchemaLimit?, exclusiveMinimum: SchemaLimit?, maximum: SchemaLimit?, exclusiveMaximum: SchemaLimit?, multipleOf: SchemaLimit?) {
+    init(
+        minimum: SchemaLimit?, exclusiveMinimum: SchemaLimit?, maximum: SchemaLimit?, exclusiveMaximum: SchemaLimit?,
+        multipleOf: SchemaLimit?
+    ) {
         self.minimum = minimum
         self.exclusiveMinimum = exclusiveMinimum
         self.maximum = maximum

@@ -122,21 +122,27 @@ final class SchemaRegistry {
         let target = base.resolving(reference)
         let resourceURI = target.withoutFragment.description
         guard let r = try resource(for: resourceURI, from: location) else {
-            throw error(.unresolvableReference, "cannot resolve reference \"\(reference)\": no schema is known as \(resourceURI)", at: location)
+            throw error(
+                .unresolvableReference, "cannot resolve reference \"\(reference)\": no schema is known as \(resourceURI)", at: location)
         }
         let resource = resources[r]
         let fragment = SchemaURI.percentDecoded(target.fragment ?? "")
         if fragment.isEmpty { return resource.location }
         if fragment.hasPrefix("/") {
             let segments = JSONPointer.segments(fragment) ?? []
-            let found = SchemaLocation(document: resource.location.document, pointer: resource.location.pointer + JSONPointer.string(segments))
+            let found = SchemaLocation(
+                document: resource.location.document, pointer: resource.location.pointer + JSONPointer.string(segments))
             guard value(at: found) != nil else {
-                throw error(.unresolvableReference, "cannot resolve reference \"\(reference)\": \(resource.uri) has nothing at \(fragment)", at: location)
+                throw error(
+                    .unresolvableReference, "cannot resolve reference \"\(reference)\": \(resource.uri) has nothing at \(fragment)",
+                    at: location)
             }
             return found
         }
         guard let pointer = resource.anchors[fragment] else {
-            throw error(.unresolvableReference, "cannot resolve reference \"\(reference)\": \(resource.uri) has no anchor \"\(fragment)\"", at: location)
+            throw error(
+                .unresolvableReference, "cannot resolve reference \"\(reference)\": \(resource.uri) has no anchor \"\(fragment)\"",
+                at: location)
         }
         return SchemaLocation(document: resource.location.document, pointer: pointer)
     }
@@ -193,7 +199,9 @@ final class SchemaRegistry {
     }
 
     /// Records `value` (a subschema at `location`) and everything below it.
-    private func walk(_ value: JSONValue, _ location: SchemaLocation, base: SchemaURI, dialect: SchemaDialect, resource: Int?) throws(JSONSchemaError) {
+    private func walk(_ value: JSONValue, _ location: SchemaLocation, base: SchemaURI, dialect: SchemaDialect, resource: Int?)
+        throws(JSONSchemaError)
+    {
         guard case .object(let object) = value else {
             var r = resource
             if r == nil { r = try newResource(base.withoutFragment.description, at: location) }

@@ -72,10 +72,12 @@ package struct SchemaURI: Hashable, Sendable, CustomStringConvertible {
     func resolving(_ reference: String) -> SchemaURI {
         let r = SchemaURI(reference)
         if r.scheme != nil {
-            return SchemaURI(scheme: r.scheme, authority: r.authority, path: SchemaURI.removeDotSegments(r.path), query: r.query, fragment: r.fragment)
+            return SchemaURI(
+                scheme: r.scheme, authority: r.authority, path: SchemaURI.removeDotSegments(r.path), query: r.query, fragment: r.fragment)
         }
         if r.authority != nil {
-            return SchemaURI(scheme: scheme, authority: r.authority, path: SchemaURI.removeDotSegments(r.path), query: r.query, fragment: r.fragment)
+            return SchemaURI(
+                scheme: scheme, authority: r.authority, path: SchemaURI.removeDotSegments(r.path), query: r.query, fragment: r.fragment)
         }
         if r.path.isEmpty {
             return SchemaURI(scheme: scheme, authority: authority, path: path, query: r.query ?? query, fragment: r.fragment)
@@ -90,7 +92,8 @@ package struct SchemaURI: Hashable, Sendable, CustomStringConvertible {
         } else {
             merged = r.path
         }
-        return SchemaURI(scheme: scheme, authority: authority, path: SchemaURI.removeDotSegments(merged), query: r.query, fragment: r.fragment)
+        return SchemaURI(
+            scheme: scheme, authority: authority, path: SchemaURI.removeDotSegments(merged), query: r.query, fragment: r.fragment)
     }
 
     /// RFC 3986 section 5.2.4: removes `.` and `..` segments from a path.
@@ -129,7 +132,8 @@ package struct SchemaURI: Hashable, Sendable, CustomStringConvertible {
         var utf8 = Array(text.utf8)[...]
         while let b = utf8.popFirst() {
             if b == UInt8(ascii: "%"), utf8.count >= 2,
-               let hi = hexValue(utf8[utf8.startIndex]), let lo = hexValue(utf8[utf8.startIndex + 1]) {
+                let hi = hexValue(utf8[utf8.startIndex]), let lo = hexValue(utf8[utf8.startIndex + 1])
+            {
                 bytes.append(hi << 4 | lo)
                 utf8 = utf8.dropFirst(2)
             } else {

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Finds members of one object that have the same name, as a reader streams: fed every token
@@ -70,7 +70,10 @@ public final class DuplicateKeyDetector {
             guard !levels.isEmpty else { return }
             if let first = insert(reader.bytes, offset: reader.offset) {
                 let location = reader.location
-                report(Duplicate(pointer: reader.pointer, firstOffset: first, secondOffset: reader.offset, line: location.line, column: location.column))
+                report(
+                    Duplicate(
+                        pointer: reader.pointer, firstOffset: first, secondOffset: reader.offset, line: location.line,
+                        column: location.column))
             }
         default:
             break
@@ -108,7 +111,9 @@ public final class DuplicateKeyDetector {
             if entries.count - levels[l].firstEntry > Self.linearLimit { rebuild(l) }
         }
         if levels[l].table.isEmpty {
-            for i in levels[l].firstEntry..<entries.count where entries[i].prefix == prefix && equal(entries[i], key) { return entries[i].offset }
+            for i in levels[l].firstEntry..<entries.count where entries[i].prefix == prefix && equal(entries[i], key) {
+                return entries[i].offset
+            }
         } else {
             let mask = levels[l].table.count - 1
             var i = Int(truncatingIfNeeded: Self.hash(key)) & mask

@@ -1,10 +1,11 @@
 import CPlatform
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The kind of the next token in a JSON stream.
@@ -36,7 +37,10 @@ public final class JSONReader {
         /// Size of the read buffer.
         public var bufferSize: Int = 1 << 20
 
-        public init(maxDepth: Int = 512, maxValueBytes: Int = 512 << 20, relaxed: Bool = false, multipleDocuments: Bool = false, bufferSize: Int = 1 << 20) {
+        public init(
+            maxDepth: Int = 512, maxValueBytes: Int = 512 << 20, relaxed: Bool = false, multipleDocuments: Bool = false,
+            bufferSize: Int = 1 << 20
+        ) {
             self.maxDepth = maxDepth
             self.maxValueBytes = maxValueBytes
             self.relaxed = relaxed
@@ -469,8 +473,9 @@ public final class JSONReader {
 
     /// Builds an error at the current token's position.
     public func error(_ kind: JSONError.Kind, _ message: String) -> JSONError {
-        JSONError(kind: kind, message: message, offset: tokenOffset, line: line,
-                  column: Int(max(0, tokenOffset - lineStart)) + 1, pointer: pointer, sourceName: sourceName)
+        JSONError(
+            kind: kind, message: message, offset: tokenOffset, line: line,
+            column: Int(max(0, tokenOffset - lineStart)) + 1, pointer: pointer, sourceName: sourceName)
     }
 
     static func describe(_ k: JSONToken) -> String {
@@ -971,8 +976,10 @@ public final class JSONReader {
     /// decoded pieces are handed to it as they are found. `onRefill` becomes the handler if the
     /// string runs past the end of the buffer. Returns whether the content is in `bytes`.
     @discardableResult
-    private func scanString(from resume: Int, chunkHandler handler: ((UnsafeRawBufferPointer) throws -> Void)?,
-                            onRefill: ((UnsafeRawBufferPointer) throws -> Void)? = nil) throws -> Bool {
+    private func scanString(
+        from resume: Int, chunkHandler handler: ((UnsafeRawBufferPointer) throws -> Void)?,
+        onRefill: ((UnsafeRawBufferPointer) throws -> Void)? = nil
+    ) throws -> Bool {
         var chunkHandler = handler
         pos += 1
         var runStart = pos  // start of the current raw run not yet copied out
@@ -1066,7 +1073,9 @@ public final class JSONReader {
                     if scratch.count >= 1 << 16 { try flushScratch() }
                     continue
                 default:
-                    throw errorAt(p, .invalidEscape, "invalid escape sequence '\\\(e >= 0x21 && e < 0x7F ? String(Character(Unicode.Scalar(e))) : "?")'")
+                    throw errorAt(
+                        p, .invalidEscape,
+                        "invalid escape sequence '\\\(e >= 0x21 && e < 0x7F ? String(Character(Unicode.Scalar(e))) : "?")'")
                 }
                 scratch.append(decoded)
                 p += 2
@@ -1080,13 +1089,20 @@ public final class JSONReader {
                     }
                     p += 1
                 } else {
-                    throw errorAt(p, .controlCharacter, "control character 0x\(String(c, radix: 16, uppercase: true)) in a string must be escaped")
+                    throw errorAt(
+                        p, .controlCharacter, "control character 0x\(String(c, radix: 16, uppercase: true)) in a string must be escaped")
                 }
             } else {
                 // Invalid UTF-8, or a valid sequence cut by the end of the buffer (`plainRunEnd` takes
                 // the others, and all printable ASCII).
                 let n: Int
-                if c >= 0xC2 && c <= 0xDF { n = 2 } else if c >= 0xE0 && c <= 0xEF { n = 3 } else if c >= 0xF0 && c <= 0xF4 { n = 4 } else {
+                if c >= 0xC2 && c <= 0xDF {
+                    n = 2
+                } else if c >= 0xE0 && c <= 0xEF {
+                    n = 3
+                } else if c >= 0xF0 && c <= 0xF4 {
+                    n = 4
+                } else {
                     throw errorAt(p, .invalidUTF8, "invalid UTF-8 byte 0x\(String(c, radix: 16, uppercase: true))")
                 }
                 if end - p < n {

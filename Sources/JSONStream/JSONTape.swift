@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// One JSON value laid out flat, to be read many times without a `JSONValue` tree: an array of
@@ -99,8 +99,10 @@ public final class JSONTape {
         let start = Int32(truncatingIfNeeded: arena.count)
         if bytes.count > 0 { arena.append(bytes) }
         if !open.isEmpty { list[Int(open.last)].count += 1 }
-        list.append(Entry(start: start, length: Int32(truncatingIfNeeded: bytes.count), next: index + 1, count: 0,
-                          line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column), kind: kind, isASCII: true))
+        list.append(
+            Entry(
+                start: start, length: Int32(truncatingIfNeeded: bytes.count), next: index + 1, count: 0,
+                line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column), kind: kind, isASCII: true))
         if kind == .array || kind == .object { open.append(index) }
     }
 
@@ -110,9 +112,11 @@ public final class JSONTape {
         let index = Int32(truncatingIfNeeded: list.count)
         let start = Int32(truncatingIfNeeded: arena.count)
         if bytes.count > 0 { arena.append(bytes) }
-        list.append(Entry(start: start, length: Int32(truncatingIfNeeded: bytes.count), next: index + 1, count: 0,
-                          line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column),
-                          kind: .string, isASCII: Self.isASCII(bytes)))
+        list.append(
+            Entry(
+                start: start, length: Int32(truncatingIfNeeded: bytes.count), next: index + 1, count: 0,
+                line: Int32(truncatingIfNeeded: line), column: Int32(truncatingIfNeeded: column),
+                kind: .string, isASCII: Self.isASCII(bytes)))
     }
 
     /// Closes the innermost open container.

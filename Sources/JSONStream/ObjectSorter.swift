@@ -100,8 +100,9 @@ final class ObjectSorter: SegmentSink {
         closeEntry()
         let ks = keys.count
         keys.append(key)
-        let e = Entry(keyStart: ks, keyLength: key.count, intKey: DatabaseKeyOrder.sortKey(key),
-                      start: arena.count, length: 0, segStart: segments.count, segCount: 0)
+        let e = Entry(
+            keyStart: ks, keyLength: key.count, intKey: DatabaseKeyOrder.sortKey(key),
+            start: arena.count, length: 0, segStart: segments.count, segCount: 0)
         if !entries.isEmpty {
             if inOrder && !less(entries.last, e) {
                 inOrder = false

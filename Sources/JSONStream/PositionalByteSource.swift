@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// Bytes that can be read at any offset: a plain file, a spooled copy of standard input.
@@ -12,7 +12,8 @@ package protocol PositionalByteSource: AnyObject {
 
 extension PositionalByteSource {
     /// `pread` retried on `EINTR`; errors name the file.
-    package static func readRetrying(_ fd: Int32, at offset: Int64, into buffer: UnsafeMutableRawBufferPointer, name: String) throws -> Int {
+    package static func readRetrying(_ fd: Int32, at offset: Int64, into buffer: UnsafeMutableRawBufferPointer, name: String) throws -> Int
+    {
         while true {
             let n = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset))
             if n >= 0 { return n }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An anonymous, append-only temporary file for data that does not fit the memory budget.
@@ -21,7 +21,8 @@ final class SpillFile {
     /// Creates the file in `directory` (default: `$TMPDIR` or `/tmp`).
     init(directory: String?) throws {
         guard let fd = UniqueFile.anonymous(in: directory) else {
-            throw SpillError("cannot create a temporary file in \(directory ?? UniqueFile.temporaryDirectory): \(String(cString: strerror(errno)))")
+            throw SpillError(
+                "cannot create a temporary file in \(directory ?? UniqueFile.temporaryDirectory): \(String(cString: strerror(errno)))")
         }
         self.fd = fd
     }
@@ -71,7 +72,9 @@ final class SpillFile {
         while done < buffer.count {
             let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw SpillError("cannot read a temporary file: \(n < 0 ? String(cString: strerror(errno)) : "short read")") }
+            guard n > 0 else {
+                throw SpillError("cannot read a temporary file: \(n < 0 ? String(cString: strerror(errno)) : "short read")")
+            }
             done += n
         }
     }

@@ -57,15 +57,18 @@ public final class DatabaseClient: Sendable {
     public let maxResponseBytes: Int
     private let http: HTTPClient
 
-    public init(auth: DatabaseAuth, retry: RetryPolicy = .standard, requestTimeout: TimeAmount = .seconds(300),
-                maxResponseBytes: Int = 300_000_000) {
+    public init(
+        auth: DatabaseAuth, retry: RetryPolicy = .standard, requestTimeout: TimeAmount = .seconds(300),
+        maxResponseBytes: Int = 300_000_000
+    ) {
         self.auth = auth
         self.retry = retry
         self.requestTimeout = requestTimeout
         self.maxResponseBytes = maxResponseBytes
         // A client of its own (not CloudHTTP's shared one) for the read timeout the user chooses.
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow,
-                                                     timeout: .init(connect: .seconds(10), read: requestTimeout))
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(10), read: requestTimeout))
         configuration.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
@@ -97,7 +100,9 @@ public final class DatabaseClient: Sendable {
         _ = try await send(.PATCH, location, [], query: [("print", "silent")], body: body)
     }
 
-    private func send(_ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)], body: [UInt8]?) async throws -> [UInt8] {
+    private func send(_ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)], body: [UInt8]?)
+        async throws -> [UInt8]
+    {
         let shown = "\(method.rawValue) \(location.restURL(relative, query: query))"
         do {
             return try await attempts(method, location, relative, query: query, body: body, shown: shown)
@@ -109,8 +114,10 @@ public final class DatabaseClient: Sendable {
     }
 
     /// The request, tried as the retry policy says; a refusal is an `HTTPServiceError` with the database's message.
-    private func attempts(_ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)],
-                          body: [UInt8]?, shown: String) async throws -> [UInt8] {
+    private func attempts(
+        _ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)],
+        body: [UInt8]?, shown: String
+    ) async throws -> [UInt8] {
         try await retry.run { _ in
             var items = query
             var request = HTTPClientRequest(url: "")
@@ -134,8 +141,9 @@ public final class DatabaseClient: Sendable {
             // The REST API's errors are `{"error": "message"}`.
             let body = Array(buffer: bytes)
             let message = (try? JSONReader(bytes: body).readValue().objectValue?["error"]?.stringValue) ?? nil
-            throw HTTPServiceError(status: status, code: nil, message: message ?? (String(validating: body.prefix(300), as: UTF8.self) ?? ""),
-                                   request: shown)
+            throw HTTPServiceError(
+                status: status, code: nil, message: message ?? (String(validating: body.prefix(300), as: UTF8.self) ?? ""),
+                request: shown)
         }
     }
 

@@ -26,7 +26,8 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
     /// (a trailing `.json` is ignored); `emulatorHost` from `FIREBASE_DATABASE_EMULATOR_HOST`.
     public init(_ text: String, emulatorHost: String? = ProcessInfo.processInfo.environment["FIREBASE_DATABASE_EMULATOR_HOST"]) throws {
         guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-              let host = components.host?.lowercased(), !host.isEmpty else {
+            let host = components.host?.lowercased(), !host.isEmpty
+        else {
             throw Invalid(url: text, reason: "expected https://NAME.firebaseio.com or https://NAME.REGION.firebasedatabase.app")
         }
         guard scheme == "https" || (scheme == "http" && emulatorHost != nil) else {

@@ -61,7 +61,8 @@ public struct ExportJob: Sendable {
             // Beside the output, whose folder must exist (it is not made, as no command makes one).
             if !fm.fileExists(atPath: workDirectory) { try fm.createDirectory(atPath: workDirectory, withIntermediateDirectories: false) }
         } catch {
-            throw OutputError(file: output, message: "cannot make the folder of fetched pages \(workDirectory): \(error.localizedDescription)")
+            throw OutputError(
+                file: output, message: "cannot make the folder of fetched pages \(workDirectory): \(error.localizedDescription)")
         }
         let journal = try RunJournal(path: workDirectory + "/journal", identity: identity)
         var summary = Summary()
@@ -142,7 +143,8 @@ public struct ExportJob: Sendable {
         switch work {
         case .list(let node): return "L " + Self.jsonArray(node.path)
         case .priority(let node): return "R " + Self.jsonArray(node.path)
-        case .page(let page): return "P " + Self.jsonArray(page.node.path) + " " + Self.jsonArray([page.node.keys[page.lo], page.node.keys[page.hi - 1]])
+        case .page(let page):
+            return "P " + Self.jsonArray(page.node.path) + " " + Self.jsonArray([page.node.keys[page.lo], page.node.keys[page.hi - 1]])
         }
     }
 
@@ -159,16 +161,20 @@ public struct ExportJob: Sendable {
             path = node.path + [".priority"]
         case .page(let page):
             path = page.node.path
-            query = [("orderBy", "\"$key\""), ("startAt", Self.jsonString(page.node.keys[page.lo])),
-                     ("endAt", Self.jsonString(page.node.keys[page.hi - 1]))]
+            query = [
+                ("orderBy", "\"$key\""), ("startAt", Self.jsonString(page.node.keys[page.lo])),
+                ("endAt", Self.jsonString(page.node.keys[page.hi - 1])),
+            ]
             if exportFormat { query.append(("format", "export")) }
         }
         return Fetch(unit: unit, path: path, query: query, file: file)
     }
 
     /// Lists and pages until every range is saved, `jobs` requests at a time.
-    private func fetch(_ root: NodePlan, journal: RunJournal, client: DatabaseClient, summary: inout Summary,
-                       progress: (@Sendable (Summary) -> Void)?) async throws {
+    private func fetch(
+        _ root: NodePlan, journal: RunJournal, client: DatabaseClient, summary: inout Summary,
+        progress: (@Sendable (Summary) -> Void)?
+    ) async throws {
         var queue: [Work] = [.list(root)]
         var waiting: [String: Work] = [:]
         let source = self.source
@@ -269,9 +275,11 @@ public struct ExportJob: Sendable {
             page.child = child
             return [.list(child)]
         case (.list(let node), .tooLarge):
-            throw DatabaseRequestError(kind: .readTooLarge, status: 400,
-                                       message: "even the list of the children's keys (shallow=true) is larger than the database answers; export its parts by path",
-                                       request: "GET \(source.appending(node.path).restURL(query: [("shallow", "true")]))")
+            throw DatabaseRequestError(
+                kind: .readTooLarge, status: 400,
+                message:
+                    "even the list of the children's keys (shallow=true) is larger than the database answers; export its parts by path",
+                request: "GET \(source.appending(node.path).restURL(query: [("shallow", "true")]))")
         }
     }
 

@@ -257,7 +257,9 @@ public final class ImportChunker {
         } else {
             // The children went out in earlier chunks, which may still be in flight: after them.
             flushPending()
-            ready.append(ImportChunk(index: nextIndex, body: ImportChunk.body([ImportEntry(path: entry, json: priority)]), count: 1, isBarrier: true))
+            ready.append(
+                ImportChunk(index: nextIndex, body: ImportChunk.body([ImportEntry(path: entry, json: priority)]), count: 1, isBarrier: true)
+            )
             nextIndex += 1
         }
     }
@@ -321,8 +323,10 @@ public final class ImportChunker {
         if mode == .replace, index == unitDepth {
             // A unit too large to write whole: delete it first, in a chunk of its own.
             flushPending()
-            ready.append(ImportChunk(index: nextIndex, body: ImportChunk.body([ImportEntry(path: containerPath, json: Array("null".utf8))]),
-                                     count: 1, isBarrier: true))
+            ready.append(
+                ImportChunk(
+                    index: nextIndex, body: ImportChunk.body([ImportEntry(path: containerPath, json: Array("null".utf8))]),
+                    count: 1, isBarrier: true))
             nextIndex += 1
         }
         frames[index].openedUp = true

@@ -60,7 +60,8 @@ public struct ImportJob: Sendable {
         public let underlying: DatabaseRequestError
         public var description: String {
             let shown = pointers.prefix(5).joined(separator: ", ") + (pointers.count > 5 ? ", ... (\(pointers.count) paths)" : "")
-            return "chunk \(chunk) refused, import stopped (chunks before it are written; run again to resume after fixing): \(target) at \(shown): \(underlying)"
+            return
+                "chunk \(chunk) refused, import stopped (chunks before it are written; run again to resume after fixing): \(target) at \(shown): \(underlying)"
         }
     }
 
@@ -91,9 +92,11 @@ public struct ImportJob: Sendable {
             if token == .name, !tooDeepBelowTarget, reader.depth + base > maxDepth, reader.depth <= maxDepth {
                 tooDeepBelowTarget = true
                 let at = reader.location
-                errors.append(Finding(severity: .error, rule: "limits:depth", pointer: reader.pointer,
-                                      message: "path deeper than \(maxDepth) keys under the target \(target), which is \(base) keys deep",
-                                      line: at.line, column: at.column))
+                errors.append(
+                    Finding(
+                        severity: .error, rule: "limits:depth", pointer: reader.pointer,
+                        message: "path deeper than \(maxDepth) keys under the target \(target), which is \(base) keys deep",
+                        line: at.line, column: at.column))
             }
         }
         try reader.skipValue()

@@ -41,7 +41,9 @@ public final class RunJournal {
         if keep {
             // Drop a torn last line so the next record starts on a line of its own.
             let text = String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
-            let end = text.hasSuffix("\n") ? text.utf8.count : (text.lastIndex(of: "\n").map { text.utf8.distance(from: text.startIndex, to: $0) + 1 } ?? 0)
+            let end =
+                text.hasSuffix("\n")
+                ? text.utf8.count : (text.lastIndex(of: "\n").map { text.utf8.distance(from: text.startIndex, to: $0) + 1 } ?? 0)
             try handle.truncate(atOffset: UInt64(end))
         }
         try handle.seekToEnd()

@@ -33,8 +33,10 @@ public struct AWSConfiguration: Sendable {
     }
 
     /// The configuration the environment and the profile files give; `store` names the store in errors.
-    public static func resolve(store: String, endpoint: String? = nil,
-                               environment: [String: String] = ProcessInfo.processInfo.environment) throws -> AWSConfiguration {
+    public static func resolve(
+        store: String, endpoint: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> AWSConfiguration {
         func env(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         let home = env("HOME") ?? NSHomeDirectory()
         let profile = env("AWS_PROFILE") ?? "default"
@@ -51,15 +53,21 @@ public struct AWSConfiguration: Sendable {
         } else if let id = profileValue("aws_access_key_id"), let secret = profileValue("aws_secret_access_key") {
             credentials = AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: profileValue("aws_session_token"))
         } else {
-            throw ObjectStoreError(store: store, endpoint: endpoint ?? "AWS", message:
-                "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the profile \"\(profile)\" in ~/.aws/credentials")
+            throw ObjectStoreError(
+                store: store, endpoint: endpoint ?? "AWS",
+                message:
+                    "no credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the profile \"\(profile)\" in ~/.aws/credentials")
         }
-        let region = env("AWS_REGION") ?? env("AWS_DEFAULT_REGION") ?? configFile.value(section: configSection, key: "region") ?? "us-east-1"
-        let endpoint = endpoint ?? env("AWS_ENDPOINT_URL_S3") ?? env("AWS_ENDPOINT_URL") ?? configFile.value(section: configSection, key: "endpoint_url")
+        let region =
+            env("AWS_REGION") ?? env("AWS_DEFAULT_REGION") ?? configFile.value(section: configSection, key: "region") ?? "us-east-1"
+        let endpoint =
+            endpoint ?? env("AWS_ENDPOINT_URL_S3") ?? env("AWS_ENDPOINT_URL")
+            ?? configFile.value(section: configSection, key: "endpoint_url")
         if let endpoint, !(endpoint.hasPrefix("http://") || endpoint.hasPrefix("https://")) {
             throw ObjectStoreError(store: store, endpoint: endpoint, message: "the endpoint must be an http:// or https:// URL")
         }
-        return AWSConfiguration(credentials: credentials, region: region, endpoint: endpoint.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+        return AWSConfiguration(
+            credentials: credentials, region: region, endpoint: endpoint.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
     }
 }
 

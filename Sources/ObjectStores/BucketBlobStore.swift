@@ -30,7 +30,9 @@ public final class BucketBlobStore: BlobStore {
         }
     }
 
-    private static func put(_ body: ByteBuffer, metadata: BlobMetadata, replacing: Bool, client: any ObjectStoreClient, store: String) async throws -> BlobPutOutcome {
+    private static func put(_ body: ByteBuffer, metadata: BlobMetadata, replacing: Bool, client: any ObjectStoreClient, store: String)
+        async throws -> BlobPutOutcome
+    {
         let key = client.url.key(metadata.name)
         let object = StoredObject(key: key, metadata: metadata)
         let read: @Sendable (Int64, Int) async throws -> ByteBuffer = { offset, length in body.getSlice(at: Int(offset), length: length)! }
@@ -43,9 +45,11 @@ public final class BucketBlobStore: BlobStore {
             found = try await client.head(key: key)
         }
         guard let existing = found else {
-            throw BlobStoreError(store: store, name: metadata.name, message: "the object keeps appearing and disappearing while it is written")
+            throw BlobStoreError(
+                store: store, name: metadata.name, message: "the object keeps appearing and disappearing while it is written")
         }
-        let same = existing.sha256.map { $0 == metadata.sha256 && existing.size == metadata.size }
+        let same =
+            existing.sha256.map { $0 == metadata.sha256 && existing.size == metadata.size }
             ?? existing.hasSameContent(size: metadata.size, md5: metadata.md5, crc32c: metadata.crc32c)
         if same {
             if existing.sha256 != nil, object.metadataMatches(existing) { return .unchanged }
@@ -53,8 +57,10 @@ public final class BucketBlobStore: BlobStore {
             return .stored
         }
         guard replacing else {
-            throw BlobExistsError(store: store, name: metadata.name, existingSHA256: existing.sha256 ?? "not recorded (size \(existing.size), MD5 \(existing.md5 ?? "unknown"))",
-                                  newSHA256: metadata.sha256)
+            throw BlobExistsError(
+                store: store, name: metadata.name,
+                existingSHA256: existing.sha256 ?? "not recorded (size \(existing.size), MD5 \(existing.md5 ?? "unknown"))",
+                newSHA256: metadata.sha256)
         }
         _ = try await client.create(key: key, size: metadata.size, object: object, createOnly: false, read: read)
         return .replaced

@@ -33,15 +33,23 @@ public final class GCSClient: Sendable {
     /// The client the environment asks for: `STORAGE_EMULATOR_HOST` (`http://host:port` or `host:port`;
     /// no auth), else Google with a token from `--access-token`, `GOOGLE_OAUTH_ACCESS_TOKEN` or
     /// `GOOGLE_APPLICATION_CREDENTIALS`.
-    public static func fromEnvironment(url: ObjectStoreURL, accessToken: String?, endpoint: String? = nil,
-                                       environment: [String: String] = ProcessInfo.processInfo.environment) throws -> GCSClient {
+    public static func fromEnvironment(
+        url: ObjectStoreURL, accessToken: String?, endpoint: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> GCSClient {
         if let emulator = endpoint ?? environment["STORAGE_EMULATOR_HOST"].flatMap({ $0.isEmpty ? nil : $0 }) {
             let base = emulator.hasPrefix("http://") || emulator.hasPrefix("https://") ? emulator : "http://" + emulator
             return GCSClient(url: url, endpoint: base, tokens: accessToken.map { GoogleAccessTokenProvider(fixedToken: $0) })
         }
-        guard let tokens = try GoogleAccessTokenProvider.fromEnvironment(accessToken: accessToken, scopes: [GoogleAccessTokenProvider.storageScope], environment: environment) else {
-            throw ObjectStoreError(store: url.description, endpoint: "https://storage.googleapis.com", message:
-                "no credentials: set GOOGLE_APPLICATION_CREDENTIALS to a service-account key, or pass --access-token (GOOGLE_OAUTH_ACCESS_TOKEN), or STORAGE_EMULATOR_HOST for an emulator")
+        guard
+            let tokens = try GoogleAccessTokenProvider.fromEnvironment(
+                accessToken: accessToken, scopes: [GoogleAccessTokenProvider.storageScope], environment: environment)
+        else {
+            throw ObjectStoreError(
+                store: url.description, endpoint: "https://storage.googleapis.com",
+                message:
+                    "no credentials: set GOOGLE_APPLICATION_CREDENTIALS to a service-account key, or pass --access-token (GOOGLE_OAUTH_ACCESS_TOKEN), or STORAGE_EMULATOR_HOST for an emulator"
+            )
         }
         return GCSClient(url: url, endpoint: "https://storage.googleapis.com", tokens: tokens)
     }
@@ -65,10 +73,13 @@ public final class GCSClient: Sendable {
     public func get(key: String, range: Range<Int64>? = nil) async throws -> ByteBuffer {
         var headers: [(String, String)] = []
         if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
-        let r = try await send(.GET, objectURL(key) + "?alt=media", headers: headers, object: key,
-                               bodyLimit: range.map { Int($0.count) } ?? Int(Int32.max))
+        let r = try await send(
+            .GET, objectURL(key) + "?alt=media", headers: headers, object: key,
+            bodyLimit: range.map { Int($0.count) } ?? Int(Int32.max))
         if let range, r.body.readableBytes != range.count {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "asked for \(range.count) bytes at \(range.lowerBound), got \(r.body.readableBytes)")
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: key,
+                message: "asked for \(range.count) bytes at \(range.lowerBound), got \(r.body.readableBytes)")
         }
         return r.body
     }
@@ -85,8 +96,9 @@ public final class GCSClient: Sendable {
         payload.writeString("\r\n--\(boundary)--\r\n")
         var target = endpoint + "/upload" + bucketPath + "/o?uploadType=multipart"
         if createOnly { target += "&ifGenerationMatch=0" }
-        let r = try await send(.POST, target, headers: [("Content-Type", "multipart/related; boundary=\(boundary)")], body: payload,
-                               object: key, accept: createOnly ? [412] : [])
+        let r = try await send(
+            .POST, target, headers: [("Content-Type", "multipart/related; boundary=\(boundary)")], body: payload,
+            object: key, accept: createOnly ? [412] : [])
         return r.status == 412 ? .exists : .created
     }
 
@@ -94,16 +106,20 @@ public final class GCSClient: Sendable {
     /// the object appears only when the last chunk is in. A chunk whose request fails is sent again
     /// from what the session says it has. A create-only upload first looks whether the object exists,
     /// so that no large upload is made in vain (`ifGenerationMatch=0` still decides at the end).
-    public func resumableUpload(key: String, object: StoredObject, size: Int64, createOnly: Bool,
-                                readChunk: @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer) async throws -> CreateOutcome {
+    public func resumableUpload(
+        key: String, object: StoredObject, size: Int64, createOnly: Bool,
+        readChunk: @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer
+    ) async throws -> CreateOutcome {
         if createOnly, try await head(key: key) != nil { return .exists }
         var target = endpoint + "/upload" + bucketPath + "/o?uploadType=resumable"
         if createOnly { target += "&ifGenerationMatch=0" }
-        let started = try await send(.POST, target, headers: [("Content-Type", "application/json; charset=UTF-8"), ("X-Upload-Content-Length", String(size))],
-                                     body: ByteBuffer(bytes: try resource(object, key: key)), object: key, accept: createOnly ? [412] : [])
+        let started = try await send(
+            .POST, target, headers: [("Content-Type", "application/json; charset=UTF-8"), ("X-Upload-Content-Length", String(size))],
+            body: ByteBuffer(bytes: try resource(object, key: key)), object: key, accept: createOnly ? [412] : [])
         if started.status == 412 { return .exists }
         guard let session = started.headers.first(name: "location") else {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "the resumable upload answered no Location")
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: key, message: "the resumable upload answered no Location")
         }
         var offset: Int64 = 0
         repeat {
@@ -116,14 +132,17 @@ public final class GCSClient: Sendable {
                 // "Range: bytes=0-N" is what the session holds; go on after it.
                 let held = r.headers.first(name: "range").flatMap { Int64($0.split(separator: "-").last ?? "") }.map { $0 + 1 } ?? 0
                 guard held > offset || length == 0 else {
-                    throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "the resumable session took no bytes at \(offset)")
+                    throw ObjectStoreError(
+                        store: url.description, endpoint: endpoint, object: key, message: "the resumable session took no bytes at \(offset)"
+                    )
                 }
                 offset = held
             } else {
                 return .created
             }
         } while offset <= size
-        throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "the resumable session did not finish after \(size) bytes")
+        throw ObjectStoreError(
+            store: url.description, endpoint: endpoint, object: key, message: "the resumable session did not finish after \(size) bytes")
     }
 
     /// Sets the object's content metadata and custom metadata to `object`'s (PATCH of the resource:
@@ -142,8 +161,9 @@ public final class GCSClient: Sendable {
         json["metadata"] = metadata
         let body = try JSONSerialization.data(withJSONObject: json, options: .sortedKeys)
         let condition = existing.generation.map { "?ifGenerationMatch=" + $0 } ?? ""
-        _ = try await send(.PATCH, objectURL(key) + condition, headers: [("Content-Type", "application/json; charset=UTF-8")],
-                           body: ByteBuffer(bytes: body), object: key)
+        _ = try await send(
+            .PATCH, objectURL(key) + condition, headers: [("Content-Type", "application/json; charset=UTF-8")],
+            body: ByteBuffer(bytes: body), object: key)
     }
 
     /// One page of the objects whose names start with `prefix` (lexicographic order) after the page
@@ -167,8 +187,10 @@ public final class GCSClient: Sendable {
         var body: ByteBuffer
     }
 
-    private func send(_ method: HTTPMethod, _ target: String, headers: [(String, String)] = [], body: ByteBuffer? = nil, object: String?,
-                      accept: Set<Int> = [], bodyLimit: Int = 16 << 20) async throws -> Response {
+    private func send(
+        _ method: HTTPMethod, _ target: String, headers: [(String, String)] = [], body: ByteBuffer? = nil, object: String?,
+        accept: Set<Int> = [], bodyLimit: Int = 16 << 20
+    ) async throws -> Response {
         let described = "\(method.rawValue) \(object ?? url.bucket)"
         do {
             return try await retryPolicy.run { _ in
@@ -176,21 +198,31 @@ public final class GCSClient: Sendable {
                 request.method = method
                 for (name, value) in headers { request.headers.add(name: name, value: value) }
                 if let tokens { request.headers.add(name: "Authorization", value: "Bearer " + (try await tokens.accessToken())) }
-                if let body { request.body = .bytes(body) } else if method == .POST || method == .PUT { request.headers.add(name: "Content-Length", value: "0") }
+                if let body {
+                    request.body = .bytes(body)
+                } else if method == .POST || method == .PUT {
+                    request.headers.add(name: "Content-Length", value: "0")
+                }
                 let response = try await SharedHTTPClient.client.execute(request, timeout: .seconds(300))
                 let status = Int(response.status.code)
                 if (200..<300).contains(status) || accept.contains(status) {
-                    return Response(status: status, headers: response.headers, body: try await response.body.collect(upTo: max(bodyLimit, 1)))
+                    return Response(
+                        status: status, headers: response.headers, body: try await response.body.collect(upTo: max(bodyLimit, 1)))
                 }
                 let data = (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer()
-                let error = (try? JSONSerialization.jsonObject(with: Data(data.readableBytesView)) as? [String: Any])?["error"] as? [String: Any]
+                let error =
+                    (try? JSONSerialization.jsonObject(with: Data(data.readableBytesView)) as? [String: Any])?["error"] as? [String: Any]
                 if status == 401, let tokens { await tokens.invalidate() }
-                let text = String(decoding: data.readableBytesView.prefix(200), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-                throw HTTPServiceError(status: status, code: (error?["status"] as? String) ?? (error?["errors"] as? [[String: Any]])?.first?["reason"] as? String,
-                                       message: error?["message"] as? String ?? (text.isEmpty ? response.status.reasonPhrase : text), request: described)
+                let text = String(decoding: data.readableBytesView.prefix(200), as: UTF8.self).trimmingCharacters(
+                    in: .whitespacesAndNewlines)
+                throw HTTPServiceError(
+                    status: status,
+                    code: (error?["status"] as? String) ?? (error?["errors"] as? [[String: Any]])?.first?["reason"] as? String,
+                    message: error?["message"] as? String ?? (text.isEmpty ? response.status.reasonPhrase : text), request: described)
             }
         } catch let e as HTTPServiceError {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: object, status: e.status, code: e.code, message: e.message)
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: object, status: e.status, code: e.code, message: e.message)
         } catch let e as ObjectStoreError {
             throw e
         } catch {
@@ -220,8 +252,11 @@ public final class GCSClient: Sendable {
     }
 
     func storedObject(json body: ByteBuffer, key: String) throws -> StoredObject {
-        guard let json = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any], let o = Self.storedObject(json) else {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "the object resource is not the JSON expected")
+        guard let json = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+            let o = Self.storedObject(json)
+        else {
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: key, message: "the object resource is not the JSON expected")
         }
         return o
     }

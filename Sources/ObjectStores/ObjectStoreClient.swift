@@ -16,8 +16,10 @@ public protocol ObjectStoreClient: Sendable {
     /// Writes `size` bytes, read piece by piece with `read(offset, length)`, with `object`'s metadata:
     /// small objects in one request, large ones in parts that become the object only when all are in.
     /// With `createOnly` an existing object is left as it is (`.exists`).
-    func create(key: String, size: Int64, object: StoredObject, createOnly: Bool,
-                read: @escaping @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer) async throws -> CreateOutcome
+    func create(
+        key: String, size: Int64, object: StoredObject, createOnly: Bool,
+        read: @escaping @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer
+    ) async throws -> CreateOutcome
     /// Sets the metadata of the object `existing` describes to `object`'s, keeping its bytes.
     func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws
 }
@@ -40,8 +42,10 @@ extension S3Client: ObjectStoreClient {
         try await listPage(prefix: prefix, token: token, maxKeys: 1000)
     }
 
-    public func create(key: String, size: Int64, object: StoredObject, createOnly: Bool,
-                       read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer) async throws -> CreateOutcome {
+    public func create(
+        key: String, size: Int64, object: StoredObject, createOnly: Bool,
+        read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer
+    ) async throws -> CreateOutcome {
         if size <= Int64(Self.singlePutLimit) {
             return try await put(key: key, body: read(0, Int(size)), object: object, createOnly: createOnly)
         }
@@ -58,8 +62,10 @@ extension GCSClient: ObjectStoreClient {
         try await listPage(prefix: prefix, token: token, maxResults: 1000)
     }
 
-    public func create(key: String, size: Int64, object: StoredObject, createOnly: Bool,
-                       read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer) async throws -> CreateOutcome {
+    public func create(
+        key: String, size: Int64, object: StoredObject, createOnly: Bool,
+        read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer
+    ) async throws -> CreateOutcome {
         if size <= Int64(Self.multipartLimit) {
             return try await upload(key: key, body: read(0, Int(size)), object: object, createOnly: createOnly)
         }

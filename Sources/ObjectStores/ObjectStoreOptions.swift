@@ -10,8 +10,10 @@ public struct ObjectStoreOptions: Sendable {
     public var accessToken: String?
     public var environment: [String: String]
 
-    public init(endpoint: String? = nil, checksum: ChecksumMode = .crc32c, accessToken: String? = nil,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+    public init(
+        endpoint: String? = nil, checksum: ChecksumMode = .crc32c, accessToken: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
         self.endpoint = endpoint
         self.checksum = checksum
         self.accessToken = accessToken

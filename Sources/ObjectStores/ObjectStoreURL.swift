@@ -25,10 +25,14 @@ public struct ObjectStoreURL: Hashable, Sendable, CustomStringConvertible {
         let bucket = String(rest.prefix { $0 != "/" })
         var prefix = String(rest.dropFirst(bucket.count).drop { $0 == "/" })
         guard (3...63).contains(bucket.utf8.count),
-              bucket.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F }),
-              bucket.first != "-", bucket.first != ".", bucket.last != "-", bucket.last != "."
+            bucket.utf8.allSatisfy({ ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x2E || $0 == 0x5F }),
+            bucket.first != "-", bucket.first != ".", bucket.last != "-", bucket.last != "."
         else {
-            throw ObjectStoreURLError(location: location, reason: "the bucket name \"\(bucket)\" must be 3-63 lowercase letters, digits, '-', '.' or '_', beginning and ending with a letter or digit")
+            throw ObjectStoreURLError(
+                location: location,
+                reason:
+                    "the bucket name \"\(bucket)\" must be 3-63 lowercase letters, digits, '-', '.' or '_', beginning and ending with a letter or digit"
+            )
         }
         guard !prefix.contains("//"), !prefix.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }) else {
             throw ObjectStoreURLError(location: location, reason: "the prefix \"\(prefix)\" has an empty, '.' or '..' segment")

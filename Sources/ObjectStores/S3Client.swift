@@ -23,7 +23,9 @@ public final class S3Client: Sendable {
     public static let minimumPartSize = 5 << 20
     public static let maximumParts = 10_000
 
-    public init(url: ObjectStoreURL, configuration: AWSConfiguration, checksum: ChecksumMode = .crc32c, retryPolicy: RetryPolicy = .standard) {
+    public init(
+        url: ObjectStoreURL, configuration: AWSConfiguration, checksum: ChecksumMode = .crc32c, retryPolicy: RetryPolicy = .standard
+    ) {
         self.url = url
         self.configuration = configuration
         self.checksum = checksum
@@ -62,7 +64,9 @@ public final class S3Client: Sendable {
         let limit = range.map { Int($0.count) } ?? Int(Int32.max)
         let r = try await send(.GET, key: key, headers: headers, bodyLimit: limit)
         if let range, r.body.readableBytes != range.count {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "asked for \(range.count) bytes at \(range.lowerBound), got \(r.body.readableBytes)")
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: key,
+                message: "asked for \(range.count) bytes at \(range.lowerBound), got \(r.body.readableBytes)")
         }
         return r.body
     }
@@ -94,7 +98,8 @@ public final class S3Client: Sendable {
         if let token { query.append(("continuation-token", token)) }
         let r = try await send(.GET, key: nil, query: query, bodyLimit: 64 << 20)
         guard let xml = XMLElementTree.parse(Data(r.body.readableBytesView)), xml.name == "ListBucketResult" else {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "ListObjectsV2 answered something that is not a ListBucketResult")
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, message: "ListObjectsV2 answered something that is not a ListBucketResult")
         }
         let objects = xml.all("Contents").compactMap { item -> StoredObject? in
             guard let key = item["Key"]?.text, let size = item["Size"].flatMap({ Int64($0.text) }) else { return nil }
@@ -106,7 +111,8 @@ public final class S3Client: Sendable {
         }
         let next = xml["IsTruncated"]?.text == "true" ? xml["NextContinuationToken"]?.text : nil
         if xml["IsTruncated"]?.text == "true", next == nil {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, message: "a truncated listing page has no NextContinuationToken")
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, message: "a truncated listing page has no NextContinuationToken")
         }
         return ListPage(objects: objects, next: next)
     }
@@ -117,15 +123,18 @@ public final class S3Client: Sendable {
     /// `partsInFlight` parts at once: the object appears under `key` only when CompleteMultipartUpload
     /// succeeds (`If-None-Match: *` there when `createOnly`), and any failure aborts the upload, so no
     /// part is left behind and nothing appears. Memory: part size times `partsInFlight`.
-    public func multipartUpload(key: String, object: StoredObject, size: Int64, createOnly: Bool, partsInFlight: Int = 4,
-                                readPart: @escaping @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer) async throws -> CreateOutcome {
+    public func multipartUpload(
+        key: String, object: StoredObject, size: Int64, createOnly: Bool, partsInFlight: Int = 4,
+        readPart: @escaping @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer
+    ) async throws -> CreateOutcome {
         let partSize = Self.partSize(for: size)
         let count = max(1, Int((size + Int64(partSize) - 1) / Int64(partSize)))
         var headers = try metadataHeaders(object, key: key)
         if checksum == .crc32c { headers.append(("x-amz-checksum-algorithm", "CRC32C")) }
         let created = try await send(.POST, key: key, query: [("uploads", "")], headers: headers, bodyLimit: 1 << 20)
         guard let uploadID = XMLElementTree.parse(Data(created.body.readableBytesView))?["UploadId"]?.text else {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "CreateMultipartUpload answered no UploadId")
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: key, message: "CreateMultipartUpload answered no UploadId")
         }
         do {
             var parts: [(number: Int, etag: String, crc32c: String?)] = []
@@ -137,7 +146,10 @@ public final class S3Client: Sendable {
                         let length = Int(min(Int64(partSize), size - offset))
                         let body = try await readPart(offset, length)
                         guard body.readableBytes == length else {
-                            throw ObjectStoreError(store: self.url.description, endpoint: self.endpoint, object: key, message: "part \(number) has \(body.readableBytes) bytes, not \(length): the source changed while it was copied")
+                            throw ObjectStoreError(
+                                store: self.url.description, endpoint: self.endpoint, object: key,
+                                message:
+                                    "part \(number) has \(body.readableBytes) bytes, not \(length): the source changed while it was copied")
                         }
                         return try await self.uploadPart(key: key, uploadID: uploadID, number: number, body: body)
                     }
@@ -156,16 +168,18 @@ public final class S3Client: Sendable {
                 xml += "</Part>"
             }
             xml += "</CompleteMultipartUpload>"
-            let completed = try await send(.POST, key: key, query: [("uploadId", uploadID)], headers: createOnly ? [("If-None-Match", "*")] : [],
-                                           body: .signed(ByteBuffer(string: xml)), accept: createOnly ? [412] : [], bodyLimit: 1 << 20)
+            let completed = try await send(
+                .POST, key: key, query: [("uploadId", uploadID)], headers: createOnly ? [("If-None-Match", "*")] : [],
+                body: .signed(ByteBuffer(string: xml)), accept: createOnly ? [412] : [], bodyLimit: 1 << 20)
             if completed.status == 412 {
                 try? await abort(key: key, uploadID: uploadID)
                 return .exists
             }
             // CompleteMultipartUpload may answer 200 with an <Error> body.
             if let answer = XMLElementTree.parse(Data(completed.body.readableBytesView)), answer.name == "Error" {
-                throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, status: 200, code: answer["Code"]?.text,
-                                       message: answer["Message"]?.text ?? "CompleteMultipartUpload failed")
+                throw ObjectStoreError(
+                    store: url.description, endpoint: endpoint, object: key, status: 200, code: answer["Code"]?.text,
+                    message: answer["Message"]?.text ?? "CompleteMultipartUpload failed")
             }
             return .created
         } catch {
@@ -190,9 +204,11 @@ public final class S3Client: Sendable {
         case .off:
             break
         }
-        let r = try await send(.PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], headers: headers, body: .unsigned(body))
+        let r = try await send(
+            .PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], headers: headers, body: .unsigned(body))
         guard let etag = r.headers.first(name: "etag") else {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, message: "UploadPart \(number) answered no ETag")
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: key, message: "UploadPart \(number) answered no ETag")
         }
         return (number, Self.unquoted(etag), crc)
     }
@@ -227,8 +243,10 @@ public final class S3Client: Sendable {
 
     /// Sends a signed request to the bucket (or to `key` in it), retried by the policy; a status other
     /// than 2xx and `accept` throws an `ObjectStoreError`.
-    func send(_ method: HTTPMethod, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
-              body: Body = .empty, accept: Set<Int> = [], bodyLimit: Int = 1 << 20) async throws -> Response {
+    func send(
+        _ method: HTTPMethod, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
+        body: Body = .empty, accept: Set<Int> = [], bodyLimit: Int = 1 << 20
+    ) async throws -> Response {
         let (base, host, path) = address(key: key)
         let payloadHash: String
         var buffer: ByteBuffer?
@@ -242,14 +260,16 @@ public final class S3Client: Sendable {
             payloadHash = SignatureV4.unsignedPayload
             buffer = b
         }
-        let queryString = query.map { SignatureV4.uriEncode($0.0, slash: true) + "=" + SignatureV4.uriEncode($0.1, slash: true) }.joined(separator: "&")
+        let queryString = query.map { SignatureV4.uriEncode($0.0, slash: true) + "=" + SignatureV4.uriEncode($0.1, slash: true) }.joined(
+            separator: "&")
         let requestURL = base + SignatureV4.uriEncode(path, slash: false) + (query.isEmpty ? "" : "?" + queryString)
         let described = "\(method.rawValue) \(key ?? url.bucket)"
         do {
             return try await retryPolicy.run { _ in
                 var request = HTTPClientRequest(url: requestURL)
                 request.method = method
-                let signed = signer.sign(method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers, payloadHash: payloadHash)
+                let signed = signer.sign(
+                    method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers, payloadHash: payloadHash)
                 request.headers.add(name: "Host", value: host)
                 for (name, value) in headers + signed { request.headers.add(name: name, value: value) }
                 if let buffer {
@@ -263,11 +283,13 @@ public final class S3Client: Sendable {
                 }
                 let data = (try? await response.body.collect(upTo: 1 << 20)) ?? ByteBuffer()
                 let xml = XMLElementTree.parse(Data(data.readableBytesView))
-                throw HTTPServiceError(status: status, code: xml?["Code"]?.text ?? Self.code(forStatus: status),
-                                       message: xml?["Message"]?.text ?? response.status.reasonPhrase, request: described)
+                throw HTTPServiceError(
+                    status: status, code: xml?["Code"]?.text ?? Self.code(forStatus: status),
+                    message: xml?["Message"]?.text ?? response.status.reasonPhrase, request: described)
             }
         } catch let e as HTTPServiceError {
-            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, status: e.status, code: e.code, message: e.message)
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: key, status: e.status, code: e.code, message: e.message)
         } catch let e as ObjectStoreError {
             throw e
         } catch {
@@ -318,9 +340,12 @@ public final class S3Client: Sendable {
         custom[MetadataKeys.md5] = object.md5
         custom[MetadataKeys.crc32c] = object.crc32c
         for (name, value) in custom.sorted(by: { $0.key < $1.key }) {
-            guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }), name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") }) else {
-                throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key,
-                                       message: "custom metadata \(String(reflecting: name)) is not printable ASCII, which S3 metadata headers cannot carry")
+            guard value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }),
+                name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: ":") })
+            else {
+                throw ObjectStoreError(
+                    store: url.description, endpoint: endpoint, object: key,
+                    message: "custom metadata \(String(reflecting: name)) is not printable ASCII, which S3 metadata headers cannot carry")
             }
             headers.append(("x-amz-meta-" + name, value))
         }

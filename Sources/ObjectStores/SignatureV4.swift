@@ -24,8 +24,10 @@ public struct SignatureV4: Sendable {
     /// The headers to add to a request: `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token`
     /// (with a session token) and `Authorization`. `headers` are those the request sends (names in any
     /// case, `host` among them); every one of them is signed.
-    public func sign(method: String, path: String, query: [(String, String)], headers: [(String, String)],
-                     payloadHash: String, date: Date = Date()) -> [(String, String)] {
+    public func sign(
+        method: String, path: String, query: [(String, String)], headers: [(String, String)],
+        payloadHash: String, date: Date = Date()
+    ) -> [(String, String)] {
         let (amzDate, day) = Self.timestamps(date)
         var all = headers.map { ($0.0.lowercased(), $0.1.trimmingCharacters(in: .whitespaces)) }
         var added = [("x-amz-date", amzDate), ("x-amz-content-sha256", payloadHash)]
@@ -33,12 +35,16 @@ public struct SignatureV4: Sendable {
         all += added
         all.sort { $0.0 < $1.0 }
         let signedHeaders = all.map(\.0).joined(separator: ";")
-        let encodedQuery: [(name: String, value: String)] = query.map { (Self.uriEncode($0.0, slash: true), Self.uriEncode($0.1, slash: true)) }
+        let encodedQuery: [(name: String, value: String)] = query.map {
+            (Self.uriEncode($0.0, slash: true), Self.uriEncode($0.1, slash: true))
+        }
         let sortedQuery = encodedQuery.sorted { a, b in a.name != b.name ? a.name < b.name : a.value < b.value }
         let canonicalQuery: String = sortedQuery.map { $0.name + "=" + $0.value }.joined(separator: "&")
         let canonicalHeaders: String = all.map { $0.0 + ":" + $0.1 + "\n" }.joined()
-        let canonicalRequest: String = [method, Self.uriEncode(path, slash: false), canonicalQuery, canonicalHeaders, signedHeaders, payloadHash]
-            .joined(separator: "\n")
+        let canonicalRequest: String = [
+            method, Self.uriEncode(path, slash: false), canonicalQuery, canonicalHeaders, signedHeaders, payloadHash,
+        ]
+        .joined(separator: "\n")
         let scope = "\(day)/\(region)/\(service)/aws4_request"
         let stringToSign = "AWS4-HMAC-SHA256\n\(amzDate)\n\(scope)\n" + Self.hex(SHA256.hash(data: Data(canonicalRequest.utf8)))
         var key = SymmetricKey(data: Data("AWS4\(credentials.secretAccessKey)".utf8))
@@ -46,7 +52,11 @@ public struct SignatureV4: Sendable {
             key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
         }
         let signature = Self.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key))
-        added.append(("Authorization", "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"))
+        added.append(
+            (
+                "Authorization",
+                "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
+            ))
         return added
     }
 
@@ -68,7 +78,7 @@ public struct SignatureV4: Sendable {
         for byte in s.utf8 {
             switch byte {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.append(Character(UnicodeScalar(byte)))
             case UInt8(ascii: "/") where !slash:
                 out.append("/")

@@ -94,7 +94,8 @@ public struct StoreCopier {
         }
         guard let object = try await from.info(name) else { return .skipped(0) }  // gone since it was listed
         if let existing = try await to.info(name) {
-            let same = existing.sha256.flatMap { a in object.sha256.map { $0 == a && existing.size == object.size } }
+            let same =
+                existing.sha256.flatMap { a in object.sha256.map { $0 == a && existing.size == object.size } }
                 ?? existing.hasSameContent(size: object.size, md5: object.md5, crc32c: object.crc32c)
             guard same else { return .conflict(name) }
             if object.metadataMatches(existing) { return .skipped(object.size) }
@@ -207,7 +208,9 @@ public struct StoreCopier {
             let body = try await source.read(name)
             let digest = body.withUnsafeReadableBytes { ContentDigest($0) }
             guard digest.size == object.size else {
-                throw BlobStoreError(store: source.location, name: name, message: "the object has \(digest.size) bytes, not the \(object.size) listed: it changed during the copy")
+                throw BlobStoreError(
+                    store: source.location, name: name,
+                    message: "the object has \(digest.size) bytes, not the \(object.size) listed: it changed during the copy")
             }
             object.sha256 = digest.sha256
             object.md5 = digest.md5

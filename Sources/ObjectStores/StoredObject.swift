@@ -34,9 +34,10 @@ public struct StoredObject: Sendable, Hashable {
     /// The metadata a `BlobStore` reports, when the store knows all three hashes.
     public func blobMetadata(name: String) -> BlobMetadata? {
         guard let sha256, let md5, let crc32c else { return nil }
-        return BlobMetadata(name: name, size: size, contentType: contentType, sha256: sha256, md5: md5, crc32c: crc32c,
-                            customMetadata: customMetadata, cacheControl: cacheControl, contentDisposition: contentDisposition,
-                            contentEncoding: contentEncoding, contentLanguage: contentLanguage, updated: updated)
+        return BlobMetadata(
+            name: name, size: size, contentType: contentType, sha256: sha256, md5: md5, crc32c: crc32c,
+            customMetadata: customMetadata, cacheControl: cacheControl, contentDisposition: contentDisposition,
+            contentEncoding: contentEncoding, contentLanguage: contentLanguage, updated: updated)
     }
 
     /// Whether the content is the same as that of an object of `size` with these hashes: equal sizes

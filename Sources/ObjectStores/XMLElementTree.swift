@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// A small XML document as a tree (S3's answers: a listing page, an error, an upload id), read with
@@ -29,7 +30,10 @@ struct XMLElementTree {
         var stack: [XMLElementTree] = []
         var root: XMLElementTree?
 
-        func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             stack.append(XMLElementTree(name: elementName))
         }
 

@@ -101,7 +101,9 @@ extension UnsafeBufferPointer<UInt8> {
         if b0 < 0xF0 {
             return ((b0 & 0x0F) << 12 | UInt32(self[pos + 1] & 0x3F) << 6 | UInt32(self[pos + 2] & 0x3F), 3)
         }
-        return ((b0 & 0x07) << 18 | UInt32(self[pos + 1] & 0x3F) << 12 | UInt32(self[pos + 2] & 0x3F) << 6
-            | UInt32(self[pos + 3] & 0x3F), 4)
+        return (
+            (b0 & 0x07) << 18 | UInt32(self[pos + 1] & 0x3F) << 12 | UInt32(self[pos + 2] & 0x3F) << 6
+                | UInt32(self[pos + 3] & 0x3F), 4
+        )
     }
 }

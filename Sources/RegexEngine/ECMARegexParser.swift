@@ -100,8 +100,10 @@ struct ECMARegexParser {
         case "\\" where peek(1) == "b" || peek(1) == "B":
             assertion = .wordBoundary(negated: peek(1) == "B")
             i += 2
-        case "(" where peek(1) == "?" && (peek(2) == "=" || peek(2) == "!"
-            || (peek(2) == "<" && (peek(3) == "=" || peek(3) == "!"))):
+        case "("
+        where peek(1) == "?"
+            && (peek(2) == "=" || peek(2) == "!"
+                || (peek(2) == "<" && (peek(3) == "=" || peek(3) == "!"))):
             let behind = peek(2) == "<"
             let negated = (behind ? peek(3) : peek(2)) == "!"
             let start = i

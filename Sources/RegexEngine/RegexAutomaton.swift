@@ -71,8 +71,10 @@ struct RegexAutomaton: Sendable {
     }
 
     /// Adds the states reachable from `pc` at `pos` without consuming input; true when one is `match`.
-    private func add(_ pc: Int, at pos: Int, to set: inout StateSet, _ bytes: UnsafeBufferPointer<UInt8>,
-                     _ stack: inout [Int], _ budget: inout Int) -> Bool {
+    private func add(
+        _ pc: Int, at pos: Int, to set: inout StateSet, _ bytes: UnsafeBufferPointer<UInt8>,
+        _ stack: inout [Int], _ budget: inout Int
+    ) -> Bool {
         stack.append(pc)
         while let pc = stack.popLast() {
             guard set.insert(pc) else { continue }

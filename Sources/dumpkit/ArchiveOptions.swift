@@ -73,7 +73,8 @@ struct ArchiveOptions: ParsableArguments {
             for entry in summary.entries { print("\(entry.size)\t\(entry.path)") }
         }
         summary.notes.forEach(common.note)
-        let what = "\(counted(summary.objects, noun)), \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
+        let what =
+            "\(counted(summary.objects, noun)), \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
         common.note(dryRun ? "dry run, nothing written: would archive \(what) to \(output)" : "wrote \(output): \(what)")
         try summary.checkIncludes()
     }

@@ -39,7 +39,9 @@ struct CheckBlobsCommand: ParsableCommand {
                 print(report.render(.json), terminator: "")
             } else {
                 for f in findings {
-                    print("\(f.severity.rawValue): \(f.pointer.isEmpty ? "-" : f.pointer): \(f.message) [\(f.rule)]".escapingControlCharacters)
+                    print(
+                        "\(f.severity.rawValue): \(f.pointer.isEmpty ? "-" : f.pointer): \(f.message) [\(f.rule)]".escapingControlCharacters
+                    )
                 }
             }
             let errors = findings.filter { $0.severity == .error }.count

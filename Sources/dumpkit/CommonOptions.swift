@@ -7,7 +7,9 @@ struct CommonOptions: ParsableArguments {
     @Flag(name: .shortAndLong, help: "Print nothing but errors (no progress line).")
     var quiet = false
 
-    @Flag(name: .customLong("progress"), help: "Report progress on standard error even when it is not a terminal (a line every 10 seconds, for CI logs).")
+    @Flag(
+        name: .customLong("progress"),
+        help: "Report progress on standard error even when it is not a terminal (a line every 10 seconds, for CI logs).")
     var forcesProgress = false
 
     /// A progress reporter on standard error for runs longer than a second: one line redrawn in place

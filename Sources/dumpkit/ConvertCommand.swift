@@ -37,7 +37,9 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Output format: json or ndjson (default: from the file name, else json).")
     var to: DumpFormat?
 
-    @Option(name: .customLong("records"), help: "Path pattern of the records for NDJSON output, e.g. '/v1/todolist/{id}' (repeatable; default '/*').")
+    @Option(
+        name: .customLong("records"),
+        help: "Path pattern of the records for NDJSON output, e.g. '/v1/todolist/{id}' (repeatable; default '/*').")
     var records: [String] = []
 
     @OptionGroup var dump: DumpOutputOptions
@@ -75,16 +77,19 @@ struct ConvertCommand: ParsableCommand {
             }
             let summary = try job.run(progress: common.progress())
             if json.json {
-                try printJSON(.object([
-                    "input": .string(input), "output": .string(output), "records": .number(JSONNumber(summary.records)),
-                    "bytesIn": .number(JSONNumber(summary.bytesIn)), "bytesOut": .number(JSONNumber(summary.bytesOut)),
-                    "fileBytes": summary.fileBytesOut.map { .number(JSONNumber($0)) } ?? .null,
-                    "duplicatesDropped": .number(JSONNumber(summary.duplicatesDropped)),
-                ]))
+                try printJSON(
+                    .object([
+                        "input": .string(input), "output": .string(output), "records": .number(JSONNumber(summary.records)),
+                        "bytesIn": .number(JSONNumber(summary.bytesIn)), "bytesOut": .number(JSONNumber(summary.bytesOut)),
+                        "fileBytes": summary.fileBytesOut.map { .number(JSONNumber($0)) } ?? .null,
+                        "duplicatesDropped": .number(JSONNumber(summary.duplicatesDropped)),
+                    ]))
             } else if output != "-" {
                 let size = summary.fileBytesOut ?? summary.bytesOut
                 let data = size == summary.bytesOut ? "" : " (\(ProgressMeter.format(bytes: summary.bytesOut)) of JSON)"
-                common.note("wrote \(output): \(ProgressMeter.format(bytes: size))" + data + (summary.records > 0 ? ", \(summary.records) records" : ""))
+                common.note(
+                    "wrote \(output): \(ProgressMeter.format(bytes: size))" + data
+                        + (summary.records > 0 ? ", \(summary.records) records" : ""))
             }
             duplicateKeys.note(dropped: summary.duplicatesDropped, common)
         }
@@ -94,13 +99,17 @@ struct ConvertCommand: ParsableCommand {
     private func reportShard(_ m: ShardManifest) throws {
         let part = ShardManifest.partPath(output: output, shard: m.shard, of: m.shards)
         if json.json {
-            try printJSON(.object([
-                "input": .string(input), "output": .string(output), "part": .string(part), "shard": .number(JSONNumber(m.shard)),
-                "shards": .number(JSONNumber(m.shards)), "units": .number(JSONNumber(m.units)), "records": .number(JSONNumber(m.records)),
-                "bytesIn": .number(JSONNumber(m.bytesIn)), "bytesOut": .number(JSONNumber(m.partBytes)),
-            ]))
+            try printJSON(
+                .object([
+                    "input": .string(input), "output": .string(output), "part": .string(part), "shard": .number(JSONNumber(m.shard)),
+                    "shards": .number(JSONNumber(m.shards)), "units": .number(JSONNumber(m.units)),
+                    "records": .number(JSONNumber(m.records)),
+                    "bytesIn": .number(JSONNumber(m.bytesIn)), "bytesOut": .number(JSONNumber(m.partBytes)),
+                ]))
         } else {
-            common.note("wrote \(part): \(ProgressMeter.format(bytes: m.partBytes)), \(counted(m.units, "unit")); join the parts with dumpkit merge \(output)")
+            common.note(
+                "wrote \(part): \(ProgressMeter.format(bytes: m.partBytes)), \(counted(m.units, "unit")); join the parts with dumpkit merge \(output)"
+            )
         }
     }
 
@@ -114,7 +123,8 @@ struct ConvertCommand: ParsableCommand {
             warn("--duplicate-keys has no effect on NDJSON input: two records at one path are refused")
         }
         if job.threads != nil && ![.zstd, .xz].contains(CompressionFilter.forPath(output)) {
-            warn("\(threads != nil ? "--threads" : "--jobs") has no effect: only zstd and xz output (.zst, .xz) compress on several threads")
+            warn(
+                "\(threads != nil ? "--threads" : "--jobs") has no effect: only zstd and xz output (.zst, .xz) compress on several threads")
         }
     }
 }

@@ -61,18 +61,24 @@ struct CopyCommand: ParsableCommand {
             if json.json {
                 try printJSON(jsonSummary(summary))
             } else {
-                let line = "\(dryRun ? "dry run, would copy" : "copied") \(counted(summary.copied, "object")) (\(ProgressMeter.format(bytes: summary.copiedBytes))), "
+                let line =
+                    "\(dryRun ? "dry run, would copy" : "copied") \(counted(summary.copied, "object")) (\(ProgressMeter.format(bytes: summary.copiedBytes))), "
                     + "skipped \(summary.skipped) already identical, updated the metadata of \(summary.metadataUpdated), "
                     + "\(summary.conflicts) conflicting, \(summary.refused) refused, of \(summary.listed) listed"
                 if dryRun { print(line) } else { common.note(line) }
             }
             if summary.conflicts > 0 {
-                FileHandle.standardError.write(Data(("dumpkit: error: \(counted(summary.conflicts, "object")) at \(destination) with other content were left as they are: "
-                    + summary.conflictNames.map { String(reflecting: $0) }.joined(separator: ", ") + "\n").utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        ("dumpkit: error: \(counted(summary.conflicts, "object")) at \(destination) with other content were left as they are: "
+                            + summary.conflictNames.map { String(reflecting: $0) }.joined(separator: ", ") + "\n").utf8))
             }
             if summary.refused > 0 {
-                FileHandle.standardError.write(Data(("dumpkit: error: \(counted(summary.refused, "object name")) cannot be written to the directory \(destination) "
-                    + "(absolute, '..', NUL, segments over 255 bytes...): " + summary.refusedNames.map { String(reflecting: $0) }.joined(separator: ", ") + "\n").utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        ("dumpkit: error: \(counted(summary.refused, "object name")) cannot be written to the directory \(destination) "
+                            + "(absolute, '..', NUL, segments over 255 bytes...): "
+                            + summary.refusedNames.map { String(reflecting: $0) }.joined(separator: ", ") + "\n").utf8))
             }
             if summary.conflicts > 0 || summary.refused > 0 { throw Exit.findings }
         }
@@ -84,18 +90,22 @@ struct CopyCommand: ParsableCommand {
         let last = LastReport()
         return { s in
             guard last.due() else { return }
-            let line = "\r\u{1B}[K\(s.copied + s.skipped + s.metadataUpdated + s.conflicts + s.refused)/\(s.listed) objects, \(ProgressMeter.format(bytes: s.copiedBytes)) copied"
+            let line =
+                "\r\u{1B}[K\(s.copied + s.skipped + s.metadataUpdated + s.conflicts + s.refused)/\(s.listed) objects, \(ProgressMeter.format(bytes: s.copiedBytes)) copied"
             FileHandle.standardError.write(Data(line.utf8))
         }
     }
 
     private func jsonSummary(_ s: StoreCopier.Summary) -> JSONValue {
-        func tally(_ count: Int, _ bytes: Int64) -> JSONValue { .object(["count": .number(JSONNumber(count)), "bytes": .number(JSONNumber(bytes))]) }
+        func tally(_ count: Int, _ bytes: Int64) -> JSONValue {
+            .object(["count": .number(JSONNumber(count)), "bytes": .number(JSONNumber(bytes))])
+        }
         func names(_ count: Int, _ names: [String]) -> JSONValue {
             .object(["count": .number(JSONNumber(count)), "names": .array(names.map { .string($0) })])
         }
         return .object([
-            "source": .string(source), "destination": .string(destination), "dryRun": .bool(dryRun), "listed": .number(JSONNumber(s.listed)),
+            "source": .string(source), "destination": .string(destination), "dryRun": .bool(dryRun),
+            "listed": .number(JSONNumber(s.listed)),
             "copied": tally(s.copied, s.copiedBytes), "skipped": tally(s.skipped, s.skippedBytes),
             "metadataUpdated": .number(JSONNumber(s.metadataUpdated)),
             "conflicts": names(s.conflicts, s.conflictNames), "refused": names(s.refused, s.refusedNames),

@@ -6,7 +6,10 @@ import LiveDatabase
 
 /// Options of the commands that talk to a live Realtime Database (`export`, `import`).
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "An OAuth2 access token (sent as Authorization: Bearer), e.g. from `gcloud auth print-access-token`; default GOOGLE_OAUTH_ACCESS_TOKEN, else a token for the service-account key GOOGLE_APPLICATION_CREDENTIALS names.")
+    @Option(
+        help:
+            "An OAuth2 access token (sent as Authorization: Bearer), e.g. from `gcloud auth print-access-token`; default GOOGLE_OAUTH_ACCESS_TOKEN, else a token for the service-account key GOOGLE_APPLICATION_CREDENTIALS names."
+    )
     var accessToken: String?
 
     @Option(name: .customLong("auth"), help: "A legacy database secret or a Firebase ID token, sent as auth=.")
@@ -69,4 +72,3 @@ func reportingDatabaseErrors<T: Sendable>(_ body: @escaping @Sendable () async t
         throw error is DataError ? Exit.findings : Exit.input
     }
 }
-

@@ -33,7 +33,8 @@ struct DumpKitCommand: ParsableCommand {
         let names = commandNames
         if let first = arguments.first, !first.hasPrefix("-"), first != "help", !names.contains(first) {
             let list = names.joined(separator: ", ")
-            FileHandle.standardError.write(Data("dumpkit: error: unknown command '\(first)'; the commands are \(list) (dumpkit help COMMAND)\n".utf8))
+            FileHandle.standardError.write(
+                Data("dumpkit: error: unknown command '\(first)'; the commands are \(list) (dumpkit help COMMAND)\n".utf8))
             exit(withError: Exit.input)
         }
         do {

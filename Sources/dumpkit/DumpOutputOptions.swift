@@ -19,11 +19,15 @@ struct DumpOutputOptions: ParsableArguments {
     func warnUnused(output: String?) {
         guard let output else {
             let given = [pretty ? "--pretty" : nil, canonical ? "--canonical" : nil, level != nil ? "--level" : nil].compactMap { $0 }
-            if !given.isEmpty { warn("\(given.joined(separator: ", ")) \(given.count == 1 ? "has" : "have") no effect with --dry-run (nothing is written)") }
+            if !given.isEmpty {
+                warn("\(given.joined(separator: ", ")) \(given.count == 1 ? "has" : "have") no effect with --dry-run (nothing is written)")
+            }
             return
         }
         if level != nil && CompressionFilter.forPath(output) == .none {
-            warn("--level has no effect: \(output == "-" ? "standard output" : output) is not compressed (a name ending in .gz, .zst, .xz or .bz2 is)")
+            warn(
+                "--level has no effect: \(output == "-" ? "standard output" : output) is not compressed (a name ending in .gz, .zst, .xz or .bz2 is)"
+            )
         }
     }
 }

@@ -86,11 +86,17 @@ struct ExportCommand: ParsableCommand {
             return try await client.using { try await job.run(client: $0) { progress?.update($0) } }
         }
         if json.json {
-            try printJSON(.object(["output": .string(output), "requests": .number(JSONNumber(summary.requests)), "resumed": .number(JSONNumber(summary.resumed)), "splits": .number(JSONNumber(summary.splits)), "bytesFetched": .number(JSONNumber(summary.bytesFetched)), "bytesWritten": .number(JSONNumber(summary.bytesWritten))]))
+            try printJSON(
+                .object([
+                    "output": .string(output), "requests": .number(JSONNumber(summary.requests)),
+                    "resumed": .number(JSONNumber(summary.resumed)), "splits": .number(JSONNumber(summary.splits)),
+                    "bytesFetched": .number(JSONNumber(summary.bytesFetched)), "bytesWritten": .number(JSONNumber(summary.bytesWritten)),
+                ]))
         } else {
-            common.note("wrote \(output): \(ProgressMeter.format(bytes: summary.bytesWritten)) of JSON from \(summary.requests) requests"
-                + (summary.splits > 0 ? " (\(summary.splits) split as too large)" : "")
-                + (summary.resumed > 0 ? ", \(summary.resumed) ranges from the interrupted run" : ""))
+            common.note(
+                "wrote \(output): \(ProgressMeter.format(bytes: summary.bytesWritten)) of JSON from \(summary.requests) requests"
+                    + (summary.splits > 0 ? " (\(summary.splits) split as too large)" : "")
+                    + (summary.resumed > 0 ? ", \(summary.resumed) ranges from the interrupted run" : ""))
         }
     }
 }
@@ -109,7 +115,8 @@ final class ExportProgressLine: @unchecked Sendable {
             last = now
             drawn = true
             let rate = Double(s.bytesFetched) / 1e6 / max(now.timeIntervalSince(start), 0.001)
-            let line = "\r\u{1B}[K\(s.requests) requests  \(ProgressMeter.format(bytes: s.bytesFetched))  "
+            let line =
+                "\r\u{1B}[K\(s.requests) requests  \(ProgressMeter.format(bytes: s.bytesFetched))  "
                 + String(format: "%.1f MB/s", rate) + (s.splits > 0 ? "  \(s.splits) split" : "")
             FileHandle.standardError.write(Data(line.utf8))
         }

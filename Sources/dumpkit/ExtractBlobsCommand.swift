@@ -39,7 +39,9 @@ struct ExtractBlobsCommand: ParsableCommand {
     @Option(name: .customLong("min-bytes"), help: "Leave files smaller than this many decoded bytes in the dump.")
     var minBytes: Int = 1024
 
-    @Option(name: .customLong("name"), help: "Object name template: {path} {record} {field} {ext} {sha256} and pattern captures such as {id} (default '{path}.{ext}').")
+    @Option(
+        name: .customLong("name"),
+        help: "Object name template: {path} {record} {field} {ext} {sha256} and pattern captures such as {id} (default '{path}.{ext}').")
     var nameTemplate: String?
 
     @Flag(name: .customLong("content-addressed"), help: "Name objects 'sha256/<hex>.<ext>': one object per distinct content.")

@@ -107,12 +107,18 @@ struct ImportCommand: ParsableCommand {
             try await client.using { try await job.run(client: $0, progress: progress.meter) }
         }
         if json.json {
-            try printJSON(.object(["target": .string(target.description), "chunks": .number(JSONNumber(summary.chunks)), "resumedChunks": .number(JSONNumber(summary.chunksSkipped)), "entries": .number(JSONNumber(summary.entries)), "bytesSent": .number(JSONNumber(summary.bytesSent)), "splits": .number(JSONNumber(summary.splits))]))
+            try printJSON(
+                .object([
+                    "target": .string(target.description), "chunks": .number(JSONNumber(summary.chunks)),
+                    "resumedChunks": .number(JSONNumber(summary.chunksSkipped)), "entries": .number(JSONNumber(summary.entries)),
+                    "bytesSent": .number(JSONNumber(summary.bytesSent)), "splits": .number(JSONNumber(summary.splits)),
+                ]))
         } else {
-            common.note("imported \(input) into \(target): \(summary.chunks) chunks, \(summary.entries) paths, "
-                + "\(ProgressMeter.format(bytes: summary.bytesSent))"
-                + (summary.splits > 0 ? ", \(summary.splits) split as too large" : "")
-                + (summary.chunksSkipped > 0 ? ", \(summary.chunksSkipped) chunks committed by the interrupted run" : ""))
+            common.note(
+                "imported \(input) into \(target): \(summary.chunks) chunks, \(summary.entries) paths, "
+                    + "\(ProgressMeter.format(bytes: summary.bytesSent))"
+                    + (summary.splits > 0 ? ", \(summary.splits) split as too large" : "")
+                    + (summary.chunksSkipped > 0 ? ", \(summary.chunksSkipped) chunks committed by the interrupted run" : ""))
         }
     }
 
@@ -129,10 +135,18 @@ struct ImportCommand: ParsableCommand {
             largest = max(largest, size)
             let pointers = chunk.pointers
             let span = pointers.count == 1 ? pointers[0] : "\(pointers.first!) ... \(pointers.last!)"
-            if !json.json { lines.append("chunk \(chunk.index): \(size) bytes, \(pointers.count) paths\(chunk.isBarrier ? " (deletes first)" : ""): \(span)") }
+            if !json.json {
+                lines.append(
+                    "chunk \(chunk.index): \(size) bytes, \(pointers.count) paths\(chunk.isBarrier ? " (deletes first)" : ""): \(span)")
+            }
         }
         if json.json {
-            try printJSON(.object(["target": .string(job.target.description), "dryRun": .bool(true), "chunks": .number(JSONNumber(count)), "entries": .number(JSONNumber(entries)), "bytes": .number(JSONNumber(bytes)), "largestChunk": .number(JSONNumber(largest))]))
+            try printJSON(
+                .object([
+                    "target": .string(job.target.description), "dryRun": .bool(true), "chunks": .number(JSONNumber(count)),
+                    "entries": .number(JSONNumber(entries)), "bytes": .number(JSONNumber(bytes)),
+                    "largestChunk": .number(JSONNumber(largest)),
+                ]))
             return
         }
         for line in lines { print(line) }

@@ -33,7 +33,9 @@ struct IndexCommand: ParsableCommand {
     @Option(help: "Without --records: the depth of the units (1: the root's children).")
     var depth: Int = 1
 
-    @Option(name: .customLong("unit-bytes"), help: "The largest unit that is not a record, in bytes; larger values are split into their children.")
+    @Option(
+        name: .customLong("unit-bytes"),
+        help: "The largest unit that is not a record, in bytes; larger values are split into their children.")
     var unitBytes: Int64 = 1 << 20
 
     @OptionGroup var json: JSONSummaryOption
@@ -53,11 +55,13 @@ struct IndexCommand: ParsableCommand {
             if !records.isEmpty && depth != 1 { warn("--depth has no effect with --records: the records are the units") }
             let summary = try job.run(progress: common.progress())
             if json.json {
-                try printJSON(.object([
-                    "input": .string(input), "index": .string(target), "units": .number(JSONNumber(summary.units)),
-                    "records": .number(JSONNumber(summary.records)), "bytesIn": .number(JSONNumber(summary.bytesIn)),
-                    "indexBytes": .number(JSONNumber(summary.indexBytes)), "sha256": .string(summary.sha256), "pieces": .bool(summary.hasPieces),
-                ]))
+                try printJSON(
+                    .object([
+                        "input": .string(input), "index": .string(target), "units": .number(JSONNumber(summary.units)),
+                        "records": .number(JSONNumber(summary.records)), "bytesIn": .number(JSONNumber(summary.bytesIn)),
+                        "indexBytes": .number(JSONNumber(summary.indexBytes)), "sha256": .string(summary.sha256),
+                        "pieces": .bool(summary.hasPieces),
+                    ]))
             } else {
                 common.note("wrote \(target): \(counted(summary.units, "unit")) of \(ProgressMeter.format(bytes: summary.bytesIn))")
             }

@@ -57,14 +57,16 @@ struct InlineBlobsCommand: ParsableCommand {
             let summary = try job.run(progress: common.progress())
             let tally = summary.tally
             if json.json {
-                try printJSON(.object([
-                    "input": .string(input), "output": dryRun ? .null : .string(output), "dryRun": .bool(dryRun),
-                    "inlined": .number(JSONNumber(tally.inlined)), "bytes": .number(JSONNumber(tally.bytes)),
-                    "foreign": .number(JSONNumber(tally.foreign)), "bytesIn": .number(JSONNumber(summary.bytesIn)),
-                    "bytesOut": .number(JSONNumber(summary.bytesOut)),
-                ]))
+                try printJSON(
+                    .object([
+                        "input": .string(input), "output": dryRun ? .null : .string(output), "dryRun": .bool(dryRun),
+                        "inlined": .number(JSONNumber(tally.inlined)), "bytes": .number(JSONNumber(tally.bytes)),
+                        "foreign": .number(JSONNumber(tally.foreign)), "bytesIn": .number(JSONNumber(summary.bytesIn)),
+                        "bytesOut": .number(JSONNumber(summary.bytesOut)),
+                    ]))
             }
-            let text = (dryRun ? "dry run, nothing written: would inline " : "inlined ")
+            let text =
+                (dryRun ? "dry run, nothing written: would inline " : "inlined ")
                 + "\(counted(tally.inlined, "reference")) (\(ProgressMeter.format(bytes: tally.bytes)))"
                 + (tally.foreign > 0 ? "; left \(counted(tally.foreign, "reference")) that extract-blobs did not make" : "")
             if dryRun && !json.json { print(text) } else { common.note(text) }

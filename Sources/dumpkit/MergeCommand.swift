@@ -38,18 +38,22 @@ struct MergeCommand: ParsableCommand {
             job.shards = shards
             let summary = try job.run()
             if json.json {
-                try printJSON(.object([
-                    "output": .string(output), "command": .string(summary.command), "shards": .number(JSONNumber(summary.shards)),
-                    "units": .number(JSONNumber(summary.units)), "records": .number(JSONNumber(summary.records)),
-                    "bytesIn": .number(JSONNumber(summary.bytesIn)), "bytesOut": .number(JSONNumber(summary.bytesOut)),
-                    "counts": .object(JSONObject(summary.counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(summary.counts[$0]!))) })),
-                    "rejects": summary.rejects.map { .string($0) } ?? .null,
-                ]))
+                try printJSON(
+                    .object([
+                        "output": .string(output), "command": .string(summary.command), "shards": .number(JSONNumber(summary.shards)),
+                        "units": .number(JSONNumber(summary.units)), "records": .number(JSONNumber(summary.records)),
+                        "bytesIn": .number(JSONNumber(summary.bytesIn)), "bytesOut": .number(JSONNumber(summary.bytesOut)),
+                        "counts": .object(
+                            JSONObject(summary.counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(summary.counts[$0]!))) })
+                        ),
+                        "rejects": summary.rejects.map { .string($0) } ?? .null,
+                    ]))
             } else {
-                common.note("wrote \(output): \(ProgressMeter.format(bytes: summary.bytesOut)) from \(counted(summary.shards, "shard"))"
-                    + (summary.records > 0 ? ", \(summary.records) records" : "")
-                    + summary.counts.keys.sorted().map { ", \($0) \(summary.counts[$0]!)" }.joined()
-                    + (summary.rejects.map { "; rejects in \($0)" } ?? ""))
+                common.note(
+                    "wrote \(output): \(ProgressMeter.format(bytes: summary.bytesOut)) from \(counted(summary.shards, "shard"))"
+                        + (summary.records > 0 ? ", \(summary.records) records" : "")
+                        + summary.counts.keys.sorted().map { ", \($0) \(summary.counts[$0]!)" }.joined()
+                        + (summary.rejects.map { "; rejects in \($0)" } ?? ""))
             }
         }
     }

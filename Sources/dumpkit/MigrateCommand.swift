@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import DumpKit
+import Foundation
 import JSONStream
 
 /// `dumpkit migrate`: apply migration plans to a dump.
@@ -41,10 +41,16 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Write nothing; print what would change per step, with an example record.")
     var dryRun = false
 
-    @Option(help: "Write a JSON report (plans and their sha256, input/output sha256, counts, rejects, duration: what --json prints) to this file.")
+    @Option(
+        help:
+            "Write a JSON report (plans and their sha256, input/output sha256, counts, rejects, duration: what --json prints) to this file."
+    )
     var report: String?
 
-    @Option(help: "A value an operation cannot migrate: fail (stop), skip (drop it) or keep (keep it as it was); skip and keep write it to the rejects file.")
+    @Option(
+        help:
+            "A value an operation cannot migrate: fail (stop), skip (drop it) or keep (keep it as it was); skip and keep write it to the rejects file."
+    )
     var onError: OnErrorPolicy = .fail
 
     @Option(help: "NDJSON file for rejected values (default with skip/keep: OUTPUT.rejects.ndjson).")
@@ -53,7 +59,11 @@ struct MigrateCommand: ParsableCommand {
     @Flag(help: "Run the plans backwards (v2 -> v1); refused when a step loses information and states no inverse.")
     var reverse = false
 
-    @Option(name: .customLong("blobs"), help: "The blob store (a directory mirroring a bucket, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX) that the plans' extract-blobs steps write to.")
+    @Option(
+        name: .customLong("blobs"),
+        help:
+            "The blob store (a directory mirroring a bucket, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX) that the plans' extract-blobs steps write to."
+    )
     var blobStore: String?
 
     @OptionGroup var stores: StoreOptions
@@ -61,13 +71,19 @@ struct MigrateCommand: ParsableCommand {
     @Option(help: "The bucket of download URLs, for extract-blobs steps with ref-style salada-file.")
     var bucket: String?
 
-    @Flag(help: "Let extract-blobs steps replace objects the store holds with other content under the same names (otherwise the first one stops the run).")
+    @Flag(
+        help:
+            "Let extract-blobs steps replace objects the store holds with other content under the same names (otherwise the first one stops the run)."
+    )
     var replace = false
 
     @OptionGroup var dump: DumpOutputOptions
     @OptionGroup var duplicateKeys: DuplicateKeysOption
 
-    @Option(help: "Records to migrate at once, on worker threads (default: 1; more help when the plan's operations, not reading and writing, take the time).")
+    @Option(
+        help:
+            "Records to migrate at once, on worker threads (default: 1; more help when the plan's operations, not reading and writing, take the time)."
+    )
     var jobs: Int?
 
     @OptionGroup var shard: ShardOptions
@@ -108,14 +124,19 @@ struct MigrateCommand: ParsableCommand {
                 let m = try job.runShard(spec, indexPath: shard.index!, plans: plans, progress: common.progress())
                 let part = ShardManifest.partPath(output: output, shard: m.shard, of: m.shards)
                 if json.json {
-                    try printJSON(.object([
-                        "input": .string(input), "output": .string(output), "part": .string(part), "shard": .number(JSONNumber(m.shard)),
-                        "shards": .number(JSONNumber(m.shards)), "records": .number(JSONNumber(m.records)),
-                        "changed": .number(JSONNumber(m.counts["changed"] ?? 0)), "rejects": .number(JSONNumber(m.counts["rejects"] ?? 0)),
-                        "bytesIn": .number(JSONNumber(m.bytesIn)), "bytesOut": .number(JSONNumber(m.partBytes)),
-                    ]))
+                    try printJSON(
+                        .object([
+                            "input": .string(input), "output": .string(output), "part": .string(part),
+                            "shard": .number(JSONNumber(m.shard)),
+                            "shards": .number(JSONNumber(m.shards)), "records": .number(JSONNumber(m.records)),
+                            "changed": .number(JSONNumber(m.counts["changed"] ?? 0)),
+                            "rejects": .number(JSONNumber(m.counts["rejects"] ?? 0)),
+                            "bytesIn": .number(JSONNumber(m.bytesIn)), "bytesOut": .number(JSONNumber(m.partBytes)),
+                        ]))
                 } else {
-                    common.note("wrote \(part): \(counted(m.records, "record")), \(m.counts["changed"] ?? 0) changed, \(counted(m.counts["rejects"] ?? 0, "reject")); join the parts with dumpkit merge \(output)")
+                    common.note(
+                        "wrote \(part): \(counted(m.records, "record")), \(m.counts["changed"] ?? 0) changed, \(counted(m.counts["rejects"] ?? 0, "reject")); join the parts with dumpkit merge \(output)"
+                    )
                 }
                 return
             }
@@ -125,7 +146,10 @@ struct MigrateCommand: ParsableCommand {
                 let text = MigrationSummaryText.dryRun(s)
                 if json.json { common.note(String(text.dropLast(text.hasSuffix("\n") ? 1 : 0))) } else { print(text, terminator: "") }
                 if onError == .fail && s.failures > 0 {
-                    FileHandle.standardError.write(Data("dumpkit: error: \(s.failures) values would stop the run under --on-error fail (listed above); --on-error skip or keep sets them aside in a rejects file\n".utf8))
+                    FileHandle.standardError.write(
+                        Data(
+                            "dumpkit: error: \(s.failures) values would stop the run under --on-error fail (listed above); --on-error skip or keep sets them aside in a rejects file\n"
+                                .utf8))
                     throw Exit.findings
                 }
             } else {

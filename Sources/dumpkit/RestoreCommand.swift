@@ -31,7 +31,10 @@ struct RestoreCommand: ParsableCommand {
     @Argument(help: "The archive, or - for standard input.")
     var archive: String
 
-    @Argument(help: "The destination directory (created if missing), or a bucket: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX (the objects with their metadata).")
+    @Argument(
+        help:
+            "The destination directory (created if missing), or a bucket: s3://BUCKET/PREFIX, gs://BUCKET/PREFIX (the objects with their metadata)."
+    )
     var destination: String
 
     @Flag(
@@ -78,8 +81,11 @@ struct RestoreCommand: ParsableCommand {
             job.limits = ExtractionLimits(maxBytes: maxBytes, maxEntries: maxEntries, maxRatio: maxRatio > 0 ? maxRatio : nil)
             job.dryRun = dryRun
             let toBucket = try ObjectStoreURL(destination) != nil
-            if toBucket && dryRun { throw UsageError("--dry-run restores into a folder only; to a bucket, restore into a folder first to see what it holds") }
-            let report = try toBucket
+            if toBucket && dryRun {
+                throw UsageError("--dry-run restores into a folder only; to a bucket, restore into a folder first to see what it holds")
+            }
+            let report =
+                try toBucket
                 ? job.run(into: stores.objectStores.openBlobStore(destination, writable: true), progress: common.archiveProgress())
                 : job.run(progress: common.archiveProgress())
             if json.json {
@@ -91,9 +97,10 @@ struct RestoreCommand: ParsableCommand {
                     "problems": problemsJSON(report.problems), "notes": .array(report.notes.map { .string($0) }),
                 ]
                 if dryRun {
-                    o["files"] = .array(report.planned.map {
-                        .object(["path": .string($0.path), "size": .number(JSONNumber($0.size)), "exists": .bool($0.exists)])
-                    })
+                    o["files"] = .array(
+                        report.planned.map {
+                            .object(["path": .string($0.path), "size": .number(JSONNumber($0.size)), "exists": .bool($0.exists)])
+                        })
                 }
                 try printJSON(.object(o))
             } else if dryRun {

@@ -39,7 +39,9 @@ struct StatsCommand: ParsableCommand {
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
-        if html == "-" && json.json { throw ValidationError("--html - and --json would both write to standard output; give --html a file name") }
+        if html == "-" && json.json {
+            throw ValidationError("--html - and --json would both write to standard output; give --html a file name")
+        }
     }
 
     func run() throws {

@@ -5,13 +5,18 @@ import ObjectStores
 /// How buckets (`s3://`, `gs://` store URLs) are reached; credentials come from the environment (see
 /// docs/OBJECT-STORES.md).
 struct StoreOptions: ParsableArguments {
-    @Option(help: "Endpoint of an S3-compatible store (overrides AWS_ENDPOINT_URL_S3/AWS_ENDPOINT_URL), or of a Cloud Storage emulator for gs:// URLs.")
+    @Option(
+        help:
+            "Endpoint of an S3-compatible store (overrides AWS_ENDPOINT_URL_S3/AWS_ENDPOINT_URL), or of a Cloud Storage emulator for gs:// URLs."
+    )
     var endpoint: String?
 
     @Option(help: "How S3 multipart parts prove their bytes: crc32c (x-amz-checksum-crc32c), md5 (Content-MD5) or off.")
     var checksum: ChecksumMode = .crc32c
 
-    @Option(name: .customLong("access-token"), help: "OAuth2 access token for gs:// URLs (else GOOGLE_OAUTH_ACCESS_TOKEN, else the key GOOGLE_APPLICATION_CREDENTIALS names).")
+    @Option(
+        name: .customLong("access-token"),
+        help: "OAuth2 access token for gs:// URLs (else GOOGLE_OAUTH_ACCESS_TOKEN, else the key GOOGLE_APPLICATION_CREDENTIALS names).")
     var accessToken: String?
 
     /// The options as the ObjectStores module takes them.

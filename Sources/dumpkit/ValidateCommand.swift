@@ -52,7 +52,8 @@ struct ValidateCommand: ParsableCommand {
     @Argument(help: "The dump, or - for standard input.")
     var input: String
 
-    @Option(name: .customLong("schema"), help: "PATTERN=FILE: validate the records PATTERN matches with the JSON Schema in FILE (repeatable).")
+    @Option(
+        name: .customLong("schema"), help: "PATTERN=FILE: validate the records PATTERN matches with the JSON Schema in FILE (repeatable).")
     var schemas: [String] = []
 
     @Option(help: "A YAML or JSON map of path patterns to schema files (relative to the map), as below.")
@@ -76,7 +77,10 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: "With --rules: also report data that no .write rule lets this auth write.")
     var strict = false
 
-    @Option(help: "Check the dump's blob references against this store (a directory mirroring a bucket, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX).")
+    @Option(
+        help:
+            "Check the dump's blob references against this store (a directory mirroring a bucket, or s3://BUCKET/PREFIX, gs://BUCKET/PREFIX)."
+    )
     var blobs: String?
 
     @OptionGroup var stores: StoreOptions
@@ -84,7 +88,9 @@ struct ValidateCommand: ParsableCommand {
     @Option(name: .customLong("ref-style"), help: "With --blobs, the references: object (default), salada, path or url (see check-blobs).")
     var referenceStyle: BlobReferenceStyle?
 
-    @Option(name: .customLong("rules-memory-limit"), help: "With --rules: dumps up to this many MiB (default 512) are held in memory, larger ones read from disk.")
+    @Option(
+        name: .customLong("rules-memory-limit"),
+        help: "With --rules: dumps up to this many MiB (default 512) are held in memory, larger ones read from disk.")
     var rulesMemoryLimit: Int?
 
     @Option(help: "Output: text (the default), json (as --json), junit or github.")
@@ -101,7 +107,9 @@ struct ValidateCommand: ParsableCommand {
         if strict && rules == nil { throw ValidationError("--strict needs --rules") }
         if maxFindings < 0 { throw ValidationError("--max-findings must not be negative") }
         if rulesMemoryLimit ?? 0 < 0 { throw ValidationError("--rules-memory-limit must not be negative") }
-        if json.json, let format, format != .json { throw ValidationError("--json and --format \(format.rawValue) ask for two outputs; give one") }
+        if json.json, let format, format != .json {
+            throw ValidationError("--json and --format \(format.rawValue) ask for two outputs; give one")
+        }
     }
 
     /// The output format: `--format`, or json for `--json`, else text.
@@ -116,7 +124,9 @@ struct ValidateCommand: ParsableCommand {
         if blobs == nil && referenceStyle != nil { warn("--ref-style has no effect without --blobs") }
         if schemas.isEmpty && schemaMap == nil {
             if allowUnmatched { warn("--allow-unmatched has no effect without --schema or --schema-map") }
-            if !schemaDirs.isEmpty || !refMaps.isEmpty { warn("--schema-dir and --ref-map have no effect without --schema or --schema-map") }
+            if !schemaDirs.isEmpty || !refMaps.isEmpty {
+                warn("--schema-dir and --ref-map have no effect without --schema or --schema-map")
+            }
         }
     }
 

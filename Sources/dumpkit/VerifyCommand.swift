@@ -29,10 +29,12 @@ struct VerifyCommand: ParsableCommand {
         try reportingErrors {
             let report = try VerifyJob(archive: archive).run(progress: common.archiveProgress())
             if json.json {
-                try printJSON(.object([
-                    "archive": .string(archive), "hasManifest": .bool(report.hasManifest), "entries": .number(JSONNumber(report.entries)),
-                    "bytes": .number(JSONNumber(report.bytes)), "problems": problemsJSON(report.problems),
-                ]))
+                try printJSON(
+                    .object([
+                        "archive": .string(archive), "hasManifest": .bool(report.hasManifest),
+                        "entries": .number(JSONNumber(report.entries)),
+                        "bytes": .number(JSONNumber(report.bytes)), "problems": problemsJSON(report.problems),
+                    ]))
             }
             try common.report(report.problems, in: archive, doing: "verifying")
             if json.json { return }

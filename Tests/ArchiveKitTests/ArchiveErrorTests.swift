@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import ArchiveKit
 
 final class ArchiveErrorTests: XCTestCase {

@@ -158,14 +158,17 @@ final class SafeExtractorTests: XCTestCase {
         finished.waitUntilExit()
         let gone = finished.processIdentifier
         let live = getppid()
-        for name in [".a.json.dumpkit-partial-\(gone)-abc123", ".b.json.dumpkit-partial-\(live)-abc123", ".dumpkit-partial-f00d-\(gone)-xyz789",
-                     ".c.json.dumpkit-partial", "c.json.dumpkit-partial-\(gone)-abc123"] {
+        for name in [
+            ".a.json.dumpkit-partial-\(gone)-abc123", ".b.json.dumpkit-partial-\(live)-abc123", ".dumpkit-partial-f00d-\(gone)-xyz789",
+            ".c.json.dumpkit-partial", "c.json.dumpkit-partial-\(gone)-abc123",
+        ] {
             try writeFile(destination + "/v1/" + name, Array("half of the da".utf8))
         }
         let tar = directory.path("a.tar")
         try writeArchive(tar, compression: .none, [(ArchiveEntry(path: "v1/a.json", size: 7), Array(#"{"a":1}"#.utf8))])
         XCTAssertEqual(try extractAll(tar, to: destination).map(\.1), [.written])
-        XCTAssertEqual(tree(destination), ["v1", "v1/.b.json.dumpkit-partial-\(live)-abc123", "v1/a.json", "v1/c.json.dumpkit-partial-\(gone)-abc123"])
+        XCTAssertEqual(
+            tree(destination), ["v1", "v1/.b.json.dumpkit-partial-\(live)-abc123", "v1/a.json", "v1/c.json.dumpkit-partial-\(gone)-abc123"])
     }
 
     func testAFailedWriteLeavesTheExistingFileAsItWas() throws {

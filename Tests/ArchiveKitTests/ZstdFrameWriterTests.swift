@@ -1,9 +1,10 @@
-@testable import ArchiveKit
 import CZstd
 import Foundation
-import Workers
 import TestSupport
+import Workers
 import XCTest
+
+@testable import ArchiveKit
 
 /// Raw and skippable frames written by hand, and the frame writer, decoded by libzstd and the `zstd` tool.
 final class ZstdFrameWriterTests: XCTestCase {
@@ -139,7 +140,9 @@ final class ZstdFrameWriterTests: XCTestCase {
         let frames = try ZstdFrameList(outputs[0]).frames
         // 7.6 MB of text in two segments, the raw stretch in frames of at most 1 MiB, then the last text.
         XCTAssertEqual(frames.map(\.kind), [.compressed, .compressed] + Array(repeating: .raw, count: 2) + [.compressed])
-        XCTAssertEqual(frames.filter { $0.kind == .raw }.compactMap(\.contentSize), [ZstdFrameWriter.rawFrameSize, raw.count - ZstdFrameWriter.rawFrameSize])
+        XCTAssertEqual(
+            frames.filter { $0.kind == .raw }.compactMap(\.contentSize),
+            [ZstdFrameWriter.rawFrameSize, raw.count - ZstdFrameWriter.rawFrameSize])
         XCTAssertLessThan(outputs[0].count, raw.count + text.count / 20)
     }
 

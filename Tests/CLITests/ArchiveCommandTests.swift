@@ -44,7 +44,13 @@ final class ArchiveCommandTests: XCTestCase {
     func testTwoRestoresIntoOneDestinationAtOnceBothSucceed() throws {
         // Large incompressible files, so that both runs are writing the same file at the same time.
         let bucket = directory.path("large")
-        _ = try Shell.run("python3", ["-c", "import os, sys\nos.makedirs(sys.argv[1])\nfor i in range(6): open(f'{sys.argv[1]}/f{i}.bin', 'wb').write(os.urandom(6 << 20))", bucket])
+        _ = try Shell.run(
+            "python3",
+            [
+                "-c",
+                "import os, sys\nos.makedirs(sys.argv[1])\nfor i in range(6): open(f'{sys.argv[1]}/f{i}.bin', 'wb').write(os.urandom(6 << 20))",
+                bucket,
+            ])
         let archive = directory.path("large.tar.zst")
         XCTAssertEqual(try CLI.run(["archive", bucket, "-o", archive, "-q"]).status, 0)
         let destination = directory.path("restored")
@@ -306,7 +312,9 @@ final class ArchiveCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: none))
         let some = directory.path("some.tar.zst")
         let partial = try run(["archive", bucket, "-o", some, "--include", "*", "--include", "v9/*", "-q"], expect: 1)
-        XCTAssertEqual(partial.stderr, "dumpkit: warning: --include 'v9/*' matches no object in \(bucket) (the archive holds the other patterns' 24 objects)\n")
+        XCTAssertEqual(
+            partial.stderr,
+            "dumpkit: warning: --include 'v9/*' matches no object in \(bucket) (the archive holds the other patterns' 24 objects)\n")
         XCTAssertTrue(FileManager.default.fileExists(atPath: some))
     }
 
@@ -315,7 +323,9 @@ final class ArchiveCommandTests: XCTestCase {
         let empty = directory.path("empty.tar.zst"), text = directory.path("notes.tar")
         XCTAssertTrue(FileManager.default.createFile(atPath: empty, contents: Data()))
         XCTAssertTrue(FileManager.default.createFile(atPath: text, contents: Data(String(repeating: "just some text\n", count: 100).utf8)))
-        for (file, message) in [(empty, "the file is empty, not a tar or zip archive"), (text, "not a tar or zip archive (Unrecognized archive format)")] {
+        for (file, message) in [
+            (empty, "the file is empty, not a tar or zip archive"), (text, "not a tar or zip archive (Unrecognized archive format)"),
+        ] {
             for command in [["list", file], ["verify", file], ["restore", file, directory.path("out")]] {
                 let result = try run(command, expect: 2)
                 XCTAssertEqual(result.stderr, "dumpkit: error: \(file): \(message)\n", "\(command)")

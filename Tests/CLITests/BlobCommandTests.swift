@@ -3,7 +3,7 @@ import TestSupport
 import XCTest
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `dumpkit extract-blobs`, `inline-blobs` and `check-blobs` run as a user would, on a generated dump
@@ -23,7 +23,9 @@ final class BlobCommandTests: XCTestCase {
         let e = FileManager.default.enumerator(atPath: root)
         while let p = e?.nextObject() as? String {
             var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + p, isDirectory: &isDir), !isDir.boolValue { out[p] = try read(root + "/" + p) }
+            if FileManager.default.fileExists(atPath: root + "/" + p, isDirectory: &isDir), !isDir.boolValue {
+                out[p] = try read(root + "/" + p)
+            }
         }
         return out
     }
@@ -42,7 +44,8 @@ final class BlobCommandTests: XCTestCase {
         // Each object is a real file of the type its metadata and its extension say.
         let objects = try tree(dir.path("blobs")).keys.filter { !$0.hasPrefix(".dumpkit/") }.sorted()
         XCTAssertEqual(objects.count, 40)
-        let types = try Shell.run("file", ["-b", "--mime-type"] + objects.map { dir.path("blobs/" + $0) }).split(separator: "\n").map(String.init)
+        let types = try Shell.run("file", ["-b", "--mime-type"] + objects.map { dir.path("blobs/" + $0) }).split(separator: "\n").map(
+            String.init)
         XCTAssertEqual(types.count, objects.count)
         // Metadata files are named by the SHA-256 of the object name; each says which object it describes.
         var metadata: [String: [String: Any]] = [:]
@@ -76,7 +79,9 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(bad.status, 1)
         let lines = bad.stdout.split(separator: "\n")
         XCTAssertEqual(lines.count, 2, bad.stdout)
-        XCTAssertTrue(lines[0].hasPrefix("error: /\(objects[0].dropLast(4)): object \"\(objects[0])\" is not in the store [blobs:missing]"), String(lines[0]))
+        XCTAssertTrue(
+            lines[0].hasPrefix("error: /\(objects[0].dropLast(4)): object \"\(objects[0])\" is not in the store [blobs:missing]"),
+            String(lines[0]))
         XCTAssertEqual(lines[1], #"warning: -: object "stray.txt" is not referenced by the dump [blobs:orphan]"#)
         XCTAssertTrue(bad.stderr.contains("checked 40 references: 1 error, 1 warning\n"), bad.stderr)
     }
@@ -108,10 +113,12 @@ final class BlobCommandTests: XCTestCase {
         let input = dir.path("in.json")
         try generate("1MB", seed: 2, to: input)
         let args = ["--blobs", dir.path("blobs"), "--ref-style", "salada"]
-        let r = try CLI.run(["extract-blobs", input, "-o", dir.path("out.json"), "--bucket", "my-app.appspot.com", "--content-addressed"] + args)
+        let r = try CLI.run(
+            ["extract-blobs", input, "-o", dir.path("out.json"), "--bucket", "my-app.appspot.com", "--content-addressed"] + args)
         XCTAssertEqual(r.status, 0, r.stderr)
         let out = String(decoding: try read(dir.path("out.json")), as: UTF8.self)
-        XCTAssertTrue(out.contains(#""url":"https://firebasestorage.googleapis.com/v0/b/my-app.appspot.com/o/sha256%2F"#), String(out.prefix(2000)))
+        XCTAssertTrue(
+            out.contains(#""url":"https://firebasestorage.googleapis.com/v0/b/my-app.appspot.com/o/sha256%2F"#), String(out.prefix(2000)))
         XCTAssertTrue(try tree(dir.path("blobs")).keys.filter { !$0.hasPrefix(".dumpkit/") }.allSatisfy { $0.hasPrefix("sha256/") })
         XCTAssertEqual(try CLI.run(["check-blobs", dir.path("out.json")] + args).status, 0)
         let back = try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json")] + args)
@@ -123,7 +130,10 @@ final class BlobCommandTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let input = dir.path("in.json")
         try generate("1MB", seed: 1, to: input)
-        let r = try CLI.run(["extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "--dry-run", "--report", dir.path("report.json")])
+        let r = try CLI.run([
+            "extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "--dry-run", "--report",
+            dir.path("report.json"),
+        ])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.hasPrefix("dry run, nothing written: extracted "), r.stdout)
         XCTAssertTrue(r.stdout.contains("types: "), r.stdout)
@@ -138,13 +148,17 @@ final class BlobCommandTests: XCTestCase {
     func testBadStringsAreReportedAndLeftExactlyAsTheyWere() throws {
         let dir = try TemporaryDirectory()
         let jpeg = Data([0xFF, 0xD8, 0xFF, 0xE0] + (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 13) }).base64EncodedString()
-        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).base64EncodedString()
+        let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            .base64EncodedString()
         let truncated = String(png.dropLast(7))
         let unknown = Data((0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 3) }).base64EncodedString()
-        let dump = #"{"a":{"cut":"\#(truncated)","wrong":"data:image/png;base64,\#(jpeg)","other":"\#(unknown)","uri":"data:image/png;base64,\#(String(png.dropLast(3)))"}}"#
+        let dump =
+            #"{"a":{"cut":"\#(truncated)","wrong":"data:image/png;base64,\#(jpeg)","other":"\#(unknown)","uri":"data:image/png;base64,\#(String(png.dropLast(3)))"}}"#
         let input = dir.path("in.json")
         try write(dump, input)
-        let r = try CLI.run(["extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "--report", dir.path("r.json")])
+        let r = try CLI.run([
+            "extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "--report", dir.path("r.json"),
+        ])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stderr.contains("left alone (invalidBase64): 2, e.g. /a/cut"), r.stderr)
         XCTAssertTrue(r.stderr.contains("left alone (unknownType): 1, e.g. /a/other"), r.stderr)
@@ -159,7 +173,8 @@ final class BlobCommandTests: XCTestCase {
         let skipped = try XCTUnwrap(report["skipped"] as? [String: [String: Any]])
         XCTAssertEqual(skipped["invalidBase64"]?["pointers"] as? [String], ["/a/cut", "/a/uri"])
         // And back: the wrong header too.
-        XCTAssertEqual(try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json"), "--blobs", dir.path("blobs")]).status, 0)
+        XCTAssertEqual(
+            try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json"), "--blobs", dir.path("blobs")]).status, 0)
         XCTAssertEqual(try read(dir.path("back.json")), Data((dump + "\n").utf8))
     }
 
@@ -219,7 +234,9 @@ final class BlobCommandTests: XCTestCase {
     /// A dump of `count` records, each with a PNG data URI whose bytes depend on `seed`.
     private func dumpWithImages(_ count: Int, seed: UInt8) -> String {
         let records = (0..<count).map { i -> String in
-            let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<1500).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i &* 7 &+ Int(seed) &* 101) }
+            let bytes: [UInt8] =
+                [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+                + (0..<1500).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i &* 7 &+ Int(seed) &* 101) }
             return "\"-K\(i)\": {\"title\": \"t\(i)\", \"image\": \"data:image/png;base64,\(Data(bytes).base64EncodedString())\"}"
         }
         return "{\"v1\": {\"todolist\": {" + records.joined(separator: ", ") + "}}}"
@@ -236,8 +253,10 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(first.status, 0, first.stderr)
         let before = try tree(store)
 
-        let refused = try CLI.run(["extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store,
-                                   "--report", dir.path("b.report.json")])
+        let refused = try CLI.run([
+            "extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store,
+            "--report", dir.path("b.report.json"),
+        ])
         XCTAssertEqual(refused.status, 1, refused.stderr)
         XCTAssertTrue(refused.stderr.contains("3 objects already exist in the directory \(store) with other content"), refused.stderr)
         for i in 0..<3 { XCTAssertTrue(refused.stderr.contains("\"v1/todolist/-K\(i)/image.png\""), refused.stderr) }
@@ -250,10 +269,13 @@ final class BlobCommandTests: XCTestCase {
         let clean = try CLI.run(["check-blobs", dir.path("a.out.json"), "--blobs", store])
         XCTAssertEqual(clean.status, 0, clean.stdout + clean.stderr)
 
-        let replaced = try CLI.run(["extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store, "--replace",
-                                    "--report", dir.path("b.report.json")])
+        let replaced = try CLI.run([
+            "extract-blobs", dir.path("b.json"), "-o", dir.path("b.out.json"), "--blobs", store, "--replace",
+            "--report", dir.path("b.report.json"),
+        ])
         XCTAssertEqual(replaced.status, 0, replaced.stderr)
-        XCTAssertTrue(replaced.stderr.contains("replaced (other bytes were there, --replace): 3: \"v1/todolist/-K0/image.png\""), replaced.stderr)
+        XCTAssertTrue(
+            replaced.stderr.contains("replaced (other bytes were there, --replace): 3: \"v1/todolist/-K0/image.png\""), replaced.stderr)
         let report = try JSONSerialization.jsonObject(with: try read(dir.path("b.report.json"))) as! [String: Any]
         let replacedTally = (report["objects"] as! [String: Any])["replaced"] as! [String: Any]
         XCTAssertEqual(replacedTally["count"] as? Int, 3)
@@ -273,14 +295,18 @@ final class BlobCommandTests: XCTestCase {
         let dir = try TemporaryDirectory()
         for seed in [1, 2] { try write(dumpWithImages(40, seed: UInt8(seed)), dir.path("in\(seed).json")) }
         let names = (0..<40).map { "v1/todolist/-K\($0)/image.png" }
-        try write("{" + names.enumerated().map { "\"k\($0.offset)\": \"\($0.element)\"" }.joined(separator: ",") + "}", dir.path("names.json"))
+        try write(
+            "{" + names.enumerated().map { "\"k\($0.offset)\": \"\($0.element)\"" }.joined(separator: ",") + "}", dir.path("names.json"))
         var outcomes: [Int32] = []
         for round in 0..<4 {
             let store = dir.path("blobs\(round)")
             let runs = [1, 2].map { seed -> (Process, Pipe) in
                 let p = Process()
                 p.executableURL = CLI.binary
-                p.arguments = ["extract-blobs", dir.path("in\(seed).json"), "-o", dir.path("out\(round)-\(seed).json"), "--blobs", store, "--jobs", "2", "-q"]
+                p.arguments = [
+                    "extract-blobs", dir.path("in\(seed).json"), "-o", dir.path("out\(round)-\(seed).json"), "--blobs", store, "--jobs",
+                    "2", "-q",
+                ]
                 let errors = Pipe()
                 p.standardError = errors
                 p.standardOutput = FileHandle.nullDevice
@@ -314,7 +340,9 @@ final class BlobCommandTests: XCTestCase {
     func testANameSegmentLongerThanAFileNameIsRefusedByTheNameRules() throws {
         let dir = try TemporaryDirectory()
         let long = String(repeating: "k", count: 300)
-        let image = "data:image/png;base64," + Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 1500)).base64EncodedString()
+        let image =
+            "data:image/png;base64,"
+            + Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 7, count: 1500)).base64EncodedString()
         try write("{\"v1\": {\"\(long)\": {\"image\": \"\(image)\"}}}", dir.path("in.json"))
         let dry = try CLI.run(["extract-blobs", dir.path("in.json"), "--blobs", dir.path("blobs"), "--dry-run"])
         XCTAssertEqual(dry.status, 1, dry.stdout + dry.stderr)
@@ -333,10 +361,13 @@ final class BlobCommandTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let long = String(repeating: "k", count: 300)
         func image(_ fill: UInt8) -> String {
-            "data:image/png;base64," + Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: fill, count: 1500)).base64EncodedString()
+            "data:image/png;base64,"
+                + Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: fill, count: 1500)).base64EncodedString()
         }
         try write("{\"v1\": {\"r\": {\"a\": \"\(image(1))\", \"\(long)\": \"\(image(2))\"}}}", dir.path("in.json"))
-        let run = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "--jobs", "1"])
+        let run = try CLI.run([
+            "extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "--jobs", "1",
+        ])
         XCTAssertEqual(run.status, 1, run.stderr)
         XCTAssertTrue(run.stderr.contains("has a segment of 304 bytes"), run.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
@@ -348,8 +379,10 @@ final class BlobCommandTests: XCTestCase {
     func testNamesRestoreWouldRefuseAreRefusedWhenExtracting() throws {
         let dir = try TemporaryDirectory()
         try write(dumpWithImages(1, seed: 1), dir.path("in.json"))
-        let run = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs"),
-                               "--name", #"..\..\{field}.{ext}"#])
+        let run = try CLI.run([
+            "extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs"),
+            "--name", #"..\..\{field}.{ext}"#,
+        ])
         XCTAssertEqual(run.status, 1, run.stderr)
         XCTAssertTrue(run.stderr.contains("has a '..' between backslashes, which restore refuses"), run.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
@@ -361,9 +394,11 @@ final class BlobCommandTests: XCTestCase {
     func testURLsNamingNoValidObjectAreLeftAloneAndCounted() throws {
         let dir = try TemporaryDirectory()
         let foreign = "https://firebasestorage.googleapis.com/v0/b/my-app.appspot.com/o/..%2F..%2Fetc%2Fpasswd?alt=media&token=x"
-        try write(String(dumpWithImages(2, seed: 3).dropLast()) + ", \"users\": {\"u1\": {\"avatar\": \"\(foreign)\"}}}", dir.path("in.json"))
+        try write(
+            String(dumpWithImages(2, seed: 3).dropLast()) + ", \"users\": {\"u1\": {\"avatar\": \"\(foreign)\"}}}", dir.path("in.json"))
         let args = ["--blobs", dir.path("blobs"), "--ref-style", "url"]
-        let extracted = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--bucket", "my-app.appspot.com"] + args)
+        let extracted = try CLI.run(
+            ["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--bucket", "my-app.appspot.com"] + args)
         XCTAssertEqual(extracted.status, 0, extracted.stderr)
         let back = try CLI.run(["inline-blobs", dir.path("out.json"), "-o", dir.path("back.json")] + args)
         XCTAssertEqual(back.status, 0, back.stderr)
@@ -418,8 +453,10 @@ final class BlobCommandTests: XCTestCase {
         let last = try CLI.run(Array(arguments("run").dropLast()))
         XCTAssertEqual(last.status, 0, last.stderr)
         if leftovers > 0 {
-            XCTAssertTrue(last.stderr.contains("removed \(leftovers) temporary file\(leftovers == 1 ? "" : "s") left in the store by an interrupted run"),
-                          last.stderr)
+            XCTAssertTrue(
+                last.stderr.contains(
+                    "removed \(leftovers) temporary file\(leftovers == 1 ? "" : "s") left in the store by an interrupted run"),
+                last.stderr)
         }
         XCTAssertEqual(try read(dir.path("run/out.json")), try read(dir.path("ref/out.json")), "kills at \(log)")
         let got = try tree(dir.path("run/blobs")), want = try tree(dir.path("ref/blobs"))
@@ -447,14 +484,19 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: dir.path("made")))
         // A store in use keeps its objects and metadata.
         let store = dir.path("store")
-        r = try CLI.run(["extract-blobs", TestData.projectRoot.appendingPathComponent("samples/todolist/v1.json").path, "-o", dir.path("clean.json"), "--blobs", store, "-q"])
+        r = try CLI.run([
+            "extract-blobs", TestData.projectRoot.appendingPathComponent("samples/todolist/v1.json").path, "-o", dir.path("clean.json"),
+            "--blobs", store, "-q",
+        ])
         XCTAssertEqual(r.status, 0, r.stderr)
         let before = filesBelow(store)
         XCTAssertEqual(try CLI.run(["extract-blobs", empty, "-o", dir.path("out.json"), "--blobs", store]).status, 2)
         XCTAssertEqual(filesBelow(store), before)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
         // migrate's extract-blobs steps too.
-        let plans = ["schemas/todolist/plan.yaml", "schemas/todolist/images.yaml"].flatMap { ["--plan", TestData.projectRoot.appendingPathComponent($0).path] }
+        let plans = ["schemas/todolist/plan.yaml", "schemas/todolist/images.yaml"].flatMap {
+            ["--plan", TestData.projectRoot.appendingPathComponent($0).path]
+        }
         r = try CLI.run(["migrate", empty, "-o", dir.path("v2.json"), "--blobs", dir.path("bucket")] + plans)
         XCTAssertEqual(r.status, 2, r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("bucket")))

@@ -27,7 +27,8 @@ enum CLI {
     /// Runs `dumpkit` with `arguments`, optional standard input, in `directory`.
     static func run(_ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> Result {
         let r = try Shell.execute(binary, arguments, stdin: stdin, in: directory)
-        return Result(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
+        return Result(
+            status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
     private final class Marker {}

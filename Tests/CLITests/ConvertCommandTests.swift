@@ -4,7 +4,8 @@ import XCTest
 
 /// `dumpkit convert` run as a user would: real files, real compressors, exit codes and messages.
 final class ConvertCommandTests: XCTestCase {
-    private let dump = #"{"v1":{"todolist":{"-Kb":{"title":"買い物 🛒","n":1.50},"-Ka":{"title":"a\"q","big":12345678901234567890}},"meta":{"10":1,"2":2}}}"#
+    private let dump =
+        #"{"v1":{"todolist":{"-Kb":{"title":"買い物 🛒","n":1.50},"-Ka":{"title":"a\"q","big":12345678901234567890}},"meta":{"10":1,"2":2}}}"#
 
     private func write(_ text: String, _ name: String, in dir: TemporaryDirectory) throws -> String {
         let path = dir.path(name)
@@ -19,7 +20,9 @@ final class ConvertCommandTests: XCTestCase {
         let input = try write(dump, "in.json", in: dir)
         let r1 = try CLI.run(["convert", input, "-o", dir.path("out.ndjson"), "--records", "/v1/todolist/{id}"])
         XCTAssertEqual(r1.status, 0, r1.stderr)
-        XCTAssertEqual(try read(dir.path("out.ndjson")), """
+        XCTAssertEqual(
+            try read(dir.path("out.ndjson")),
+            """
             {"path":"/v1/todolist/-Kb","value":{"title":"買い物 🛒","n":1.50}}
             {"path":"/v1/todolist/-Ka","value":{"title":"a\\"q","big":12345678901234567890}}
             {"path":"/v1/meta","value":{"10":1,"2":2}}
@@ -35,7 +38,10 @@ final class ConvertCommandTests: XCTestCase {
         let input = try write(dump, "in.json", in: dir)
         let r = try CLI.run(["convert", input, "--canonical"])
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertEqual(r.stdout, #"{"v1":{"meta":{"2":2,"10":1},"todolist":{"-Ka":{"big":12345678901234567890,"title":"a\"q"},"-Kb":{"n":1.50,"title":"買い物 🛒"}}}}"# + "\n")
+        XCTAssertEqual(
+            r.stdout,
+            #"{"v1":{"meta":{"2":2,"10":1},"todolist":{"-Ka":{"big":12345678901234567890,"title":"a\"q"},"-Kb":{"n":1.50,"title":"買い物 🛒"}}}}"#
+                + "\n")
         let again = try CLI.run(["convert", "-", "--canonical"], stdin: Data(r.stdout.utf8))
         XCTAssertEqual(again.stdout, r.stdout)
     }
@@ -190,9 +196,13 @@ final class ConvertCommandTests: XCTestCase {
         let input = try write(#"{"v1":{"todolist":{"-Ka":{"title":"a","title":"b"}}},"x":{"k":1,"y":2,"k":3}}"#, "dup.json", in: dir)
         var r = try CLI.run(["convert", input, "-o", dir.path("out.json")])
         XCTAssertEqual(r.status, 1, r.stderr)
-        XCTAssertTrue(r.stderr.contains("dup.json:1:39 (byte 38) at /v1/todolist/-Ka/title: the name is in this object twice (first at byte 26)"), r.stderr)
+        XCTAssertTrue(
+            r.stderr.contains("dup.json:1:39 (byte 38) at /v1/todolist/-Ka/title: the name is in this object twice (first at byte 26)"),
+            r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
-        let plan = try write("name: p\nfrom: v1\nto: v2\nsteps:\n  - match: /v1/todolist/{id}\n    ops:\n      - move: /v2/todolist/{id}\n", "plan.yaml", in: dir)
+        let plan = try write(
+            "name: p\nfrom: v1\nto: v2\nsteps:\n  - match: /v1/todolist/{id}\n    ops:\n      - move: /v2/todolist/{id}\n", "plan.yaml",
+            in: dir)
         r = try CLI.run(["migrate", input, "--plan", plan, "-o", dir.path("out.json")])
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertTrue(r.stderr.contains("at /v1/todolist/-Ka/title: the name is in this object twice"), r.stderr)
@@ -217,15 +227,20 @@ final class ConvertCommandTests: XCTestCase {
         for source in [input, input + ".gz"] {
             let r = try CLI.run(["convert", source, "-o", dir.path("out.json"), "--duplicate-keys", "keep-last"])
             XCTAssertEqual(r.status, 0, r.stderr)
-            XCTAssertEqual(String(decoding: try contents(dir.path("out.json")), as: UTF8.self),
-                           #"{"v1":{"todolist":{"-Ka":{"n":[{"k":2}],"title":"b"}}},"x":{"y":4,"k":{"z":5}}}"# + "\n")
-            XCTAssertTrue(r.stderr.contains("--duplicate-keys keep-last: left out 5 members whose name came again later in its object"), r.stderr)
+            XCTAssertEqual(
+                String(decoding: try contents(dir.path("out.json")), as: UTF8.self),
+                #"{"v1":{"todolist":{"-Ka":{"n":[{"k":2}],"title":"b"}}},"x":{"y":4,"k":{"z":5}}}"# + "\n")
+            XCTAssertTrue(
+                r.stderr.contains("--duplicate-keys keep-last: left out 5 members whose name came again later in its object"), r.stderr)
         }
-        let plan = try write("name: p\nfrom: v1\nto: v2\nsteps:\n  - match: /v1/todolist/{id}\n    ops:\n      - move: /v2/todolist/{id}\n", "plan.yaml", in: dir)
+        let plan = try write(
+            "name: p\nfrom: v1\nto: v2\nsteps:\n  - match: /v1/todolist/{id}\n    ops:\n      - move: /v2/todolist/{id}\n", "plan.yaml",
+            in: dir)
         var r = try CLI.run(["migrate", input, "--plan", plan, "-o", dir.path("v2.json"), "--duplicate-keys", "keep-last", "--json"])
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertEqual(String(decoding: try contents(dir.path("v2.json")), as: UTF8.self),
-                       #"{"x":{"y":4,"k":{"z":5}},"v2":{"todolist":{"-Ka":{"n":[{"k":2}],"title":"b"}}}}"# + "\n")
+        XCTAssertEqual(
+            String(decoding: try contents(dir.path("v2.json")), as: UTF8.self),
+            #"{"x":{"y":4,"k":{"z":5}},"v2":{"todolist":{"-Ka":{"n":[{"k":2}],"title":"b"}}}}"# + "\n")
         let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         XCTAssertEqual(report["duplicatesDropped"] as? Int, 5)
         r = try CLI.run(["convert", "-", "--duplicate-keys", "keep-last"], stdin: Data(dump.utf8))

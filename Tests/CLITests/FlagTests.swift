@@ -42,7 +42,10 @@ final class FlagTests: XCTestCase {
         let calls: [([String], Int32, [String])] = [
             (["convert", v1, "-o", directory.path("c.json.gz")], 0, ["records", "bytesIn", "bytesOut", "fileBytes"]),
             (["stats", v1], 0, ["patterns", "recordPatterns"]),
-            (["migrate", v1, "-o", directory.path("v2.json"), "--plan", plan, "--on-error", "keep"], 0, ["plans", "input", "output", "stats", "rejects"]),
+            (
+                ["migrate", v1, "-o", directory.path("v2.json"), "--plan", plan, "--on-error", "keep"], 0,
+                ["plans", "input", "output", "stats", "rejects"]
+            ),
             (["migrate", v1, "--plan", plan, "--dry-run"], 1, ["plans", "stats", "dryRun"]),
             (["validate", v1], 0, ["errors", "warnings", "findings"]),
             (["extract-blobs", v1, "-o", directory.path("c2.json"), "--blobs", bucket], 0, ["extracted", "types", "objects"]),
@@ -62,7 +65,9 @@ final class FlagTests: XCTestCase {
         }
         // --json is the same object as --report, and as --format json.
         let report = directory.path("report.json")
-        let migrate = try CLI.run(["migrate", v1, "-o", directory.path("v2b.json"), "--plan", plan, "--on-error", "keep", "--report", report, "--json"])
+        let migrate = try CLI.run([
+            "migrate", v1, "-o", directory.path("v2b.json"), "--plan", plan, "--on-error", "keep", "--report", report, "--json",
+        ])
         var printed = try object(migrate, "migrate")
         var written = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: report))) as? [String: Any])
         printed["seconds"] = nil
@@ -110,16 +115,32 @@ final class FlagTests: XCTestCase {
             (["convert", v1, "-o", directory.path("d.json"), "--level", "3"], "--level has no effect"),
             (["validate", v1, "--auth", #"{"uid":"u1"}"#], "--auth has no effect without --rules"),
             (["validate", v1, "--ref-style", "salada"], "--ref-style has no effect without --blobs"),
-            (["migrate", v1, "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path, "--dry-run", "--on-error", "keep", "--pretty"],
-             "--pretty has no effect with --dry-run"),
-            (["migrate", v1, "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path, "--on-error", "keep", "-o", directory.path("v2.json"),
-              "--blobs", directory.path("unused")], "--blobs has no effect: the plans have no extract-blobs steps"),
-            (["extract-blobs", v1, "-o", directory.path("clean.json"), "--blobs", directory.path("b2"), "--bucket", "x.appspot.com"],
-             "--bucket has no effect with --ref-style object"),
+            (
+                [
+                    "migrate", v1, "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path, "--dry-run", "--on-error",
+                    "keep", "--pretty",
+                ],
+                "--pretty has no effect with --dry-run"
+            ),
+            (
+                [
+                    "migrate", v1, "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path, "--on-error", "keep", "-o",
+                    directory.path("v2.json"),
+                    "--blobs", directory.path("unused"),
+                ], "--blobs has no effect: the plans have no extract-blobs steps"
+            ),
+            (
+                ["extract-blobs", v1, "-o", directory.path("clean.json"), "--blobs", directory.path("b2"), "--bucket", "x.appspot.com"],
+                "--bucket has no effect with --ref-style object"
+            ),
         ]
         let records = directory.path("records.ndjson")
         XCTAssertEqual(try CLI.run(["convert", v1, "-o", records, "-q"]).status, 0)
-        cases.append((["convert", records, "-o", directory.path("g.json"), "--duplicate-keys", "keep-last"], "--duplicate-keys has no effect on NDJSON input"))
+        cases.append(
+            (
+                ["convert", records, "-o", directory.path("g.json"), "--duplicate-keys", "keep-last"],
+                "--duplicate-keys has no effect on NDJSON input"
+            ))
         for (args, warning) in cases {
             let r = try CLI.run(args)
             XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)")
@@ -128,8 +149,10 @@ final class FlagTests: XCTestCase {
             XCTAssertTrue(lines.first?.hasPrefix("dumpkit: warning: \(warning)") == true, "\(args): \(r.stderr)")
         }
         // Where they do something, no warning.
-        for args in [["convert", v1, "-o", directory.path("e.ndjson"), "--records", "/v1/todolist/{id}"],
-                     ["convert", v1, "-o", directory.path("f.json.zst"), "--jobs", "2", "--level", "9"]] {
+        for args in [
+            ["convert", v1, "-o", directory.path("e.ndjson"), "--records", "/v1/todolist/{id}"],
+            ["convert", v1, "-o", directory.path("f.json.zst"), "--jobs", "2", "--level", "9"],
+        ] {
             let r = try CLI.run(args)
             XCTAssertEqual(r.status, 0, "\(args): \(r.stderr)")
             XCTAssertFalse(r.stderr.contains("warning"), "\(args): \(r.stderr)")
@@ -171,7 +194,9 @@ final class FlagTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: archive))
         r = try CLI.run(["archive", bucket, "-o", archive, "--dry-run", "--json"])
         let entries = try XCTUnwrap(try object(r, "archive")["entries"] as? [[String: Any]])
-        XCTAssertEqual(entries.map { $0["path"] as? String }, ["v1/todolist/-KcXs-75-lLuvAVF4ygL/image1.jpg", "v1/todolist/-Kk0YSe56qY-GxUnaVY9/image2.png"])
+        XCTAssertEqual(
+            entries.map { $0["path"] as? String },
+            ["v1/todolist/-KcXs-75-lLuvAVF4ygL/image1.jpg", "v1/todolist/-Kk0YSe56qY-GxUnaVY9/image2.png"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: archive))
 
         // restore: what would be written and what refused; not even the destination is made.
@@ -183,12 +208,17 @@ final class FlagTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("dry run, nothing written: \(archive) to \(destination): would write 1 (1.1 kB)"), r.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination))
         let evil = directory.path("evil.tar")
-        _ = try Shell.run("python3", ["-c", """
-            import io, tarfile, sys
-            with tarfile.open(sys.argv[1], "w") as t:
-                for name, data in (("../escape.txt", b"x"), ("ok.txt", b"fine")):
-                    info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
-            """, evil])
+        _ = try Shell.run(
+            "python3",
+            [
+                "-c",
+                """
+                import io, tarfile, sys
+                with tarfile.open(sys.argv[1], "w") as t:
+                    for name, data in (("../escape.txt", b"x"), ("ok.txt", b"fine")):
+                        info = tarfile.TarInfo(name); info.size = len(data); t.addfile(info, io.BytesIO(data))
+                """, evil,
+            ])
         r = try CLI.run(["restore", evil, destination, "--dry-run", "--json"])
         XCTAssertEqual(r.status, 1, r.stderr)
         let planned = try object(r, "restore")
@@ -210,7 +240,9 @@ final class FlagTests: XCTestCase {
         for flag in ["--include", "--only"] {
             r = try CLI.run(["restore", archive, directory.path("only\(flag)"), flag, "*.png", "-q"])
             XCTAssertEqual(r.status, 0, r.stderr)
-            XCTAssertEqual(filesBelow(directory.path("only\(flag)")).filter { !$0.hasPrefix(".dumpkit") }, ["v1/todolist/-Kk0YSe56qY-GxUnaVY9/image2.png"])
+            XCTAssertEqual(
+                filesBelow(directory.path("only\(flag)")).filter { !$0.hasPrefix(".dumpkit") },
+                ["v1/todolist/-Kk0YSe56qY-GxUnaVY9/image2.png"])
         }
         XCTAssertFalse(try CLI.run(["restore", "--help"]).stdout.contains("--only"))
 

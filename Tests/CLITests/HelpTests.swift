@@ -4,8 +4,10 @@ import XCTest
 
 /// Every command's `--help`: examples that can be copied as they are.
 final class HelpTests: XCTestCase {
-    private let commands = ["convert", "stats", "migrate", "validate", "extract-blobs", "inline-blobs", "check-blobs", "archive", "backup", "list",
-                            "verify", "restore", "copy", "index", "merge"]
+    private let commands = [
+        "convert", "stats", "migrate", "validate", "extract-blobs", "inline-blobs", "check-blobs", "archive", "backup", "list",
+        "verify", "restore", "copy", "index", "merge",
+    ]
 
     func testExamplesAreNeverWrappedInTheMiddleOfACommand() throws {
         for command in commands {

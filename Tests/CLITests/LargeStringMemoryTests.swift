@@ -45,8 +45,12 @@ final class LargeStringMemoryTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let input = dir.path("big.json")
         try writeDump(to: input)
-        let r = try Shell.execute(URL(fileURLWithPath: time), ["-f", "maxrss %M", CLI.binary.path, "extract-blobs", input,
-                                                               "-o", dir.path("out.json"), "--blobs", dir.path("store")])
+        let r = try Shell.execute(
+            URL(fileURLWithPath: time),
+            [
+                "-f", "maxrss %M", CLI.binary.path, "extract-blobs", input,
+                "-o", dir.path("out.json"), "--blobs", dir.path("store"),
+            ])
         let stderr = String(decoding: r.stderr, as: UTF8.self)
         XCTAssertEqual(r.status, 0, stderr)
         XCTAssertTrue(stderr.contains("left alone (unknownType): 1"), stderr)
@@ -71,19 +75,24 @@ final class LargeStringMemoryTests: XCTestCase {
         let extract = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("refs.json"), "--blobs", dir.path("store")])
         XCTAssertEqual(extract.status, 0, extract.stderr)
 
-        let r = try Shell.execute(URL(fileURLWithPath: time), ["-f", "maxrss %M", CLI.binary.path, "inline-blobs", dir.path("refs.json"),
-                                                               "-o", dir.path("out.json"), "--blobs", dir.path("store")])
+        let r = try Shell.execute(
+            URL(fileURLWithPath: time),
+            [
+                "-f", "maxrss %M", CLI.binary.path, "inline-blobs", dir.path("refs.json"),
+                "-o", dir.path("out.json"), "--blobs", dir.path("store"),
+            ])
         let stderr = String(decoding: r.stderr, as: UTF8.self)
         XCTAssertEqual(r.status, 0, stderr)
         let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
         let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
         XCTAssertLessThan(peak, fileBytes + text.utf8.count + (40 << 20), "\(peak >> 20) MiB for a file of \(fileBytes >> 20) MiB")
-        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: dir.path("out.json"))), Data("{\"v1\":{\"k\":{\"image\":\"\(text)\"}}}\n".utf8))
+        XCTAssertEqual(
+            try Data(contentsOf: URL(fileURLWithPath: dir.path("out.json"))), Data("{\"v1\":{\"k\":{\"image\":\"\(text)\"}}}\n".utf8))
     }
 
     /// `{"v1": {"k": {"text": "<200 MiB>"}}}`, written in 1 MiB pieces.
     private func writeDump(to path: String) throws {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: nil))
         let file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? file.close() }
         try file.write(contentsOf: Data(#"{"v1": {"k": {"text": ""#.utf8))

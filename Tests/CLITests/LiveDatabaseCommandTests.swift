@@ -20,9 +20,11 @@ final class LiveDatabaseCommandTests: XCTestCase {
 
     /// Runs dumpkit with the emulator host set to `server`.
     private func dumpkit(_ server: RTDBTestServer, _ arguments: [String]) throws -> CLI.Result {
-        let r = try Shell.execute(URL(fileURLWithPath: "/usr/bin/env"),
-                                  ["FIREBASE_DATABASE_EMULATOR_HOST=\(server.host)", CLI.binary.path] + arguments)
-        return CLI.Result(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
+        let r = try Shell.execute(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            ["FIREBASE_DATABASE_EMULATOR_HOST=\(server.host)", CLI.binary.path] + arguments)
+        return CLI.Result(
+            status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
     /// Starts dumpkit, waits until the server has seen `requests` requests of `method` (the last of
@@ -65,13 +67,15 @@ final class LiveDatabaseCommandTests: XCTestCase {
         r = try dumpkit(target, ["import", first, "https://demo-app.firebaseio.com/restored", "--chunk-size", "8192", "--json"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.contains("\"chunks\":"), r.stdout)
-        XCTAssertTrue(target.database.contents(at: ["restored"]) == source.database.contents(at: ["app"]), "the import differs from the source")
+        XCTAssertTrue(
+            target.database.contents(at: ["restored"]) == source.database.contents(at: ["app"]), "the import differs from the source")
         let second = tmp.url.appendingPathComponent("second.json").path
         r = try dumpkit(target, ["export", "https://demo-app.firebaseio.com/restored", "-o", second, "-q"])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(try contents(second) == contents(plain), "export -> import -> export differs")
         // Nothing is left beside the outputs and the dump but themselves.
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).sorted(), ["first.json", "first.json.zst", "second.json"])
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).sorted(), ["first.json", "first.json.zst", "second.json"])
     }
 
     func testAnExportKilledMidwayResumesAndWritesTheSameBytes() throws {
@@ -93,7 +97,9 @@ final class LiveDatabaseCommandTests: XCTestCase {
         // A whole run for comparison: the resumed one fetched less.
         let again = tmp.url.appendingPathComponent("again.json").path
         let before = source.requests.count
-        XCTAssertEqual(try dumpkit(source, ["export", "https://demo-app.firebaseio.com", "-o", again, "--jobs", "2", "--page-size", "20", "-q"]).status, 0)
+        XCTAssertEqual(
+            try dumpkit(source, ["export", "https://demo-app.firebaseio.com", "-o", again, "--jobs", "2", "--page-size", "20", "-q"])
+                .status, 0)
         let whole = source.requests.count - before
         let resumed = before - beforeResume
         XCTAssertLessThan(resumed, whole - 30, "the resumed run fetched \(resumed) of \(whole) again")
@@ -126,12 +132,18 @@ final class LiveDatabaseCommandTests: XCTestCase {
         XCTAssertLessThan(sent, total - 25, "the resumed run sent \(sent) of \(total) chunks")
         XCTAssertTrue(target.database.contents(at: ["copy"]) == expected.contents(at: ["copy"]), "the resumed import differs from the dump")
         XCTAssertEqual(target.database.contents(at: ["keep"]), Array(#"{"me":1}"#.utf8))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path), ["dump.json"], "the journal is removed at the end")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: tmp.url.path), ["dump.json"], "the journal is removed at the end")
     }
 
     func testDryRunPrintsThePlanAndSendsNothing() throws {
         let s = try server()
-        let r = try dumpkit(s, ["import", try realDump("flashcard-angular__firebase-export.json").path, "https://demo-app.firebaseio.com/x", "--dry-run", "--chunk-size", "1024"])
+        let r = try dumpkit(
+            s,
+            [
+                "import", try realDump("flashcard-angular__firebase-export.json").path, "https://demo-app.firebaseio.com/x", "--dry-run",
+                "--chunk-size", "1024",
+            ])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.contains("chunk 0: "), r.stdout)
         XCTAssertTrue(r.stdout.contains("nothing was sent"), r.stdout)
@@ -168,14 +180,16 @@ final class LiveDatabaseCommandTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("/locked/x"), r.stderr)
         XCTAssertTrue(r.stderr.contains("Permission denied"), r.stderr)
         // Its journal stays for the run that resumes after the rules are fixed.
-        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).contains { $0.hasPrefix(".locked.json.dumpkit-import-") })
+        XCTAssertTrue(
+            try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).contains { $0.hasPrefix(".locked.json.dumpkit-import-") })
 
         // --journal puts the journal elsewhere (here a folder of its own, gone with the run's end).
         let cards = tmp.url.appendingPathComponent("cards.json").path
         try FileManager.default.copyItem(atPath: try realDump("flashcard-angular__firebase-export.json").path, toPath: cards)
         let journals = tmp.url.appendingPathComponent("journals")
         try FileManager.default.createDirectory(at: journals, withIntermediateDirectories: true)
-        r = try dumpkit(s, ["import", cards, "https://demo-app.firebaseio.com/cards", "--journal", journals.appendingPathComponent("j").path])
+        r = try dumpkit(
+            s, ["import", cards, "https://demo-app.firebaseio.com/cards", "--journal", journals.appendingPathComponent("j").path])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(s.database.contents(at: ["cards"]).isEmpty, false)
         XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).contains { $0.hasPrefix(".cards.json") })

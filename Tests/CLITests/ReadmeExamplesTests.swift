@@ -30,7 +30,8 @@ final class ReadmeExamplesTests: XCTestCase {
             }
             let fenceLine = index + 1
             let before = index > 0 ? lines[index - 1].trimmingCharacters(in: .whitespaces) : ""
-            let marker = before.hasPrefix("<!-- readme-test:") && before.hasSuffix("-->")
+            let marker =
+                before.hasPrefix("<!-- readme-test:") && before.hasSuffix("-->")
                 ? before.dropFirst("<!-- readme-test:".count).dropLast("-->".count).trimmingCharacters(in: .whitespaces) : nil
             var commands: [String] = []
             var pending = ""
@@ -59,7 +60,9 @@ final class ReadmeExamplesTests: XCTestCase {
     static func exitCodes(_ marker: String, count: Int) throws -> [Int32] {
         guard let range = marker.range(of: "exit codes:") else { return Array(repeating: 0, count: count) }
         let codes = marker[range.upperBound...].split(separator: " ").prefix { Int32($0) != nil }.compactMap { Int32($0) }
-        guard codes.count == count else { throw MarkerError(description: "'\(marker)' gives \(codes.count) exit codes for \(count) commands") }
+        guard codes.count == count else {
+            throw MarkerError(description: "'\(marker)' gives \(codes.count) exit codes for \(count) commands")
+        }
         return codes
     }
 
@@ -69,11 +72,15 @@ final class ReadmeExamplesTests: XCTestCase {
         XCTAssertGreaterThan(blocks.count, 4)
         for block in blocks {
             guard let marker = block.marker else {
-                XCTFail("README.md:\(block.line): an sh block without a <!-- readme-test: run --> or <!-- readme-test: skip: reason --> comment before it")
+                XCTFail(
+                    "README.md:\(block.line): an sh block without a <!-- readme-test: run --> or <!-- readme-test: skip: reason --> comment before it"
+                )
                 continue
             }
             XCTAssertTrue(marker.hasPrefix("run") || marker.hasPrefix("skip: "), "README.md:\(block.line): '\(marker)'")
-            if marker.hasPrefix("skip") { XCTAssertGreaterThan(marker.count, "skip: ".count + 5, "README.md:\(block.line): a skip says why") }
+            if marker.hasPrefix("skip") {
+                XCTAssertGreaterThan(marker.count, "skip: ".count + 5, "README.md:\(block.line): a skip says why")
+            }
         }
         // The parser itself: markers, continuation lines, blocks without markers.
         let sample = "<!-- readme-test: run; exit codes: 0 1 -->\n```sh\na \\\n  b\n\nc  # note\n```\n\n```sh\nd\n```\n"
@@ -96,10 +103,12 @@ final class ReadmeExamplesTests: XCTestCase {
         let v1 = root.appendingPathComponent("samples/todolist/v1.json")
         for name in ["dump.json", "v1.json"] { try FileManager.default.copyItem(at: v1, to: dir.url.appendingPathComponent(name)) }
         for name in ["plan.yaml", "images.yaml"] {
-            try FileManager.default.copyItem(at: root.appendingPathComponent("schemas/todolist/\(name)"), to: dir.url.appendingPathComponent(name))
+            try FileManager.default.copyItem(
+                at: root.appendingPathComponent("schemas/todolist/\(name)"), to: dir.url.appendingPathComponent(name))
         }
         try Data("/v1/todolist/{id}: schemas/todolist/v1.schema.json\n".utf8).write(to: dir.url.appendingPathComponent("schemas.yaml"))
-        let setup = "gzip -c dump.json > backup.json.gz && cp backup.json.gz dump.json.gz && dumpkit extract-blobs dump.json -o clean.json --blobs bucket/ -q"
+        let setup =
+            "gzip -c dump.json > backup.json.gz && cp backup.json.gz dump.json.gz && dumpkit extract-blobs dump.json -o clean.json --blobs bucket/ -q"
         let path = "\(CLI.binary.deletingLastPathComponent().path):\(ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")"
         func sh(_ command: String) throws -> Shell.Result {
             try Shell.execute(URL(fileURLWithPath: "/bin/bash"), ["-o", "pipefail", "-c", "PATH='\(path)'; " + command], in: dir.url)

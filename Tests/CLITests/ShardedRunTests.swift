@@ -3,7 +3,7 @@ import TestSupport
 import XCTest
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sharded runs as a job runner does them: `dumpkit index`, N shard processes started by GNU
@@ -25,7 +25,9 @@ final class ShardedRunTests: XCTestCase {
 
     /// Runs shards 0..<n of `arguments` (a command line without --shard) through GNU parallel, two
     /// at a time; with `environment`, each gets its index as a Kubernetes Indexed Job would.
-    private func runShards(_ arguments: [String], n: Int, environment: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func runShards(_ arguments: [String], n: Int, environment: Bool = false, file: StaticString = #filePath, line: UInt = #line)
+        throws
+    {
         let parallel = try RequiredTool.path("parallel", package: "parallel")
         var command = ["--will-cite", "--halt", "now,fail=1", "--jobs", "2", "-q"]
         if environment {
@@ -39,8 +41,10 @@ final class ShardedRunTests: XCTestCase {
     }
 
     /// index + shards + merge equals the unsharded convert, for N = 1, 2, 3 and 8.
-    private func checkConvert(_ input: String, output name: String, records: [String] = [], indexArguments: [String], in dir: TemporaryDirectory,
-                              environment: Bool = false, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func checkConvert(
+        _ input: String, output name: String, records: [String] = [], indexArguments: [String], in dir: TemporaryDirectory,
+        environment: Bool = false, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let recordArguments = records.flatMap { ["--records", $0] }
         let reference = dir.path("reference-" + name)
         _ = try dumpkit(["convert", input, "-o", reference, "-q"] + recordArguments, file: file, line: line)
@@ -48,9 +52,12 @@ final class ShardedRunTests: XCTestCase {
         _ = try dumpkit(["index", input, "-o", index, "-q"] + indexArguments, file: file, line: line)
         for n in [1, 2, 3, 8] {
             let out = dir.path("\(n)-" + name)
-            try runShards(["convert", input, "-o", out, "--index", index] + recordArguments, n: n, environment: environment, file: file, line: line)
+            try runShards(
+                ["convert", input, "-o", out, "--index", index] + recordArguments, n: n, environment: environment, file: file, line: line)
             _ = try dumpkit(["merge", out, "-q"], file: file, line: line)
-            XCTAssertTrue(try read(out) == read(reference), "\(input) with \(n) shards: the merged \(name) differs from the unsharded one", file: file, line: line)
+            XCTAssertTrue(
+                try read(out) == read(reference), "\(input) with \(n) shards: the merged \(name) differs from the unsharded one",
+                file: file, line: line)
         }
     }
 
@@ -59,7 +66,8 @@ final class ShardedRunTests: XCTestCase {
         let input = dir.path("todo.json")
         try generate("todolist", "2MB", to: input)
         try checkConvert(input, output: "tree.json", indexArguments: ["--unit-bytes", "8192"], in: dir)
-        try checkConvert(input, output: "records.ndjson", records: ["/v1/todolist/{id}"], indexArguments: ["--records", "/v1/todolist/{id}"], in: dir)
+        try checkConvert(
+            input, output: "records.ndjson", records: ["/v1/todolist/{id}"], indexArguments: ["--records", "/v1/todolist/{id}"], in: dir)
     }
 
     func testShardsTakeTheirIndexFromTheRunnersEnvironment() throws {
@@ -97,7 +105,9 @@ final class ShardedRunTests: XCTestCase {
         """
 
     /// index + shards + merge equals the unsharded migrate (output and rejects), for N = 1, 2, 3 and 8.
-    private func checkMigrate(_ input: String, plan: String, records: [String], in dir: TemporaryDirectory, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func checkMigrate(
+        _ input: String, plan: String, records: [String], in dir: TemporaryDirectory, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let reference = dir.path("reference.json")
         _ = try dumpkit(["migrate", input, "-o", reference, "--plan", plan, "--on-error", "keep", "-q"], file: file, line: line)
         let index = dir.path("migrate.dkindex")
@@ -105,10 +115,14 @@ final class ShardedRunTests: XCTestCase {
         let rejects = try? read(reference + ".rejects.ndjson")
         for n in [1, 2, 3, 8] {
             let out = dir.path("\(n)-migrated.json")
-            try runShards(["migrate", input, "-o", out, "--plan", plan, "--on-error", "keep", "--index", index], n: n, file: file, line: line)
+            try runShards(
+                ["migrate", input, "-o", out, "--plan", plan, "--on-error", "keep", "--index", index], n: n, file: file, line: line)
             _ = try dumpkit(["merge", out, "-q"], file: file, line: line)
-            XCTAssertTrue(try read(out) == read(reference), "\(input) with \(n) shards: the merged migration differs from the unsharded one", file: file, line: line)
-            XCTAssertEqual(try? read(out + ".rejects.ndjson"), rejects, "\(input) with \(n) shards: the rejects differ", file: file, line: line)
+            XCTAssertTrue(
+                try read(out) == read(reference), "\(input) with \(n) shards: the merged migration differs from the unsharded one",
+                file: file, line: line)
+            XCTAssertEqual(
+                try? read(out + ".rejects.ndjson"), rejects, "\(input) with \(n) shards: the rejects differ", file: file, line: line)
         }
     }
 
@@ -135,7 +149,9 @@ final class ShardedRunTests: XCTestCase {
         }
         let chat = TestData.projectRoot.appendingPathComponent("samples/chat/v1.json").path
         let dir = try TemporaryDirectory()
-        try checkMigrate(chat, plan: TestData.projectRoot.appendingPathComponent("schemas/chat/plan.yaml").path, records: ["/users/{uid}/messages/{id}"], in: dir)
+        try checkMigrate(
+            chat, plan: TestData.projectRoot.appendingPathComponent("schemas/chat/plan.yaml").path, records: ["/users/{uid}/messages/{id}"],
+            in: dir)
     }
 
     func testMigrationsThatCannotBeShardedAreRefusedNamingTheStep() throws {
@@ -146,8 +162,9 @@ final class ShardedRunTests: XCTestCase {
         _ = try dumpkit(["index", input, "-o", index, "-q", "--records", "/v1/todolist/{id}"])
         var r = try CLI.run(["migrate", input, "-o", dir.path("v2.json"), "--plan", plan, "--index", index, "--shard", "0/2"])
         XCTAssertEqual(r.status, 2)
-        XCTAssertTrue(r.stderr.contains("step 1 ('todolist'): 'move' moves records into objects that other shards write")
-            && r.stderr.contains("dumpkit migrate without --index"), r.stderr)
+        XCTAssertTrue(
+            r.stderr.contains("step 1 ('todolist'): 'move' moves records into objects that other shards write")
+                && r.stderr.contains("dumpkit migrate without --index"), r.stderr)
         let chat = TestData.projectRoot.appendingPathComponent("samples/chat/v1.json").path
         let chatPlan = TestData.projectRoot.appendingPathComponent("schemas/chat/plan.yaml").path
         let chatIndex = dir.path("chat.dkindex")
@@ -156,7 +173,9 @@ final class ShardedRunTests: XCTestCase {
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.stderr.contains("make the index with --records '/users/{uid}/messages/{id}'"), r.stderr)
         _ = try dumpkit(["index", chat, "-o", chatIndex, "-q", "--records", "/users/{uid}/messages/{id}"])
-        r = try CLI.run(["migrate", chat, "-o", dir.path("v2.json"), "--plan", chatPlan, "--on-error", "skip", "--index", chatIndex, "--shard", "0/2"])
+        r = try CLI.run([
+            "migrate", chat, "-o", dir.path("v2.json"), "--plan", chatPlan, "--on-error", "skip", "--index", chatIndex, "--shard", "0/2",
+        ])
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.stderr.contains("--on-error skip drops records"), r.stderr)
     }
@@ -172,7 +191,9 @@ final class ShardedRunTests: XCTestCase {
             for n in [3, 8, 16] {
                 var bytes: [Double] = []
                 for i in 0..<n {
-                    let r = try dumpkit(["convert", input, "-o", dir.path("\(name)-\(n).json"), "--index", index, "--shard", "\(i)/\(n)", "--json"])
+                    let r = try dumpkit([
+                        "convert", input, "-o", dir.path("\(name)-\(n).json"), "--index", index, "--shard", "\(i)/\(n)", "--json",
+                    ])
                     let summary = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
                     bytes.append(try XCTUnwrap(summary?["bytesIn"] as? Double))
                 }
@@ -327,12 +348,19 @@ final class ShardedRunTests: XCTestCase {
         let env = URL(fileURLWithPath: "/usr/bin/env")
         var r = try Shell.execute(env, ["JOB_COMPLETION_INDEX=1", bin, "convert", input, "-o", dir.path("o.json"), "--index", index])
         XCTAssertEqual(r.status, 2)
-        XCTAssertTrue(String(decoding: r.stderr, as: UTF8.self).contains("JOB_COMPLETION_INDEX gives the shard's index but not the number of shards: pass --shard-count N"))
+        XCTAssertTrue(
+            String(decoding: r.stderr, as: UTF8.self).contains(
+                "JOB_COMPLETION_INDEX gives the shard's index but not the number of shards: pass --shard-count N"))
         r = try Shell.execute(env, ["CLOUD_RUN_TASK_INDEX=1", bin, "convert", input, "-o", dir.path("o.json"), "--index", index])
         XCTAssertEqual(r.status, 2)
         XCTAssertTrue(String(decoding: r.stderr, as: UTF8.self).contains("CLOUD_RUN_TASK_COUNT is not"))
         // A flag wins over the environment.
-        r = try Shell.execute(env, ["CLOUD_RUN_TASK_INDEX=1", "CLOUD_RUN_TASK_COUNT=2", bin, "convert", input, "-o", dir.path("o.json"), "--index", index, "--shard", "0/1", "-q"])
+        r = try Shell.execute(
+            env,
+            [
+                "CLOUD_RUN_TASK_INDEX=1", "CLOUD_RUN_TASK_COUNT=2", bin, "convert", input, "-o", dir.path("o.json"), "--index", index,
+                "--shard", "0/1", "-q",
+            ])
         XCTAssertEqual(r.status, 0, String(decoding: r.stderr, as: UTF8.self))
         XCTAssertTrue(FileManager.default.fileExists(atPath: dir.path("o.json.part-0-of-1.manifest")))
         let unsharded = try CLI.run(["convert", input, "-o", dir.path("p.json"), "--shard", "0/2"])

@@ -18,8 +18,9 @@ final class SyncOrderTests: XCTestCase {
     private func trace(_ arguments: [String], in dir: TemporaryDirectory) throws -> (status: Int32, calls: [Call], exitLine: Int) {
         let strace = try RequiredTool.path("strace", package: "strace")
         let log = dir.path("strace-\(UUID().uuidString).txt")
-        let r = try Shell.execute(URL(fileURLWithPath: strace),
-                                  ["-f", "-o", log, "-e", "trace=fsync,fdatasync,syncfs,rename,renameat,renameat2,linkat", CLI.binary.path] + arguments)
+        let r = try Shell.execute(
+            URL(fileURLWithPath: strace),
+            ["-f", "-o", log, "-e", "trace=fsync,fdatasync,syncfs,rename,renameat,renameat2,linkat", CLI.binary.path] + arguments)
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
         var calls: [Call] = []
         var exitLine = -1
@@ -47,16 +48,19 @@ final class SyncOrderTests: XCTestCase {
     func testExtractBlobsSyncsTheStoreBeforeRenamingTheOutput() throws {
         let dir = try TemporaryDirectory()
         let images = (0..<5).map { i -> String in
-            let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ i) }
+            let bytes: [UInt8] =
+                [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<2000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ i) }
             return "\"-K\(i)\": {\"image\": \"data:image/png;base64,\(Data(bytes).base64EncodedString())\"}"
         }
         try Data(("{\"v1\": {" + images.joined(separator: ", ") + "}}").utf8).write(to: URL(fileURLWithPath: dir.path("in.json")))
-        let (_, calls, _) = try trace(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "-q"], in: dir)
+        let (_, calls, _) = try trace(
+            ["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs"), "-q"], in: dir)
 
         let objects = calls.filter { $0.name == "linkat" && $0.text.contains("\"image.png\"") }
         XCTAssertEqual(objects.count, 5, "\(calls.map(\.text))")
         let output = try XCTUnwrap(calls.first { $0.name.hasPrefix("rename") && $0.text.contains("/out.json\"") }, "\(calls.map(\.text))")
-        let sync = try XCTUnwrap(calls.first { $0.name == "syncfs" }, "no syncfs: the store's objects are never flushed; \(calls.map(\.text))")
+        let sync = try XCTUnwrap(
+            calls.first { $0.name == "syncfs" }, "no syncfs: the store's objects are never flushed; \(calls.map(\.text))")
         XCTAssertTrue(sync.succeeded, sync.text)
         XCTAssertLessThan(objects.map(\.line).max()!, sync.line, "objects linked after the store was flushed")
         XCTAssertLessThan(sync.line, output.line, "the output was renamed into place before the store was flushed")
@@ -76,7 +80,8 @@ final class SyncOrderTests: XCTestCase {
 
         let placed = calls.filter { $0.name.hasPrefix("rename") && $0.text.contains(".dumpkit-partial") }
         XCTAssertEqual(placed.count, 3, "\(calls.map(\.text))")
-        let sync = try XCTUnwrap(calls.last { $0.name == "syncfs" }, "no syncfs: the restored files are never flushed; \(calls.map(\.text))")
+        let sync = try XCTUnwrap(
+            calls.last { $0.name == "syncfs" }, "no syncfs: the restored files are never flushed; \(calls.map(\.text))")
         XCTAssertTrue(sync.succeeded, sync.text)
         XCTAssertLessThan(placed.map(\.line).max()!, sync.line, "files renamed into place after the flush")
         XCTAssertLessThan(sync.line, exitLine, "the flush did not finish before the process exited")

@@ -23,7 +23,8 @@ final class UsageErrorTests: XCTestCase {
         let r = try CLI.run(["frobnicate", "in.json"])
         XCTAssertEqual(r.status, 2, r.stderr)
         XCTAssertEqual(r.stdout, "")
-        XCTAssertTrue(r.stderr.hasPrefix("dumpkit: error: unknown command 'frobnicate'; the commands are convert, stats, migrate, "), r.stderr)
+        XCTAssertTrue(
+            r.stderr.hasPrefix("dumpkit: error: unknown command 'frobnicate'; the commands are convert, stats, migrate, "), r.stderr)
         XCTAssertTrue(r.stderr.contains(", restore, ") && r.stderr.hasSuffix(" (dumpkit help COMMAND)\n"), r.stderr)
         // A command given where an option's value is expected is still the parser's.
         XCTAssertEqual(try CLI.run(["convert", "--frobnicate"]).status, 2)

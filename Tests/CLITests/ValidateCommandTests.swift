@@ -3,7 +3,7 @@ import TestSupport
 import XCTest
 
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// `dumpkit validate` on the samples, in every output format.
@@ -21,20 +21,33 @@ final class ValidateCommandTests: XCTestCase {
     /// Every v2 sample against its schema: exactly the odd values samples/README.md lists.
     func testSamplesAgainstTheirSchemas() throws {
         let cases: [(String, String, [String])] = [
-            ("todolist", "/v2/todolist/{id}", ["/v2/todolist/-KeyiUZncrW-w2A84UeS/photoCount", "/v2/todolist/-KiZ1zN6cuqxJokAPIl_/photoCount",
-                                                "/v2/todolist/-Kkb6W5T4QhhS2mLRJAc/progress", "/v2/todolist/-L-1-4rmycVmp4iio1Pj/image2"]),
-            ("chat", "/users/{uid}/messages/{id}", ["/users/k36LmNpx7y5LPTmr0OtxH5ofLgQZ/messages/-KZojgrjk38q-LaWcavz/date",
-                                                     "/users/k36LmNpx7y5LPTmr0OtxH5ofLgQZ/messages/-KZpoIc0ZfXNf8Ip-GGR/date"]),
+            (
+                "todolist", "/v2/todolist/{id}",
+                [
+                    "/v2/todolist/-KeyiUZncrW-w2A84UeS/photoCount", "/v2/todolist/-KiZ1zN6cuqxJokAPIl_/photoCount",
+                    "/v2/todolist/-Kkb6W5T4QhhS2mLRJAc/progress", "/v2/todolist/-L-1-4rmycVmp4iio1Pj/image2",
+                ]
+            ),
+            (
+                "chat", "/users/{uid}/messages/{id}",
+                [
+                    "/users/k36LmNpx7y5LPTmr0OtxH5ofLgQZ/messages/-KZojgrjk38q-LaWcavz/date",
+                    "/users/k36LmNpx7y5LPTmr0OtxH5ofLgQZ/messages/-KZpoIc0ZfXNf8Ip-GGR/date",
+                ]
+            ),
             ("wedding", "/articles/{id}", ["/articles/-KlghgJVIq2b6HU44-VQ/createdAt"]),
         ]
         for (app, pattern, expected) in cases {
-            let f = try findings([path("samples/\(app)/v2.expected.json"), "--schema", "\(pattern)=\(path("schemas/\(app)/v2.schema.json"))"])
+            let f = try findings([
+                path("samples/\(app)/v2.expected.json"), "--schema", "\(pattern)=\(path("schemas/\(app)/v2.schema.json"))",
+            ])
             XCTAssertEqual(f.status, 1, app)
             XCTAssertEqual(f.pointers.sorted(), expected.sorted(), app)
         }
         // The plan's own output of a clean record set validates cleanly.
         let clean = try TemporaryDirectory()
-        try Data(#"{"articles":{"-KlghgJVIq2b6HU44-VQ":{"title":"t","createdAt":1480000000000}}}"#.utf8).write(to: clean.url.appendingPathComponent("d.json"))
+        try Data(#"{"articles":{"-KlghgJVIq2b6HU44-VQ":{"title":"t","createdAt":1480000000000}}}"#.utf8).write(
+            to: clean.url.appendingPathComponent("d.json"))
         let r = try CLI.run(["validate", clean.path("d.json")])
         XCTAssertEqual(r.status, 0, r.stdout + r.stderr)
         XCTAssertTrue(r.stdout.contains("no findings"), r.stdout)
@@ -44,11 +57,13 @@ final class ValidateCommandTests: XCTestCase {
         let f = try findings([path("samples/todo-app/v1.json"), "--rules", path("samples/todo-app/database.rules.json")])
         XCTAssertEqual(f.status, 1)
         XCTAssertEqual(Set(f.rules), ["rules:.validate"])
-        XCTAssertEqual(f.pointers.sorted(), [
-            "/users/2WmQzCudiH7YFjS1on43XkMtECqO/items/-KkMQ-iISR-86S73e8TY/title",
-            "/users/2WmQzCudiH7YFjS1on43XkMtECqO/items/-KlB9cEqTnEU49pcWPcT",
-            "/users/oHBvRPOIvGrv5iFlbCBFNOgmBjMt/items/-KjW61a9RGzA5DIJq7lk/title",
-        ])
+        XCTAssertEqual(
+            f.pointers.sorted(),
+            [
+                "/users/2WmQzCudiH7YFjS1on43XkMtECqO/items/-KkMQ-iISR-86S73e8TY/title",
+                "/users/2WmQzCudiH7YFjS1on43XkMtECqO/items/-KlB9cEqTnEU49pcWPcT",
+                "/users/oHBvRPOIvGrv5iFlbCBFNOgmBjMt/items/-KjW61a9RGzA5DIJq7lk/title",
+            ])
         let readme = try String(contentsOfFile: path("samples/todo-app/README.md"), encoding: .utf8)
         for p in f.pointers { XCTAssertTrue(readme.contains(p), "README does not list \(p)") }
     }
@@ -98,7 +113,8 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("\n  ... and 5 more (--json lists them all)\n"), r.stdout)
         XCTAssertTrue(r.stdout.hasSuffix("d.json: 16 errors, 0 warnings\n"), r.stdout)
         let capped = try CLI.run(["validate", dir.path("d.json"), "--max-findings", "12"])
-        XCTAssertTrue(capped.stdout.contains("\n  ... and 5 more (--json lists the first 12 findings; --max-findings N keeps more)\n"), capped.stdout)
+        XCTAssertTrue(
+            capped.stdout.contains("\n  ... and 5 more (--json lists the first 12 findings; --max-findings N keeps more)\n"), capped.stdout)
     }
 
     /// Control characters in keys never reach the terminal raw (an escape sequence would recolour it
@@ -131,14 +147,16 @@ final class ValidateCommandTests: XCTestCase {
         let gh = try CLI.run(["validate"] + args + ["--format", "github"])
         let lines = gh.stdout.split(separator: "\n")
         XCTAssertEqual(lines.count, 3)
-        XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("::error file=") && $0.contains(",line=") && $0.contains("title=schema%3A") }, gh.stdout)
+        XCTAssertTrue(
+            lines.allSatisfy { $0.hasPrefix("::error file=") && $0.contains(",line=") && $0.contains("title=schema%3A") }, gh.stdout)
     }
 
     func testBadSchemasAndRulesAreUsageErrorsBeforeAnyFinding() throws {
         let dir = try TemporaryDirectory()
         try Data(#"{"type": 12}"#.utf8).write(to: dir.url.appendingPathComponent("bad.schema.json"))
         try Data(#"{"$ref": "missing.json"}"#.utf8).write(to: dir.url.appendingPathComponent("ref.schema.json"))
-        try Data("{\n  \"rules\": {\n    // comment\n    \".validate\": \"newData.exists( &&\"\n  }\n}".utf8).write(to: dir.url.appendingPathComponent("bad.rules.json"))
+        try Data("{\n  \"rules\": {\n    // comment\n    \".validate\": \"newData.exists( &&\"\n  }\n}".utf8).write(
+            to: dir.url.appendingPathComponent("bad.rules.json"))
         try Data(#"{"rules": {".validate": "frobnicate(1)"}}"#.utf8).write(to: dir.url.appendingPathComponent("fn.rules.json"))
         let dump = path("samples/todolist/v1.json")
         for (args, expected) in [
@@ -183,7 +201,8 @@ final class ValidateCommandTests: XCTestCase {
             .write(to: dir.url.appendingPathComponent("schemas.yaml"))
         let map = try CLI.run(["validate", dump, "--schema-map", dir.path("schemas.yaml")])
         XCTAssertEqual(map.status, 1, map.stderr)
-        XCTAssertTrue(map.stdout.contains("no record matches /user/{uid}/profile: the schema \(dir.path("message.schema.json"))"), map.stdout)
+        XCTAssertTrue(
+            map.stdout.contains("no record matches /user/{uid}/profile: the schema \(dir.path("message.schema.json"))"), map.stdout)
         XCTAssertTrue(map.stdout.contains("schema:unmatched (error): 1 finding"), map.stdout)
         let help = try CLI.run(["validate", "--help"])
         XCTAssertTrue(help.stdout.contains("--allow-unmatched"), help.stdout)
@@ -196,17 +215,22 @@ final class ValidateCommandTests: XCTestCase {
         let dir = try TemporaryDirectory()
         try Data(#"{"type": "object", "properties": {"title": {"type": "string", "minLenght": 3}, "n": {"maximum": 1}}}"#.utf8)
             .write(to: dir.url.appendingPathComponent("todo.schema.json"))
-        try Data(#"{"todos": {"a": {"title": "x", "n": 1}, "b": {"title": "y", "n": 2}}}"#.utf8).write(to: dir.url.appendingPathComponent("d.json"))
+        try Data(#"{"todos": {"a": {"title": "x", "n": 1}, "b": {"title": "y", "n": 2}}}"#.utf8).write(
+            to: dir.url.appendingPathComponent("d.json"))
         let schema = ["--schema", "/todos/{id}=\(dir.path("todo.schema.json"))"]
         let text = try CLI.run(["validate", dir.path("d.json")] + schema)
         XCTAssertEqual(text.status, 1, text.stderr)
-        XCTAssertTrue(text.stdout.contains(#"#/properties/title/minLenght: unknown keyword "minLenght" checks nothing; did you mean "minLength"?"#), text.stdout)
+        XCTAssertTrue(
+            text.stdout.contains(#"#/properties/title/minLenght: unknown keyword "minLenght" checks nothing; did you mean "minLength"?"#),
+            text.stdout)
         let r = try CLI.run(["validate", dir.path("d.json"), "--format", "json"] + schema)
         let list = (try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any])["findings"] as! [[String: Any]]
-        XCTAssertEqual(list.map { "\($0["rule"]!) \($0["severity"]!) \($0["pointer"]!) \($0["schemaPath"]!)" }, [
-            "schema:maximum error /todos/b/n #/properties/n/maximum",
-            "schema:unknown-keyword warning  #/properties/title/minLenght",
-        ])
+        XCTAssertEqual(
+            list.map { "\($0["rule"]!) \($0["severity"]!) \($0["pointer"]!) \($0["schemaPath"]!)" },
+            [
+                "schema:maximum error /todos/b/n #/properties/n/maximum",
+                "schema:unknown-keyword warning  #/properties/title/minLenght",
+            ])
         // Without the failing value, the warning alone leaves the exit code 0.
         try Data(#"{"todos": {"a": {"title": "x", "n": 1}}}"#.utf8).write(to: dir.url.appendingPathComponent("d.json"))
         XCTAssertEqual(try CLI.run(["validate", dir.path("d.json")] + schema).status, 0)
@@ -221,15 +245,26 @@ final class ValidateCommandTests: XCTestCase {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data(text.utf8).write(to: url)
         }
-        try write("schemas/package.json", #"{"$id": "https://json.schemastore.org/package.json", "type": "object", "properties": {"eslintConfig": {"$ref": "eslintrc.json"}}}"#)
-        try write("schemas/eslintrc.json", #"{"$id": "https://json.schemastore.org/eslintrc.json", "type": "object", "properties": {"root": {"type": "boolean"}}}"#)
-        try write("schemas/team.json", """
+        try write(
+            "schemas/package.json",
+            #"{"$id": "https://json.schemastore.org/package.json", "type": "object", "properties": {"eslintConfig": {"$ref": "eslintrc.json"}}}"#
+        )
+        try write(
+            "schemas/eslintrc.json",
+            #"{"$id": "https://json.schemastore.org/eslintrc.json", "type": "object", "properties": {"root": {"type": "boolean"}}}"#)
+        try write(
+            "schemas/team.json",
+            """
             {"$id": "https://teams.example/team.json", "properties": {"lead": {"$ref": "https://people.example/v1/person.json"},
              "tags": {"$ref": "https://lib.example/common.json#/$defs/tags"}}}
             """)
         try write("people/v1/person.json", #"{"properties": {"name": {"type": "string"}}}"#)
-        try write("lib/nested/common.json", #"{"$id": "https://lib.example/common.json", "$defs": {"tags": {"type": "array", "items": {"type": "string"}}}}"#)
-        try write("d.json", """
+        try write(
+            "lib/nested/common.json",
+            #"{"$id": "https://lib.example/common.json", "$defs": {"tags": {"type": "array", "items": {"type": "string"}}}}"#)
+        try write(
+            "d.json",
+            """
             {"packages": {"a": {"eslintConfig": {"root": "yes"}}, "b": {"eslintConfig": {"root": true}}},
              "teams": {"t": {"lead": {"name": 5}, "tags": ["x", 1]}}}
             """)
@@ -270,8 +305,10 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertEqual(messages.pointers.count, 1, "\(messages.pointers)")
         let users = try findings([dump, "--schema", "/users/{uid}=\(dir.path("user.schema.json"))"])
         XCTAssertEqual(users.pointers.count, 4, "\(users.pointers)")
-        let both = ["--schema", "/users/{uid}=\(dir.path("user.schema.json"))", "--schema", "/users/{uid}/messages/{id}=\(message)",
-                    "--schema", "/users/*/messages/*=\(message)"]
+        let both = [
+            "--schema", "/users/{uid}=\(dir.path("user.schema.json"))", "--schema", "/users/{uid}/messages/{id}=\(message)",
+            "--schema", "/users/*/messages/*=\(message)",
+        ]
         for extra in [[], ["--rules", dir.path("open.rules.json")]] {
             let r = try findings([dump] + both + extra)
             XCTAssertEqual(r.status, 1)
@@ -284,12 +321,17 @@ final class ValidateCommandTests: XCTestCase {
 
     func testSchemaFindingsPointAtTheFailingValue() throws {
         let dir = try TemporaryDirectory()
-        try Data("{\"v1\":{\"todolist\":{\n \"a\":{\"_createdAt\":1,\"title\":\"t\"},\n \"b\":{\"_createdAt\":1,\n   \"title\":5, \"x\": [1,\n {\"y\":2}]},\n \"c\":{\"title\":\"t\", \"progress\": \"no\"}}}}\n".utf8)
-            .write(to: dir.url.appendingPathComponent("d.json"))
+        try Data(
+            "{\"v1\":{\"todolist\":{\n \"a\":{\"_createdAt\":1,\"title\":\"t\"},\n \"b\":{\"_createdAt\":1,\n   \"title\":5, \"x\": [1,\n {\"y\":2}]},\n \"c\":{\"title\":\"t\", \"progress\": \"no\"}}}}\n"
+                .utf8
+        )
+        .write(to: dir.url.appendingPathComponent("d.json"))
         let r = try CLI.run(["validate", dir.path("d.json"), "--schema", "/v1/todolist/{id}=\(path("schemas/todolist/v1.schema.json"))"])
         XCTAssertEqual(r.status, 1)
-        for expected in ["d.json:4:12 /v1/todolist/b/title: expected string", "d.json:4:20 /v1/todolist/b/x: property \"x\" is not allowed",
-                         "d.json:6:6 /v1/todolist/c: missing required property", "d.json:6:32 /v1/todolist/c/progress: value must be one of"] {
+        for expected in [
+            "d.json:4:12 /v1/todolist/b/title: expected string", "d.json:4:20 /v1/todolist/b/x: property \"x\" is not allowed",
+            "d.json:6:6 /v1/todolist/c: missing required property", "d.json:6:32 /v1/todolist/c/progress: value must be one of",
+        ] {
             XCTAssertTrue(r.stdout.contains(expected), "\(expected)\n\(r.stdout)")
         }
     }
@@ -321,7 +363,9 @@ final class ValidateCommandTests: XCTestCase {
             "error blobs:missing \(missing)", "error blobs:size \(corrupt)", "warning blobs:orphan ",
         ]
         for input in [dir.path("out.json"), "-"] {
-            let r = try CLI.run(["validate", input, "--blobs", dir.path("blobs"), "--format", "json"], stdin: input == "-" ? try Data(contentsOf: dir.url.appendingPathComponent("out.json")) : nil)
+            let r = try CLI.run(
+                ["validate", input, "--blobs", dir.path("blobs"), "--format", "json"],
+                stdin: input == "-" ? try Data(contentsOf: dir.url.appendingPathComponent("out.json")) : nil)
             XCTAssertEqual(r.status, 1, r.stderr)
             let o = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
             let list = o["findings"] as! [[String: Any]]
@@ -333,7 +377,9 @@ final class ValidateCommandTests: XCTestCase {
         let text = try CLI.run(["validate"] + args)
         XCTAssertEqual(text.status, 1)
         // The reference's line:column in the (compact, one-line) output dump, then its pointer.
-        let missingLine = text.stdout.split(separator: "\n").first { $0.hasSuffix(" \(missing): object \"\(objects[0])\" is not in the store") }
+        let missingLine = text.stdout.split(separator: "\n").first {
+            $0.hasSuffix(" \(missing): object \"\(objects[0])\" is not in the store")
+        }
         XCTAssertNotNil(missingLine?.range(of: #"out\.json:1:[0-9]+ /"#, options: .regularExpression), text.stdout)
         XCTAssertTrue(text.stdout.contains("blobs:orphan (warning): 1 finding"), text.stdout)
         XCTAssertTrue(text.stdout.hasSuffix("2 errors, 2 warnings\n"), text.stdout)
@@ -341,8 +387,11 @@ final class ValidateCommandTests: XCTestCase {
         XCTAssertEqual(try junit.nodes(forXPath: "//testcase/failure").count, 2)
         XCTAssertEqual(try junit.nodes(forXPath: "//testcase[@name='blobs:orphan']/system-out").count, 1)
         let gh = try CLI.run(["validate"] + args + ["--format", "github"])
-        XCTAssertEqual(gh.stdout.split(separator: "\n").filter { $0.hasPrefix("::error ") && $0.contains("title=blobs%3A") }.count, 2, gh.stdout)
-        XCTAssertEqual(gh.stdout.split(separator: "\n").filter { $0.hasPrefix("::warning ") && $0.contains("title=blobs%3Aorphan") }.count, 1, gh.stdout)
+        XCTAssertEqual(
+            gh.stdout.split(separator: "\n").filter { $0.hasPrefix("::error ") && $0.contains("title=blobs%3A") }.count, 2, gh.stdout)
+        XCTAssertEqual(
+            gh.stdout.split(separator: "\n").filter { $0.hasPrefix("::warning ") && $0.contains("title=blobs%3Aorphan") }.count, 1,
+            gh.stdout)
         // A store that is not there is a usage error before any finding.
         let none = try CLI.run(["validate", dir.path("out.json"), "--blobs", dir.path("nowhere")])
         XCTAssertEqual(none.status, 2, none.stderr)
@@ -360,7 +409,8 @@ final class ValidateCommandTests: XCTestCase {
         let gz = try TemporaryDirectory()
         _ = try Shell.run("sh", ["-c", "gzip -c '\(path("samples/todo-app/v1.json"))' > '\(gz.path("v1.json.gz"))'"])
         let compressed = try CLI.run(["validate", gz.path("v1.json.gz")] + args.dropFirst() + ["--rules-memory-limit", "0"])
-        XCTAssertEqual(compressed.stdout, inMemory.stdout.replacingOccurrences(of: path("samples/todo-app/v1.json"), with: gz.path("v1.json.gz")))
+        XCTAssertEqual(
+            compressed.stdout, inMemory.stdout.replacingOccurrences(of: path("samples/todo-app/v1.json"), with: gz.path("v1.json.gz")))
     }
 }
 

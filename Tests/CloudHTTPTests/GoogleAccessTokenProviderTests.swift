@@ -12,29 +12,29 @@ final class GoogleAccessTokenProviderTests: XCTestCase {
     /// Answers POST /token: records the form, then 200 with a numbered token and the `expires_in` of
     /// the file `expires`, or 400 `invalid_grant` when the file `refuse` exists.
     static let tokenServer = #"""
-    import http.server, json, os, sys, urllib.parse
-    directory = sys.argv[2]
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):
-            form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
-            count = len(os.listdir(os.path.join(directory, "requests"))) + 1
-            with open(os.path.join(directory, "requests", "%04d.json" % count), "w") as f:
-                json.dump({"path": self.path, "contentType": self.headers["Content-Type"], "form": form}, f)
-            if os.path.exists(os.path.join(directory, "refuse")):
-                body, status = {"error": "invalid_grant", "error_description": "Invalid JWT Signature."}, 400
-            else:
-                expires = int(open(os.path.join(directory, "expires")).read())
-                body, status = {"access_token": "token-%d" % count, "expires_in": expires, "token_type": "Bearer"}, 200
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        def log_message(self, *args):
-            pass
-    http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
-    """#
+        import http.server, json, os, sys, urllib.parse
+        directory = sys.argv[2]
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+                count = len(os.listdir(os.path.join(directory, "requests"))) + 1
+                with open(os.path.join(directory, "requests", "%04d.json" % count), "w") as f:
+                    json.dump({"path": self.path, "contentType": self.headers["Content-Type"], "form": form}, f)
+                if os.path.exists(os.path.join(directory, "refuse")):
+                    body, status = {"error": "invalid_grant", "error_description": "Invalid JWT Signature."}, 400
+                else:
+                    expires = int(open(os.path.join(directory, "expires")).read())
+                    body, status = {"access_token": "token-%d" % count, "expires_in": expires, "token_type": "Bearer"}, 200
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            def log_message(self, *args):
+                pass
+        http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+        """#
 
     var directory: URL!
     var server: ServerProcess!
@@ -51,7 +51,8 @@ final class GoogleAccessTokenProviderTests: XCTestCase {
         let script = directory.appendingPathComponent("token_server.py")
         try Self.tokenServer.write(to: script, atomically: true, encoding: .utf8)
         port = try freePort()
-        server = try ServerProcess(python, [script.path, String(port), directory.path], logFile: directory.appendingPathComponent("server.log"))
+        server = try ServerProcess(
+            python, [script.path, String(port), directory.path], logFile: directory.appendingPathComponent("server.log"))
         try server.waitUntilListening(port: port)
 
         let pem = try Shell.run(openssl, ["genrsa", "2048"])
@@ -86,7 +87,10 @@ final class GoogleAccessTokenProviderTests: XCTestCase {
 
     func provider(environment extra: [String: String] = [:]) throws -> GoogleAccessTokenProvider {
         let environment = ["GOOGLE_APPLICATION_CREDENTIALS": keyFile.path].merging(extra) { $1 }
-        return try XCTUnwrap(GoogleAccessTokenProvider.fromEnvironment(scopes: [GoogleAccessTokenProvider.storageScope, "https://www.googleapis.com/auth/userinfo.email"], environment: environment))
+        return try XCTUnwrap(
+            GoogleAccessTokenProvider.fromEnvironment(
+                scopes: [GoogleAccessTokenProvider.storageScope, "https://www.googleapis.com/auth/userinfo.email"], environment: environment
+            ))
     }
 
     func testExchangesASignedJWTAndCachesTheToken() async throws {
@@ -111,14 +115,17 @@ final class GoogleAccessTokenProviderTests: XCTestCase {
         let claims = try JSONSerialization.jsonObject(with: decodeBase64URL(parts[1])) as! [String: Any]
         XCTAssertEqual(claims["iss"] as? String, "dumpkit@test.iam.gserviceaccount.com")
         XCTAssertEqual(claims["aud"] as? String, "http://127.0.0.1:\(port)/token")
-        XCTAssertEqual(claims["scope"] as? String, "https://www.googleapis.com/auth/devstorage.full_control https://www.googleapis.com/auth/userinfo.email")
+        XCTAssertEqual(
+            claims["scope"] as? String,
+            "https://www.googleapis.com/auth/devstorage.full_control https://www.googleapis.com/auth/userinfo.email")
         let iat = try XCTUnwrap(claims["iat"] as? Int), exp = try XCTUnwrap(claims["exp"] as? Int)
         XCTAssertEqual(exp - iat, 3600)
 
         let signingInput = Data("\(parts[0]).\(parts[1])".utf8)
         let signature = _RSA.Signing.RSASignature(rawRepresentation: decodeBase64URL(parts[2]))
         XCTAssertTrue(publicKey.isValidSignature(signature, for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5))
-        XCTAssertFalse(publicKey.isValidSignature(signature, for: SHA256.hash(data: signingInput + Data("x".utf8)), padding: .insecurePKCS1v1_5))
+        XCTAssertFalse(
+            publicKey.isValidSignature(signature, for: SHA256.hash(data: signingInput + Data("x".utf8)), padding: .insecurePKCS1v1_5))
     }
 
     func testFetchesANewTokenWhenTheCachedOneIsAboutToExpire() async throws {
@@ -145,7 +152,7 @@ final class GoogleAccessTokenProviderTests: XCTestCase {
     }
 
     func testARefusedExchangeIsAServiceErrorWithGooglesCode() async throws {
-        FileManager.default.createFile(atPath: directory.appendingPathComponent("refuse").path, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: directory.appendingPathComponent("refuse").path, contents: nil))
         let tokens = try provider()
         do {
             _ = try await tokens.accessToken()
@@ -160,10 +167,15 @@ final class GoogleAccessTokenProviderTests: XCTestCase {
     }
 
     func testAFixedTokenWinsOverTheKeyFile() async throws {
-        let fromOption = try XCTUnwrap(GoogleAccessTokenProvider.fromEnvironment(accessToken: "opt", scopes: [], environment: ["GOOGLE_OAUTH_ACCESS_TOKEN": "env", "GOOGLE_APPLICATION_CREDENTIALS": keyFile.path]))
+        let fromOption = try XCTUnwrap(
+            GoogleAccessTokenProvider.fromEnvironment(
+                accessToken: "opt", scopes: [],
+                environment: ["GOOGLE_OAUTH_ACCESS_TOKEN": "env", "GOOGLE_APPLICATION_CREDENTIALS": keyFile.path]))
         let token1 = try await fromOption.accessToken()
         XCTAssertEqual(token1, "opt")
-        let fromEnvironment = try XCTUnwrap(GoogleAccessTokenProvider.fromEnvironment(scopes: [], environment: ["GOOGLE_OAUTH_ACCESS_TOKEN": "env", "GOOGLE_APPLICATION_CREDENTIALS": keyFile.path]))
+        let fromEnvironment = try XCTUnwrap(
+            GoogleAccessTokenProvider.fromEnvironment(
+                scopes: [], environment: ["GOOGLE_OAUTH_ACCESS_TOKEN": "env", "GOOGLE_APPLICATION_CREDENTIALS": keyFile.path]))
         let token2 = try await fromEnvironment.accessToken()
         XCTAssertEqual(token2, "env")
         XCTAssertNil(try GoogleAccessTokenProvider.fromEnvironment(scopes: [], environment: [:]))
@@ -173,10 +185,15 @@ final class GoogleAccessTokenProviderTests: XCTestCase {
     func testABadKeyFileIsNamedInTheError() throws {
         let bad = directory.appendingPathComponent("bad.json")
         try #"{"type": "authorized_user", "client_id": "x"}"#.write(to: bad, atomically: true, encoding: .utf8)
-        XCTAssertThrowsError(try GoogleAccessTokenProvider.fromEnvironment(scopes: [], environment: ["GOOGLE_APPLICATION_CREDENTIALS": bad.path])) {
+        XCTAssertThrowsError(
+            try GoogleAccessTokenProvider.fromEnvironment(scopes: [], environment: ["GOOGLE_APPLICATION_CREDENTIALS": bad.path])
+        ) {
             XCTAssertTrue("\($0)".contains(bad.path) && "\($0)".contains("authorized_user"), "\($0)")
         }
-        XCTAssertThrowsError(try GoogleAccessTokenProvider.fromEnvironment(scopes: [], environment: ["GOOGLE_APPLICATION_CREDENTIALS": directory.appendingPathComponent("none.json").path])) {
+        XCTAssertThrowsError(
+            try GoogleAccessTokenProvider.fromEnvironment(
+                scopes: [], environment: ["GOOGLE_APPLICATION_CREDENTIALS": directory.appendingPathComponent("none.json").path])
+        ) {
             XCTAssertTrue("\($0)".contains("none.json"), "\($0)")
         }
     }

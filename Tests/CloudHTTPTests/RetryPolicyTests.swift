@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import NIOHTTP1
 import CloudHTTP
+import NIOHTTP1
 import XCTest
 
 final class RetryPolicyTests: XCTestCase {

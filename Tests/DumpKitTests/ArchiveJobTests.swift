@@ -45,9 +45,10 @@ final class ArchiveJobTests: XCTestCase {
         XCTAssertEqual(mkfifo(fifo, 0o644), 0)
         var status = stat()
         XCTAssertEqual(stat(fifo, &status), 0)
-        let item = ArchiveItem(folder: bucket, prefix: "", name: "photo.jpg", size: 0,
-                               modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)),
-                               inBlobStore: true)
+        let item = ArchiveItem(
+            folder: bucket, prefix: "", name: "photo.jpg", size: 0,
+            modificationTime: Timestamp(seconds: Int64(status.st_mtim.tv_sec), nanoseconds: Int32(status.st_mtim.tv_nsec)),
+            inBlobStore: true)
         // A FIFO in the sidecar's place too.
         let sidecar = item.sidecar!
         try FileManager.default.createDirectory(atPath: (sidecar as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
@@ -81,7 +82,11 @@ final class ArchiveJobTests: XCTestCase {
             }
         }
         XCTAssertTrue(singlePass, "the single-pass archiver waited on the FIFO")
-        XCTAssertEqual(errors.withLock { $0 }, Array(repeating: "\(fifo): is a FIFO now, not a regular file (it was replaced after it was listed); nothing is read from it", count: 2))
+        XCTAssertEqual(
+            errors.withLock { $0 },
+            Array(
+                repeating: "\(fifo): is a FIFO now, not a regular file (it was replaced after it was listed); nothing is read from it",
+                count: 2))
         XCTAssertEqual(mkfifo(sidecar, 0o644), 0)
         let sidecarRead = finishes(within: 10, release: release) {
             var notes: [String] = []
@@ -92,7 +97,9 @@ final class ArchiveJobTests: XCTestCase {
             }
         }
         XCTAssertTrue(sidecarRead, "reading the sidecar waited on a FIFO")
-        XCTAssertEqual(errors.withLock { $0.last }, "\(sidecar): is a FIFO now, not a regular file (it was replaced after it was listed); nothing is read from it")
+        XCTAssertEqual(
+            errors.withLock { $0.last },
+            "\(sidecar): is a FIFO now, not a regular file (it was replaced after it was listed); nothing is read from it")
         XCTAssertFalse(FileManager.default.fileExists(atPath: output))
     }
 
@@ -175,9 +182,11 @@ final class ArchiveJobTests: XCTestCase {
         let bucket = try ArchiveTestBucket(at: directory.path("store"))
         try bucket.writeSidecar(image, contentType: "image/jpeg", custom: ["firebaseStorageDownloadTokens": "the-token"], cacheControl: nil)
         try FileManager.default.createDirectory(
-            atPath: (bucket.root + "/" + DirectoryBlobStore.metadataPath(of: note) as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            atPath: (bucket.root + "/" + DirectoryBlobStore.metadataPath(of: note) as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true)
         try FileManager.default.copyItem(
-            atPath: bucket.root + "/" + DirectoryBlobStore.metadataPath(of: image), toPath: bucket.root + "/" + DirectoryBlobStore.metadataPath(of: note))
+            atPath: bucket.root + "/" + DirectoryBlobStore.metadataPath(of: image),
+            toPath: bucket.root + "/" + DirectoryBlobStore.metadataPath(of: note))
         let summary = try archiveBucket(bucket.root, to: directory.path("s.tar"))
         XCTAssertEqual(summary.notes.count, 1)
         XCTAssertTrue(summary.notes[0].contains("describes \(String(reflecting: image))"), summary.notes[0])

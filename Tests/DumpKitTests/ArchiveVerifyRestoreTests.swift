@@ -143,7 +143,8 @@ final class ArchiveVerifyRestoreTests: XCTestCase {
             let modified = try FileManager.default.attributesOfItem(atPath: destination + "/" + name)[.modificationDate] as? Date
             XCTAssertEqual(modified?.timeIntervalSince1970, Double(ArchiveTestBucket.times[name]!), name)
         }
-        let sidecar = try BlobMetadata(json: JSONReader(bytes: try contents(destination + "/" + DirectoryBlobStore.metadataPath(of: image))).readValue())
+        let sidecar = try BlobMetadata(
+            json: JSONReader(bytes: try contents(destination + "/" + DirectoryBlobStore.metadataPath(of: image))).readValue())
         XCTAssertEqual(sidecar.customMetadata["firebaseStorageDownloadTokens"], "5f1c2d3e-token")
         // A restored blob store archives to the same bytes.
         let again = directory.path("again.tar")

@@ -1,11 +1,14 @@
-@testable import DumpKit
 import Foundation
 import XCTest
+
+@testable import DumpKit
 
 /// Magic-number files for tests: real headers, deterministic filler.
 enum BlobFixtures {
     static func filler(_ n: Int, seed: UInt8 = 7) -> [UInt8] { (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) } }
-    static func png(_ n: Int = 2000, seed: UInt8 = 1) -> [UInt8] { [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + filler(n - 8, seed: seed) }
+    static func png(_ n: Int = 2000, seed: UInt8 = 1) -> [UInt8] {
+        [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + filler(n - 8, seed: seed)
+    }
     static func jpeg(_ n: Int = 3000, seed: UInt8 = 2) -> [UInt8] { [0xFF, 0xD8, 0xFF, 0xE0] + filler(n - 4, seed: seed) }
     static func pdf(_ n: Int = 1500, seed: UInt8 = 3) -> [UInt8] { Array("%PDF-1.4\n".utf8) + filler(n - 9, seed: seed) }
     static func base64(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
@@ -64,8 +67,10 @@ final class BlobDetectionTests: XCTestCase {
     func testStrictBase64RefusesPaddingBeforeTheEndOfALongText() {
         // isValid checks long texts in slices of 12,288 characters: padding that ends the first slice
         // is still inside the text.
-        for text in [String(repeating: "QUJD", count: 3071) + "QQ==" + String(repeating: "QUJD", count: 100),
-                     String(repeating: "QUJD", count: 3071) + "QUI=" + "QUJD"] {
+        for text in [
+            String(repeating: "QUJD", count: 3071) + "QQ==" + String(repeating: "QUJD", count: 100),
+            String(repeating: "QUJD", count: 3071) + "QUI=" + "QUJD",
+        ] {
             XCTAssertFalse(Array(text.utf8).withUnsafeBytes { StrictBase64.isValid($0) })
             XCTAssertNil(decode(text))
         }
@@ -111,7 +116,8 @@ final class BlobDetectionTests: XCTestCase {
         XCTAssertEqual(bare.form, .bare)
 
         // A type magic bytes cannot tell: the declared one is kept.
-        let svg = try XCTUnwrap(file("data:image/svg+xml;charset=utf-8;base64," + BlobFixtures.base64(Array(String(repeating: "<svg/>", count: 300).utf8))))
+        let svg = try XCTUnwrap(
+            file("data:image/svg+xml;charset=utf-8;base64," + BlobFixtures.base64(Array(String(repeating: "<svg/>", count: 300).utf8))))
         XCTAssertEqual(svg.contentType, "image/svg+xml")
         XCTAssertEqual(svg.fileExtension, "svg")
         XCTAssertEqual(svg.form, .dataURI(header: "data:image/svg+xml;charset=utf-8;base64,"))
@@ -126,7 +132,9 @@ final class BlobDetectionTests: XCTestCase {
         }
         guard case .none = scan(BlobFixtures.base64(BlobFixtures.jpeg())) else { return XCTFail("bare base64 of a JPEG was taken") }
         guard case .none = scan(String(repeating: "ab", count: 64)) else { return XCTFail("hex-like text was counted") }
-        guard case .file(let f) = scan(BlobFixtures.dataURI("image/png", BlobFixtures.png())) else { return XCTFail("a data URI was missed") }
+        guard case .file(let f) = scan(BlobFixtures.dataURI("image/png", BlobFixtures.png())) else {
+            return XCTFail("a data URI was missed")
+        }
         XCTAssertEqual(f.contentType, "image/png")
         guard case .skipped(.invalidBase64) = scan("data:image/png;base64," + String(repeating: "A", count: 63) + "!") else {
             return XCTFail("a broken data URI is still reported")
@@ -152,16 +160,25 @@ final class BlobDetectionTests: XCTestCase {
         let longHeader: String = "data:" + String(repeating: "x", count: 300) + ";base64," + b64
         var strings: [String] = [BlobFixtures.dataURI("image/png", png), BlobFixtures.dataURI("image/gif", jpeg)]
         strings += [BlobFixtures.dataURI("image/svg+xml", BlobFixtures.filler(2000)), "data:image/png;name=a.png;base64," + pngText]
-        strings += ["DATA:image/png;base64," + pngText, b64, BlobFixtures.base64(BlobFixtures.jpeg(3001)), BlobFixtures.base64(BlobFixtures.jpeg(3002))]
+        strings += [
+            "DATA:image/png;base64," + pngText, b64, BlobFixtures.base64(BlobFixtures.jpeg(3001)),
+            BlobFixtures.base64(BlobFixtures.jpeg(3002)),
+        ]
         strings += [String(b64.dropLast(1)), String(b64.dropLast(4)), String(b64.dropLast(5)), b64 + "=", b64 + "AAAA", cut1, broken]
         strings += [b64.replacingOccurrences(of: "/", with: "_"), String(b64.dropLast(2)) + "B="]
         strings += [BlobFixtures.base64(BlobFixtures.filler(3000)), BlobFixtures.dataURI("image/png", BlobFixtures.filler(3000))]
-        strings += [BlobFixtures.dataURI("image/png", BlobFixtures.png(1023)), "data:image/png;base64,", "data:text/plain," + String(repeating: "a", count: 3000)]
+        strings += [
+            BlobFixtures.dataURI("image/png", BlobFixtures.png(1023)), "data:image/png;base64,",
+            "data:text/plain," + String(repeating: "a", count: 3000),
+        ]
         strings += [longHeader, String(repeating: "買い物 milk ", count: 300), String(repeating: "A", count: 3000), "", "d", "dat", "data:"]
         // Short ones, for small minimums: bare base64 is sniffed from its first 24 characters.
         let small: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + BlobFixtures.filler(20)
-        strings += ["/9j/", "/9j/4AAQ", BlobFixtures.base64(Array(small.prefix(18))), BlobFixtures.base64(Array(small.prefix(17))),
-                    BlobFixtures.base64(Array(small.prefix(21))), BlobFixtures.base64(small), BlobFixtures.dataURI("image/jpeg", Array(small.prefix(4)))]
+        strings += [
+            "/9j/", "/9j/4AAQ", BlobFixtures.base64(Array(small.prefix(18))), BlobFixtures.base64(Array(small.prefix(17))),
+            BlobFixtures.base64(Array(small.prefix(21))), BlobFixtures.base64(small),
+            BlobFixtures.dataURI("image/jpeg", Array(small.prefix(4))),
+        ]
         for (dataURIsOnly, minimumBytes) in [(false, 1024), (true, 1024), (false, 3), (false, 16)] {
             let decoder = ChunkedFileDecoder(minimumBytes: minimumBytes, dataURIsOnly: dataURIsOnly)
             for string in strings {
@@ -174,7 +191,8 @@ final class BlobDetectionTests: XCTestCase {
                         utf8[start..<end].withUnsafeBytes { decoder.append($0) }
                         start = end
                     } while start < utf8.count
-                    let label = "\(string.prefix(40))... (\(utf8.count) bytes) in pieces of \(size), minimum \(minimumBytes), dataURIsOnly \(dataURIsOnly)"
+                    let label =
+                        "\(string.prefix(40))... (\(utf8.count) bytes) in pieces of \(size), minimum \(minimumBytes), dataURIsOnly \(dataURIsOnly)"
                     switch (decoder.finish(), expected) {
                     case (.file(let got), .file(let want)): XCTAssertEqual(got, want, label)
                     case (.text(let text), .file): XCTFail("not taken: \(label), got \(text.count) bytes of text")

@@ -19,7 +19,9 @@ private final class FailingStore: BlobStore, @unchecked Sendable {
     var description: String { "failing " + base.description }
 
     func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata, replacing: Bool) throws -> BlobPutOutcome {
-        let n = lock.withLock { puts += 1; return puts }
+        let n = lock.withLock {
+            puts += 1; return puts
+        }
         if n == failAt { throw BlobStoreError(store: description, name: metadata.name, message: "cannot write: No space left on device") }
         return try base.put(content, metadata: metadata, replacing: replacing)
     }
@@ -38,15 +40,17 @@ final class BlobExtractionTests: XCTestCase {
     private let pdf = BlobFixtures.pdf()
 
     private func record() -> Record {
-        Record(path: ["v1", "todolist", "-Ka"], captures: ["id": "-Ka"], value: .object([
-            "title": .string("買い物"),
-            "image1": .string(BlobFixtures.dataURI("image/png", png)),
-            "scan": .string(BlobFixtures.base64(jpeg)),
-            "files": .array([.string(BlobFixtures.dataURI("application/pdf", pdf)), .number("1")]),
-            "small": .string(BlobFixtures.dataURI("image/png", BlobFixtures.png(100))),
-            "wrong": .string(BlobFixtures.dataURI("image/gif", jpeg)),
-            "broken": .string(String(BlobFixtures.base64(jpeg).dropLast(3))),
-        ]))
+        Record(
+            path: ["v1", "todolist", "-Ka"], captures: ["id": "-Ka"],
+            value: .object([
+                "title": .string("買い物"),
+                "image1": .string(BlobFixtures.dataURI("image/png", png)),
+                "scan": .string(BlobFixtures.base64(jpeg)),
+                "files": .array([.string(BlobFixtures.dataURI("application/pdf", pdf)), .number("1")]),
+                "small": .string(BlobFixtures.dataURI("image/png", BlobFixtures.png(100))),
+                "wrong": .string(BlobFixtures.dataURI("image/gif", jpeg)),
+                "broken": .string(String(BlobFixtures.base64(jpeg).dropLast(3))),
+            ]))
     }
 
     func testFilesAnywhereInARecordBecomeReferencesAndComeBack() throws {
@@ -68,7 +72,9 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(try store.get("v1/todolist/-Ka/image1.png"), png)
         XCTAssertEqual(try store.get("v1/todolist/-Ka/scan.jpg"), jpeg)
         let token = try XCTUnwrap(try store.metadata("v1/todolist/-Ka/scan.jpg")?.customMetadata["firebaseStorageDownloadTokens"])
-        XCTAssertEqual(token, DownloadToken.derive(sha256: try XCTUnwrap(out["scan"]?.objectValue?["sha256"]?.stringValue), name: "v1/todolist/-Ka/scan.jpg"))
+        XCTAssertEqual(
+            token,
+            DownloadToken.derive(sha256: try XCTUnwrap(out["scan"]?.objectValue?["sha256"]?.stringValue), name: "v1/todolist/-Ka/scan.jpg"))
 
         let t = extract.report.snapshot
         XCTAssertEqual(t.extracted.count, 4)
@@ -101,12 +107,15 @@ final class BlobExtractionTests: XCTestCase {
         o.bucket = "app.appspot.com"
         let extract = try ExtractBlobs(store: store, options: o)
         // The plan's record is the todo; only image1 is extracted.
-        let out = try XCTUnwrap(try extract.transform(Record(path: ["v1", "todolist", "-Ka"], value: record().value)).first?.value?.objectValue)
+        let out = try XCTUnwrap(
+            try extract.transform(Record(path: ["v1", "todolist", "-Ka"], value: record().value)).first?.value?.objectValue)
         let image1 = try XCTUnwrap(out["image1"]?.objectValue)
         XCTAssertEqual(image1["name"], .string("image1.png"))
         XCTAssertEqual(image1["mimeType"], .string("image/png"))
         let token = DownloadToken.derive(sha256: try store.metadata("todolist/-Ka/image1.png")!.sha256, name: "todolist/-Ka/image1.png")
-        XCTAssertEqual(image1["url"], .string("https://firebasestorage.googleapis.com/v0/b/app.appspot.com/o/todolist%2F-Ka%2Fimage1.png?alt=media&token=\(token)"))
+        XCTAssertEqual(
+            image1["url"],
+            .string("https://firebasestorage.googleapis.com/v0/b/app.appspot.com/o/todolist%2F-Ka%2Fimage1.png?alt=media&token=\(token)"))
         XCTAssertEqual(out["scan"], record().value?.objectValue?["scan"])
         XCTAssertEqual(extract.report.snapshot.extracted.count, 1)
 
@@ -115,9 +124,13 @@ final class BlobExtractionTests: XCTestCase {
         let inline = InlineBlobs(store: store, options: io)
         // A Salada file that was in the bucket before, with its own token, stays.
         var withForeign = out
-        withForeign["image2"] = .object(["name": .string("x.jpg"), "url": .string(BlobReference.downloadURL(bucket: "b", name: "todolist/-Ka/image1.png", token: "other")),
-                                          "mimeType": .string("image/jpeg")])
-        let back = try XCTUnwrap(try inline.transform(Record(path: ["v1", "todolist", "-Ka"], value: .object(withForeign))).first?.value?.objectValue)
+        withForeign["image2"] = .object([
+            "name": .string("x.jpg"),
+            "url": .string(BlobReference.downloadURL(bucket: "b", name: "todolist/-Ka/image1.png", token: "other")),
+            "mimeType": .string("image/jpeg"),
+        ])
+        let back = try XCTUnwrap(
+            try inline.transform(Record(path: ["v1", "todolist", "-Ka"], value: .object(withForeign))).first?.value?.objectValue)
         XCTAssertEqual(back["image1"], record().value?.objectValue?["image1"])
         XCTAssertEqual(back["image2"], withForeign["image2"])
         XCTAssertEqual(inline.tally.foreign, 1)
@@ -149,12 +162,20 @@ final class BlobExtractionTests: XCTestCase {
         var o = ExtractBlobs.Options()
         o.naming = try BlobNameTemplate("{record}.{ext}")
         let extract = try ExtractBlobs(store: nil, options: o)
-        XCTAssertThrowsError(try extract.transform(Record(path: ["a"], value: .object(["x": .string(BlobFixtures.base64(jpeg)), "y": .string(BlobFixtures.base64(BlobFixtures.jpeg(seed: 9)))])))) {
+        XCTAssertThrowsError(
+            try extract.transform(
+                Record(
+                    path: ["a"],
+                    value: .object(["x": .string(BlobFixtures.base64(jpeg)), "y": .string(BlobFixtures.base64(BlobFixtures.jpeg(seed: 9)))])
+                ))
+        ) {
             XCTAssertTrue($0 is BlobNameConflict, "\($0)")
             XCTAssertTrue("\($0)".contains("/a/x and /a/y"), "\($0)")
         }
         // The same content twice under one name is fine.
-        XCTAssertNoThrow(try extract.transform(Record(path: ["b"], value: .object(["x": .string(BlobFixtures.base64(jpeg)), "y": .string(BlobFixtures.base64(jpeg))]))))
+        XCTAssertNoThrow(
+            try extract.transform(
+                Record(path: ["b"], value: .object(["x": .string(BlobFixtures.base64(jpeg)), "y": .string(BlobFixtures.base64(jpeg))]))))
     }
 
     // MARK: - Jobs
@@ -180,15 +201,19 @@ final class BlobExtractionTests: XCTestCase {
         let summary = try job.run()
         XCTAssertEqual(summary.report.snapshot.extracted.count, 3)
         let out = try read(dir.path("out.json"))
-        XCTAssertTrue(out.hasPrefix(#"{"a\"b":"é\u0000\n","n":[1.50,-0,1e400,true,false,null,{},[]],"photo":{"path":"photo.png","contentType":"image/png","size":2000,"#), out)
+        XCTAssertTrue(
+            out.hasPrefix(
+                #"{"a\"b":"é\u0000\n","n":[1.50,-0,1e400,true,false,null,{},[]],"photo":{"path":"photo.png","contentType":"image/png","size":2000,"#
+            ), out)
         XCTAssertTrue(out.contains(#""image1":{"path":"v1/todolist/-Ka/image1.jpg""#), out)
         XCTAssertTrue(out.contains(#""e":{}}}}}"#), out)
         // Read one byte at a time (strings cross every refill of the reader's buffer), the same
         // output, with the strings as text or decoded by the reader.
         for decoding in [false, true] {
             let extract = try ExtractBlobs(store: nil)
-            let reader = CandidateReader(source: MemoryByteSource(Array(dump().utf8), chunkSize: 1),
-                                         selection: decoding ? extract.candidates : .strings { $0.count >= 1368 }, options: .init(bufferSize: 64))
+            let reader = CandidateReader(
+                source: MemoryByteSource(Array(dump().utf8), chunkSize: 1),
+                selection: decoding ? extract.candidates : .strings { $0.count >= 1368 }, options: .init(bufferSize: 64))
             let sink = MemoryByteSink()
             try Pipeline(transformers: [extract]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
             XCTAssertEqual(sink.string, out)
@@ -233,7 +258,10 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(file.encodedBytes, uri.utf8.count)
         XCTAssertEqual(file.form, .dataURI(header: "data:image/png;base64,"))
         // The decoded string is a placeholder in the value; text and broken base64 stay as they were.
-        XCTAssertEqual(record.value, .object(["a": .object(["img": .string(Record.filePlaceholder), "t": .string(text), "bad": .string(broken), "n": .number("1")])]))
+        XCTAssertEqual(
+            record.value,
+            .object(["a": .object(["img": .string(Record.filePlaceholder), "t": .string(text), "bad": .string(broken), "n": .number("1")])])
+        )
     }
 
     func testRepeatedMemberNamesGiveTheSameOutputWithOrWithoutTheReaderDecoding() throws {
@@ -242,8 +270,9 @@ final class BlobExtractionTests: XCTestCase {
         let png = BlobFixtures.dataURI("image/png", png), jpeg = BlobFixtures.dataURI("image/jpeg", jpeg)
         func run(_ text: String, decoding: Bool, limit: Int) throws -> String {
             let extract = try ExtractBlobs(store: nil)
-            let reader = CandidateReader(source: MemoryByteSource(text), selection: decoding ? extract.candidates : .strings { $0.count >= 1368 },
-                                         bufferLimit: limit)
+            let reader = CandidateReader(
+                source: MemoryByteSource(text), selection: decoding ? extract.candidates : .strings { $0.count >= 1368 },
+                bufferLimit: limit)
             let sink = MemoryByteSink()
             try Pipeline(transformers: [extract]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
             return sink.string
@@ -279,15 +308,20 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(try read(dir.path("back.json")), try read(input) + "\n")
         // Read in pieces, a string still has the reader's size limit.
         let text = #"{"a":{"big":"\#(BlobFixtures.dataURI("image/png", BlobFixtures.png(3000)))"}}"#
-        let reader = CandidateReader(source: MemoryByteSource(text), selection: try ExtractBlobs(store: nil).candidates,
-                                     options: .init(maxValueBytes: 2000, bufferSize: 64))
+        let reader = CandidateReader(
+            source: MemoryByteSource(text), selection: try ExtractBlobs(store: nil).candidates,
+            options: .init(maxValueBytes: 2000, bufferSize: 64))
         XCTAssertThrowsError(try reader.next(passThrough: nil)) { e in XCTAssertEqual((e as? JSONError)?.kind, .sizeLimit, "\(e)") }
     }
 
     func testEveryBufferLimitGivesTheSameOutput() throws {
-        let text = #"[{"k":[1,{"x":"\#(BlobFixtures.base64(jpeg))"},[],{}],"n":null},"s",{"deep":{"a":{"b":["\#(BlobFixtures.dataURI("image/png", png))",2]}}},[[3]]]"#
-        func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, input: String) throws -> (String, Int) {
-            let reader = CandidateReader(source: MemoryByteSource(Array(input.utf8), chunkSize: 7), selection: selection, bufferLimit: limit)
+        let text =
+            #"[{"k":[1,{"x":"\#(BlobFixtures.base64(jpeg))"},[],{}],"n":null},"s",{"deep":{"a":{"b":["\#(BlobFixtures.dataURI("image/png", png))",2]}}},[[3]]]"#
+        func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, input: String) throws -> (
+            String, Int
+        ) {
+            let reader = CandidateReader(
+                source: MemoryByteSource(Array(input.utf8), chunkSize: 7), selection: selection, bufferLimit: limit)
             let sink = MemoryByteSink()
             let pipeline = Pipeline(transformers: [transformer])
             try pipeline.run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
@@ -308,7 +342,9 @@ final class BlobExtractionTests: XCTestCase {
             let (out, records) = try run(strings, limit: limit, try ExtractBlobs(store: store), input: text)
             XCTAssertEqual(out, expected, "limit \(limit)")
             XCTAssertGreaterThanOrEqual(records, 1)
-            XCTAssertEqual(try run(decoded, limit: limit, try ExtractBlobs(store: store), input: text).0, expected, "limit \(limit), decoded by the reader")
+            XCTAssertEqual(
+                try run(decoded, limit: limit, try ExtractBlobs(store: store), input: text).0, expected,
+                "limit \(limit), decoded by the reader")
             let (back, _) = try run(BlobReference.candidates(style: .object), limit: limit, InlineBlobs(store: store), input: expected)
             XCTAssertEqual(back, text + "\n", "limit \(limit)")
         }
@@ -319,7 +355,8 @@ final class BlobExtractionTests: XCTestCase {
         // names and strings, numbers, empty containers and arrays pass through exactly as a writer
         // writes them, files land at the paths their (escaped) names make, whatever the buffer limit
         // and whether records go through worker threads or not.
-        let input = #"{"a\"b":{"c\\d":[1,2.5E+3,-0,{"x":"\u00e9\n\u2028\/"}],"img":"\#(BlobFixtures.dataURI("image/png", png))"},"#
+        let input =
+            #"{"a\"b":{"c\\d":[1,2.5E+3,-0,{"x":"\u00e9\n\u2028\/"}],"img":"\#(BlobFixtures.dataURI("image/png", png))"},"#
             + #""plain":{"k":[{},[],"t\"q",[[null]]],"n":-0.0,"e":true,"f":false},"#
             + #""n\\":{"\u0001k":[1,"x"],"e\\":"y","img":"\#(BlobFixtures.dataURI("image/png", png))"},"#
             + #""arr":[[{"p":"\#(BlobFixtures.base64(jpeg))","q":1}],"z",{"00":{"1":[]}}],"s":"tail"}"#
@@ -340,7 +377,9 @@ final class BlobExtractionTests: XCTestCase {
         inline.concurrency = 1
         var windowed = inline
         windowed.concurrency = 3
-        let expected = try run(try ExtractBlobs(store: store, options: inline).candidates, limit: 1 << 20, try ExtractBlobs(store: store, options: inline), input)
+        let expected = try run(
+            try ExtractBlobs(store: store, options: inline).candidates, limit: 1 << 20, try ExtractBlobs(store: store, options: inline),
+            input)
         XCTAssertTrue(expected.contains(#"{"a\"b":{"c\\d":[1,2.5E+3,-0,{"x":"é\n\#u{2028}/"}],"img":{"path":"a\"b/img.png""#), expected)
         XCTAssertTrue(expected.contains(#""plain":{"k":[{},[],"t\"q",[[null]]],"n":-0.0,"e":true,"f":false},"n\\":{"#), expected)
         XCTAssertTrue(expected.contains(#"}},"arr":[[{"p":{"path":"arr/0/0/p.jpg""#), expected)
@@ -356,10 +395,12 @@ final class BlobExtractionTests: XCTestCase {
         for limit in Set(tokens.flatMap { [$0 - 1, $0, $0 + 1] }).filter({ $0 >= 0 }).sorted() + [1 << 20] {
             for options in [inline, windowed] {
                 let extract = try ExtractBlobs(store: store, options: options)
-                XCTAssertEqual(try run(extract.candidates, limit: limit, extract, input), expected, "limit \(limit), jobs \(options.concurrency)")
+                XCTAssertEqual(
+                    try run(extract.candidates, limit: limit, extract, input), expected, "limit \(limit), jobs \(options.concurrency)")
                 var back = InlineBlobs.Options()
                 back.concurrency = options.concurrency
-                let restored = try run(BlobReference.candidates(style: .object), limit: limit, InlineBlobs(store: store, options: back), expected)
+                let restored = try run(
+                    BlobReference.candidates(style: .object), limit: limit, InlineBlobs(store: store, options: back), expected)
                 XCTAssertEqual(restored, rewritten.string + "\n", "limit \(limit), jobs \(options.concurrency)")
             }
         }
@@ -421,7 +462,9 @@ final class BlobExtractionTests: XCTestCase {
         XCTAssertEqual(changed.map(\.rule), ["blobs:size"])
         XCTAssertTrue(changed[0].message.contains("has 3 bytes, the reference records"), changed[0].message)
         XCTAssertTrue(changed[0].message.contains("(its SHA-256 and MD5 differ too)"), changed[0].message)
-        XCTAssertTrue(changed[0].message.contains("the store's metadata records the same as the reference: the object was changed after it was written"), changed[0].message)
+        XCTAssertTrue(
+            changed[0].message.contains(
+                "the store's metadata records the same as the reference: the object was changed after it was written"), changed[0].message)
     }
 
     func testCheckFindingsSayWhereEachReferenceStarts() throws {
@@ -444,7 +487,8 @@ final class BlobExtractionTests: XCTestCase {
         let expected = [["/a/x", "3:10"], ["/a/list/1", "5:10"], ["/a/deep/b/c", "7:25"], ["/top", "9:10"]]
         // Whole records, and records out of containers that outgrew the buffer limit.
         for limit in [4 << 20, 16, 1] {
-            let reader = CandidateReader(source: MemoryByteSource(text), selection: BlobReference.candidates(style: .object), bufferLimit: limit)
+            let reader = CandidateReader(
+                source: MemoryByteSource(text), selection: BlobReference.candidates(style: .object), bufferLimit: limit)
             reader.locatesCandidates = true
             let checker = BlobReferenceChecker(store: store, style: .object)
             var found: [[String]] = []

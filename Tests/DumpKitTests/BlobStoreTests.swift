@@ -1,20 +1,22 @@
 import ArchiveKit
-@testable import DumpKit
 import Foundation
 import JSONStream
 import Synchronization
 import TestSupport
 import XCTest
 
+@testable import DumpKit
+
 final class BlobStoreTests: XCTestCase {
     private func metadata(_ name: String, _ bytes: [UInt8], type: String = "image/png") -> BlobMetadata {
-        bytes.withUnsafeBytes { ContentDigest($0).metadata(name: name, contentType: type, customMetadata: ["firebaseStorageDownloadTokens": "t"]) }
+        bytes.withUnsafeBytes {
+            ContentDigest($0).metadata(name: name, contentType: type, customMetadata: ["firebaseStorageDownloadTokens": "t"])
+        }
     }
 
     private func put(_ store: BlobStore, _ name: String, _ bytes: [UInt8], replacing: Bool = false) throws -> BlobPutOutcome {
         try bytes.withUnsafeBytes { try store.put($0, metadata: metadata(name, bytes), replacing: replacing) }
     }
-
 
     func testPutGetMetadataListAndLayout() throws {
         let dir = try TemporaryDirectory()
@@ -35,12 +37,20 @@ final class BlobStoreTests: XCTestCase {
         // The documented layout: the object at its name, metadata in a file named by the SHA-256 of
         // the name, temporary files gone.
         store.close()
-        XCTAssertEqual(DirectoryBlobStore.metadataPath(of: "top.png"),
-                       ".dumpkit/meta/9d/9da2d28251f8f94ebfbc6fb34537c24deebd75db74d5f2d294707eeaf1177601.json")
-        XCTAssertEqual(filesBelow(root), [".dumpkit/lock", DirectoryBlobStore.metadataPath(of: "top.png"),
-                                          DirectoryBlobStore.metadataPath(of: "v1/todolist/-Ka/image1.png"), "top.png", "v1/todolist/-Ka/image1.png"].sorted())
+        XCTAssertEqual(
+            DirectoryBlobStore.metadataPath(of: "top.png"),
+            ".dumpkit/meta/9d/9da2d28251f8f94ebfbc6fb34537c24deebd75db74d5f2d294707eeaf1177601.json")
+        XCTAssertEqual(
+            filesBelow(root),
+            [
+                ".dumpkit/lock", DirectoryBlobStore.metadataPath(of: "top.png"),
+                DirectoryBlobStore.metadataPath(of: "v1/todolist/-Ka/image1.png"), "top.png", "v1/todolist/-Ka/image1.png",
+            ].sorted())
         let sidecar = try String(contentsOfFile: root + "/" + DirectoryBlobStore.metadataPath(of: "top.png"), encoding: .utf8)
-        XCTAssertTrue(sidecar.hasPrefix(#"{"name":"top.png","size":3,"contentType":"image/png","sha256":"039058c6f2c0cb492c533b0a4d14ef77cc0f78abccced5287d84a1a2011cfb81""#), sidecar)
+        XCTAssertTrue(
+            sidecar.hasPrefix(
+                #"{"name":"top.png","size":3,"contentType":"image/png","sha256":"039058c6f2c0cb492c533b0a4d14ef77cc0f78abccced5287d84a1a2011cfb81""#
+            ), sidecar)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/.dumpkit/tmp"), [])
     }
 
@@ -78,8 +88,12 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(try store.metadata("a/b.png"), metadata("a/b.png", [4, 5]))
         XCTAssertEqual(try put(store, "c.png", [6]), .stored)
         store.close()
-        XCTAssertEqual(filesBelow(dir.path("s")), [".dumpkit/lock", DirectoryBlobStore.metadataPath(of: "a/b.png"),
-                                                   DirectoryBlobStore.metadataPath(of: "c.png"), "a/b.png", "c.png"].sorted())
+        XCTAssertEqual(
+            filesBelow(dir.path("s")),
+            [
+                ".dumpkit/lock", DirectoryBlobStore.metadataPath(of: "a/b.png"),
+                DirectoryBlobStore.metadataPath(of: "c.png"), "a/b.png", "c.png",
+            ].sorted())
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("s/.dumpkit/tmp")), [])
     }
 
@@ -122,7 +136,9 @@ final class BlobStoreTests: XCTestCase {
             DispatchQueue.concurrentPerform(iterations: 2) { writer in
                 for (index, name) in names.enumerated() {
                     do {
-                        _ = try contents[writer].withUnsafeBytes { try stores[writer].put($0, metadata: metadata[writer][index], replacing: true) }
+                        _ = try contents[writer].withUnsafeBytes {
+                            try stores[writer].put($0, metadata: metadata[writer][index], replacing: true)
+                        }
                     } catch {
                         errors.withLock { $0.append("\(name): \(error)") }
                     }
@@ -168,8 +184,10 @@ final class BlobStoreTests: XCTestCase {
                 XCTAssertEqual(($0 as? BlobNameError)?.reason, reason, String(reflecting: name))
             }
         }
-        for name in ["...", ".a/..b/c.", ".dumpkitx/a.png", "a/.dumpkit/b.png", "a", "写真/é.jpg", String(repeating: "a", count: 255) + "/b",
-                     #"a\b"#, #"a..\..b"#, #"...\x"#, #"a/.\b"#, "a/c:b", "1:x"] {
+        for name in [
+            "...", ".a/..b/c.", ".dumpkitx/a.png", "a/.dumpkit/b.png", "a", "写真/é.jpg", String(repeating: "a", count: 255) + "/b",
+            #"a\b"#, #"a..\..b"#, #"...\x"#, #"a/.\b"#, "a/c:b", "1:x",
+        ] {
             XCTAssertNoThrow(try BlobObjectName.validate(name), name)
         }
     }
@@ -196,14 +214,17 @@ final class BlobStoreTests: XCTestCase {
     func testNamesThatCouldLeaveTheStoreAreRefused() throws {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
-        let bad = ["", "/etc/x.png", "../x.png", "a/../../x.png", "a/./b.png", "a//b.png", "a/", "a\nb.png", "a\rb.png",
-                   ".dumpkit/meta/x.json", String(repeating: "a", count: 1025), "a\u{0}b"]
+        let bad = [
+            "", "/etc/x.png", "../x.png", "a/../../x.png", "a/./b.png", "a//b.png", "a/", "a\nb.png", "a\rb.png",
+            ".dumpkit/meta/x.json", String(repeating: "a", count: 1025), "a\u{0}b",
+        ]
         for name in bad {
             XCTAssertThrowsError(try put(store, name, [1]), String(reflecting: name)) { XCTAssertTrue($0 is BlobNameError, "\($0)") }
         }
         XCTAssertThrowsError(try put(store, String(repeating: "é", count: 512) + "/x.png", [1]))  // 1030 bytes
         // 1024 bytes (in segments the file system takes: at most 255 bytes each).
-        let longest = Array(repeating: String(repeating: "é", count: 125), count: 4).joined(separator: "/") + "/" + String(repeating: "a", count: 20)
+        let longest =
+            Array(repeating: String(repeating: "é", count: 125), count: 4).joined(separator: "/") + "/" + String(repeating: "a", count: 20)
         XCTAssertEqual(try put(store, longest, [1]), .stored)
         store.close()
         XCTAssertEqual(filesBelow(dir.path("s")).filter { !$0.hasPrefix(".dumpkit") }, [longest])
@@ -278,7 +299,9 @@ final class BlobStoreTests: XCTestCase {
 
     func testReadingOpensWithoutWritingAndComputesMissingMetadata() throws {
         let dir = try TemporaryDirectory()
-        XCTAssertThrowsError(try DirectoryBlobStore(directory: dir.path("nope"), writable: false)) { XCTAssertTrue("\($0)".contains("cannot open"), "\($0)") }
+        XCTAssertThrowsError(try DirectoryBlobStore(directory: dir.path("nope"), writable: false)) {
+            XCTAssertTrue("\($0)".contains("cannot open"), "\($0)")
+        }
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("nope")))
         // A plain copy of a bucket, without sidecars.
         try FileManager.default.createDirectory(atPath: dir.path("b/v1"), withIntermediateDirectories: true)

@@ -61,7 +61,10 @@ final class BucketScannerTests: XCTestCase {
         close(bad)
         // Rename it to a name with a lone 0xFF byte, which no String can hold.
         var target = Array((folder + "/bad-").utf8) + [0xFF, 0]
-        XCTAssertEqual(target.withUnsafeMutableBufferPointer { rename(folder + "/bad-\u{FFFD}", UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }, 0)
+        XCTAssertEqual(
+            target.withUnsafeMutableBufferPointer {
+                rename(folder + "/bad-\u{FFFD}", UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self))
+            }, 0)
         var scanner = BucketScanner(root: root, prefix: "", filter: PathFilter())
         scanner.threads = 4
         XCTAssertThrowsError(try scanner.scan()) { error in

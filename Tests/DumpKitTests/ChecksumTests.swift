@@ -12,7 +12,8 @@ final class ChecksumTests: XCTestCase {
         for n in 0..<70 {
             let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }
             let expected = Data(bytes).base64EncodedString()
-            XCTAssertEqual(bytes.withUnsafeBytes { Base64.encode($0, after: "data:image/png;base64,") }, "data:image/png;base64," + expected)
+            XCTAssertEqual(
+                bytes.withUnsafeBytes { Base64.encode($0, after: "data:image/png;base64,") }, "data:image/png;base64," + expected)
             XCTAssertEqual(bytes.withUnsafeBytes { Base64.encode($0, after: "") }, expected)
         }
     }
@@ -73,8 +74,11 @@ final class ChecksumTests: XCTestCase {
             XCTAssertEqual(digest, Array(Insecure.MD5.hash(data: message)), "length \(message.count)")
         }
         let known = MD5Batch.digests(of: [[], Array("abc".utf8), Array("message digest".utf8)])
-        XCTAssertEqual(known.map { Hex.lowercase($0) }, ["d41d8cd98f00b204e9800998ecf8427e", "900150983cd24fb0d6963f7d28e17f72", "f96b697d7cb7938d525a2f31aaf161d0"])
-        XCTAssertEqual(MD5Batch.digests(of: [Array("abc".utf8)]), [Array(Insecure.MD5.hash(data: Array("abc".utf8)))], "below minimumForLanes")
+        XCTAssertEqual(
+            known.map { Hex.lowercase($0) },
+            ["d41d8cd98f00b204e9800998ecf8427e", "900150983cd24fb0d6963f7d28e17f72", "f96b697d7cb7938d525a2f31aaf161d0"])
+        XCTAssertEqual(
+            MD5Batch.digests(of: [Array("abc".utf8)]), [Array(Insecure.MD5.hash(data: Array("abc".utf8)))], "below minimumForLanes")
         XCTAssertEqual(MD5Batch.digests(of: [[UInt8]]()), [])
     }
 
@@ -101,8 +105,9 @@ final class ChecksumTests: XCTestCase {
     }
 
     func testBlobMetadataRoundTrip() throws {
-        let m = BlobMetadata(name: "v1/todolist/-Ka/image1.jpg", size: 3, contentType: "image/jpeg", sha256: "ab", md5: "cd==", crc32c: "ef==",
-                             customMetadata: ["firebaseStorageDownloadTokens": "t-1"], cacheControl: "no-cache", updated: 1_480_000_000_000)
+        let m = BlobMetadata(
+            name: "v1/todolist/-Ka/image1.jpg", size: 3, contentType: "image/jpeg", sha256: "ab", md5: "cd==", crc32c: "ef==",
+            customMetadata: ["firebaseStorageDownloadTokens": "t-1"], cacheControl: "no-cache", updated: 1_480_000_000_000)
         XCTAssertEqual(try BlobMetadata(json: m.jsonValue), m)
         XCTAssertThrowsError(try BlobMetadata(json: .object(["name": .string("x")])))
     }

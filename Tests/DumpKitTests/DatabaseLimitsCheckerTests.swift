@@ -19,7 +19,8 @@ final class DatabaseLimitsCheckerTests: XCTestCase {
         let deep = String(repeating: "{\"d\":", count: 33) + "1" + String(repeating: "}", count: 33)
         let text = "{\"a.b\":1,\"ok\":{\"x$\":2},\"" + String(repeating: "k", count: 769) + "\":3,\"n\":1e400,\"deep\":" + deep + "}"
         let f = try check(text)
-        XCTAssertEqual(f.map(\.rule), ["limits:key-characters", "limits:key-characters", "limits:key-length", "limits:non-finite", "limits:depth"])
+        XCTAssertEqual(
+            f.map(\.rule), ["limits:key-characters", "limits:key-characters", "limits:key-length", "limits:non-finite", "limits:depth"])
         XCTAssertEqual(f[0].pointer, "/a.b")
         XCTAssertEqual(f[1].pointer, "/ok/x$")
         XCTAssertEqual(f[3].pointer, "/n")
@@ -32,9 +33,12 @@ final class DatabaseLimitsCheckerTests: XCTestCase {
     /// are found anywhere, and the first one is named.
     func testForbiddenBytesAnywhereInLongKeys() throws {
         let clean = String(repeating: "abcdefgh", count: 5)
-        for (key, named) in [(clean + "/", "'/'"), (String(clean.prefix(17)) + "]x", "']'"), ("-KVSAs1hM7KC#S43IOLg", "'#'"), (clean + "\\u007F", "control character 0x7F"),
-                             (String(clean.prefix(15)) + "\\u0001" + clean, "control character 0x1"), ("a[" + clean + ".", "'['"),
-                             ("abcdefg.", "'.'"), ("abcdefgh.", "'.'"), ("a.cdefgh/", "'.'"), ("abcdefgh$", "'$'"), ("ab.", "'.'")] {
+        for (key, named) in [
+            (clean + "/", "'/'"), (String(clean.prefix(17)) + "]x", "']'"), ("-KVSAs1hM7KC#S43IOLg", "'#'"),
+            (clean + "\\u007F", "control character 0x7F"),
+            (String(clean.prefix(15)) + "\\u0001" + clean, "control character 0x1"), ("a[" + clean + ".", "'['"),
+            ("abcdefg.", "'.'"), ("abcdefgh.", "'.'"), ("a.cdefgh/", "'.'"), ("abcdefgh$", "'$'"), ("ab.", "'.'"),
+        ] {
             let f = try check("{\"" + key + "\":1}")
             XCTAssertEqual(f.map(\.rule), ["limits:key-characters"], key)
             XCTAssertTrue(f.first?.message.contains("key contains " + named + ";") == true, "\(key): \(f)")
@@ -50,8 +54,9 @@ final class DatabaseLimitsCheckerTests: XCTestCase {
     }
 
     func testArraysWithHolesAndPushIDs() throws {
-        let f = try check(#"{"list":{"0":"a","2":"c"},"full":{"0":"a","1":"b"},"sparse":{"0":1,"9":2},"v1":{"todo":{"-KVSAs1hM7KCYS43IOLg":1,"bad id":2}}}"#,
-                          patterns: ["/v1/todo/{pushId}"])
+        let f = try check(
+            #"{"list":{"0":"a","2":"c"},"full":{"0":"a","1":"b"},"sparse":{"0":1,"9":2},"v1":{"todo":{"-KVSAs1hM7KCYS43IOLg":1,"bad id":2}}}"#,
+            patterns: ["/v1/todo/{pushId}"])
         XCTAssertEqual(f.map(\.rule), ["limits:array-with-holes", "limits:push-id"])
         XCTAssertEqual(f[0].pointer, "/list")
         XCTAssertEqual(f[0].severity, .warning)

@@ -1,12 +1,15 @@
-@testable import DumpKit
 import Foundation
 import JSONStream
 import TestSupport
 import XCTest
 
+@testable import DumpKit
+
 /// `DumpIndexJob`'s units and structure, and `ShardSpec` from flags and runners' variables.
 final class DumpIndexTests: XCTestCase {
-    private func index(_ json: String, records: [String] = [], depth: Int = 1, unitBytes: Int64 = 1 << 20) throws -> (entries: [DumpIndex.Entry], trailer: DumpIndex.Trailer, bytes: [UInt8]) {
+    private func index(_ json: String, records: [String] = [], depth: Int = 1, unitBytes: Int64 = 1 << 20) throws -> (
+        entries: [DumpIndex.Entry], trailer: DumpIndex.Trailer, bytes: [UInt8]
+    ) {
         let dir = try TemporaryDirectory()
         let input = dir.path("in.json")
         try Data(json.utf8).write(to: URL(fileURLWithPath: input))
@@ -52,7 +55,12 @@ final class DumpIndexTests: XCTestCase {
         let json = #"{"a":{"b":{"c":"xxxxxxxxxxxxxxxx","d":[1,2,3,4,5,6,7,8,9,10]},"e":"\u0041"},"f":[]}"#
         let r = try index(json, unitBytes: 12)
         XCTAssertTrue(r.trailer.hasPieces)
-        XCTAssertEqual(r.entries.map(\.pointer), ["/a/b/c", "/a/b/d/0", "/a/b/d/1", "/a/b/d/2", "/a/b/d/3", "/a/b/d/4", "/a/b/d/5", "/a/b/d/6", "/a/b/d/7", "/a/b/d/8", "/a/b/d/9", "/a/e", "/f"])
+        XCTAssertEqual(
+            r.entries.map(\.pointer),
+            [
+                "/a/b/c", "/a/b/d/0", "/a/b/d/1", "/a/b/d/2", "/a/b/d/3", "/a/b/d/4", "/a/b/d/5", "/a/b/d/6", "/a/b/d/7", "/a/b/d/8",
+                "/a/b/d/9", "/a/e", "/f",
+            ])
         XCTAssertEqual(try rebuilt(r), #"{"a":{"b":{"c":"xxxxxxxxxxxxxxxx","d":[1,2,3,4,5,6,7,8,9,10]},"e":"A"},"f":[]}"#)
         let whole = try index(json, depth: 0)
         XCTAssertEqual(whole.entries.map(\.pointer), [""])
@@ -60,7 +68,9 @@ final class DumpIndexTests: XCTestCase {
     }
 
     func testTheIndexRefusesDuplicateNamesAndCompressedInput() throws {
-        XCTAssertThrowsError(try index(#"{"a":{"x":1},"a":{"y":2}}"#, records: ["/{k}"])) { XCTAssertTrue($0 is DuplicateKeyError, "\($0)") }
+        XCTAssertThrowsError(try index(#"{"a":{"x":1},"a":{"y":2}}"#, records: ["/{k}"])) {
+            XCTAssertTrue($0 is DuplicateKeyError, "\($0)")
+        }
         let dir = try TemporaryDirectory()
         let input = dir.path("in.json")
         try Data(#"{"a":1}"#.utf8).write(to: URL(fileURLWithPath: input))
@@ -72,7 +82,9 @@ final class DumpIndexTests: XCTestCase {
     }
 
     func testShardsAreConsecutiveRunsOfUnits() {
-        let entries = (0..<100).map { DumpIndex.Entry(offset: Int64($0 * 10), length: 9, crc: 0, structure: "", pointer: "", kind: .content) }
+        let entries = (0..<100).map {
+            DumpIndex.Entry(offset: Int64($0 * 10), length: 9, crc: 0, structure: "", pointer: "", kind: .content)
+        }
         for n in [1, 2, 3, 8] {
             let shards = entries.map { DumpIndex.shard(of: $0, count: n, size: 1000) }
             XCTAssertEqual(shards, shards.sorted())
@@ -81,11 +93,18 @@ final class DumpIndexTests: XCTestCase {
     }
 
     func testShardSpecFromFlagsAndRunners() throws {
-        XCTAssertEqual(try ShardSpec.resolve(flag: "3/8", count: nil, environment: ["JOB_COMPLETION_INDEX": "1"]), try ShardSpec(index: 3, count: 8))
-        XCTAssertEqual(try ShardSpec.resolve(flag: nil, count: 4, environment: ["JOB_COMPLETION_INDEX": "1"]), try ShardSpec(index: 1, count: 4))
-        XCTAssertEqual(try ShardSpec.resolve(flag: nil, count: 5, environment: ["AWS_BATCH_JOB_ARRAY_INDEX": "4"]), try ShardSpec(index: 4, count: 5))
-        XCTAssertEqual(try ShardSpec.resolve(flag: nil, count: nil, environment: ["CLOUD_RUN_TASK_INDEX": "2", "CLOUD_RUN_TASK_COUNT": "3"]), try ShardSpec(index: 2, count: 3))
-        XCTAssertEqual(try ShardSpec.resolve(flag: nil, count: nil, environment: ["BATCH_TASK_INDEX": "0", "BATCH_TASK_COUNT": "2"]), try ShardSpec(index: 0, count: 2))
+        XCTAssertEqual(
+            try ShardSpec.resolve(flag: "3/8", count: nil, environment: ["JOB_COMPLETION_INDEX": "1"]), try ShardSpec(index: 3, count: 8))
+        XCTAssertEqual(
+            try ShardSpec.resolve(flag: nil, count: 4, environment: ["JOB_COMPLETION_INDEX": "1"]), try ShardSpec(index: 1, count: 4))
+        XCTAssertEqual(
+            try ShardSpec.resolve(flag: nil, count: 5, environment: ["AWS_BATCH_JOB_ARRAY_INDEX": "4"]), try ShardSpec(index: 4, count: 5))
+        XCTAssertEqual(
+            try ShardSpec.resolve(flag: nil, count: nil, environment: ["CLOUD_RUN_TASK_INDEX": "2", "CLOUD_RUN_TASK_COUNT": "3"]),
+            try ShardSpec(index: 2, count: 3))
+        XCTAssertEqual(
+            try ShardSpec.resolve(flag: nil, count: nil, environment: ["BATCH_TASK_INDEX": "0", "BATCH_TASK_COUNT": "2"]),
+            try ShardSpec(index: 0, count: 2))
         XCTAssertNil(try ShardSpec.resolve(flag: nil, count: nil, environment: [:]))
         for (flag, count, env, message) in [
             (nil, nil, ["AWS_BATCH_JOB_ARRAY_INDEX": "1"], "pass --shard-count N"),
@@ -95,7 +114,9 @@ final class DumpIndexTests: XCTestCase {
             (nil, 3, [:], "without a shard index"),
             ("1/4", 3, [:], "disagree"),
         ] as [(String?, Int?, [String: String], String)] {
-            XCTAssertThrowsError(try ShardSpec.resolve(flag: flag, count: count, environment: env)) { XCTAssertTrue("\($0)".contains(message), "\($0)") }
+            XCTAssertThrowsError(try ShardSpec.resolve(flag: flag, count: count, environment: env)) {
+                XCTAssertTrue("\($0)".contains(message), "\($0)")
+            }
         }
     }
 }

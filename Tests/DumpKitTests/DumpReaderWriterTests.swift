@@ -4,11 +4,14 @@ import XCTest
 
 /// Reading records out of a tree and writing the tree back around them.
 final class DumpReaderWriterTests: XCTestCase {
-    private let dump = #"{"meta":{"version":1},"v1":{"todolist":{"-Ka":{"title":"a","n":1},"-Kb":{"title":"b"},"-Kc":{"title":"c"}},"empty":{}},"list":[{"x":1},{"x":2}]}"#
+    private let dump =
+        #"{"meta":{"version":1},"v1":{"todolist":{"-Ka":{"title":"a","n":1},"-Kb":{"title":"b"},"-Kc":{"title":"c"}},"empty":{}},"list":[{"x":1},{"x":2}]}"#
 
     /// Runs `transform` over the records `patterns` match and returns the written tree.
-    private func rewrite(_ text: String, _ patterns: [String], options: JSONWriter.Options = .compact, moveTargets: [String] = [],
-                         transform: @escaping @Sendable (Record) throws -> [Record] = { [$0] }, concurrency: Int = 1) throws -> String {
+    private func rewrite(
+        _ text: String, _ patterns: [String], options: JSONWriter.Options = .compact, moveTargets: [String] = [],
+        transform: @escaping @Sendable (Record) throws -> [Record] = { [$0] }, concurrency: Int = 1
+    ) throws -> String {
         let reader = DumpReader(source: MemoryByteSource(text), patterns: try patterns.map { try PathPattern($0) })
         let sink = MemoryByteSink()
         let writer = try DumpWriter(writer: JSONWriter(sink: sink, options: options), moveTargets: moveTargets.map { try PathPattern($0) })
@@ -40,7 +43,10 @@ final class DumpReaderWriterTests: XCTestCase {
             return [Record(path: ["v2", "todolist", r.captures["id"]!], value: r.value)]
         }
         // /v1/todolist lost all its records and is left out; /v1/empty was empty already and stays.
-        XCTAssertEqual(out, #"{"meta":{"version":1},"v1":{"empty":{}},"list":[{"x":1},{"x":2}],"v2":{"todolist":{"-Ka":{"title":"a","n":1},"-Kc":{"title":"c"}}}}"# + "\n")
+        XCTAssertEqual(
+            out,
+            #"{"meta":{"version":1},"v1":{"empty":{}},"list":[{"x":1},{"x":2}],"v2":{"todolist":{"-Ka":{"title":"a","n":1},"-Kc":{"title":"c"}}}}"#
+                + "\n")
     }
 
     func testWindowedRecordsGiveTheSameOutputAsInline() throws {
@@ -56,8 +62,9 @@ final class DumpReaderWriterTests: XCTestCase {
         }
         for options in [JSONWriter.Options.compact, .canonical, JSONWriter.Options(pretty: true)] {
             let targets = ["/v2/todolist/{id}"]
-            XCTAssertEqual(try rewrite(dump, ["/v1/todolist/{id}"], options: options, moveTargets: targets, transform: moves, concurrency: 3),
-                           try rewrite(dump, ["/v1/todolist/{id}"], options: options, moveTargets: targets, transform: moves))
+            XCTAssertEqual(
+                try rewrite(dump, ["/v1/todolist/{id}"], options: options, moveTargets: targets, transform: moves, concurrency: 3),
+                try rewrite(dump, ["/v1/todolist/{id}"], options: options, moveTargets: targets, transform: moves))
         }
         for options in [JSONWriter.Options.compact, .canonical] {
             func ndjson(_ concurrency: Int) throws -> String {
@@ -74,31 +81,56 @@ final class DumpReaderWriterTests: XCTestCase {
 
     func testMovedRecordsJoinAnExistingObjectAndConflictsNameBothPointers() throws {
         // /meta exists: the records go into it, after its members, and it stays where it was.
-        let moved = try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/meta/{id}"]) { r in [Record(path: ["meta", r.captures["id"]!], value: r.value)] }
-        XCTAssertEqual(moved, #"{"meta":{"version":1,"-Ka":{"title":"a","n":1},"-Kb":{"title":"b"},"-Kc":{"title":"c"}},"v1":{"empty":{}},"list":[{"x":1},{"x":2}]}"# + "\n")
+        let moved = try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/meta/{id}"]) { r in
+            [Record(path: ["meta", r.captures["id"]!], value: r.value)]
+        }
+        XCTAssertEqual(
+            moved,
+            #"{"meta":{"version":1,"-Ka":{"title":"a","n":1},"-Kb":{"title":"b"},"-Kc":{"title":"c"}},"v1":{"empty":{}},"list":[{"x":1},{"x":2}]}"#
+                + "\n")
         // /meta/version holds a value: a conflict naming the record's source and target.
-        XCTAssertThrowsError(try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/meta/version"]) { r in
-            r.captures["id"] == "-Kb" ? [Record(path: ["meta", "version"], value: r.value)] : [r]
-        }) { e in
+        XCTAssertThrowsError(
+            try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/meta/version"]) { r in
+                r.captures["id"] == "-Kb" ? [Record(path: ["meta", "version"], value: r.value)] : [r]
+            }
+        ) { e in
             XCTAssertEqual("\(e)", "record /v1/todolist/-Kb moved to /meta/version: the input already has a value there")
         }
         // Two records moved to one path.
-        XCTAssertThrowsError(try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/one"]) { r in [Record(path: ["one"], value: r.value)] }) { e in
+        XCTAssertThrowsError(
+            try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/one"]) { r in [Record(path: ["one"], value: r.value)] }
+        ) { e in
             XCTAssertEqual("\(e)", "record /v1/todolist/-Kb moved to /one: record /v1/todolist/-Ka is moved there too")
         }
         // Below a value that is not an object (an array, a number).
-        XCTAssertThrowsError(try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/list/{id}"]) { r in [Record(path: ["list", r.captures["id"]!], value: r.value)] }) { e in
+        XCTAssertThrowsError(
+            try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/list/{id}"]) { r in
+                [Record(path: ["list", r.captures["id"]!], value: r.value)]
+            }
+        ) { e in
             XCTAssertEqual("\(e)", "record /v1/todolist/-Ka moved to /list/-Ka: /list is not an object")
         }
-        XCTAssertThrowsError(try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/meta/version/{id}"]) { r in [Record(path: ["meta", "version", r.captures["id"]!], value: r.value)] }) { e in
+        XCTAssertThrowsError(
+            try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/meta/version/{id}"]) { r in
+                [Record(path: ["meta", "version", r.captures["id"]!], value: r.value)]
+            }
+        ) { e in
             XCTAssertEqual("\(e)", "record /v1/todolist/-Ka moved to /meta/version/-Ka: /meta/version is not an object")
         }
         // Keys and depths the database forbids.
-        XCTAssertThrowsError(try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/{id}"]) { r in [Record(path: ["a.b" + r.captures["id"]!], value: r.value)] }) { e in
+        XCTAssertThrowsError(
+            try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/{id}"]) { r in
+                [Record(path: ["a.b" + r.captures["id"]!], value: r.value)]
+            }
+        ) { e in
             XCTAssertEqual("\(e)", "record /v1/todolist/-Ka moved to /a.b-Ka: key 'a.b-Ka' holds '.', which the database forbids in keys")
         }
         let deep = Array(repeating: "d", count: 32)
-        XCTAssertThrowsError(try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/" + deep.joined(separator: "/")]) { r in [Record(path: deep, value: r.value)] }) { e in
+        XCTAssertThrowsError(
+            try rewrite(dump, ["/v1/todolist/{id}"], moveTargets: ["/" + deep.joined(separator: "/")]) { r in
+                [Record(path: deep, value: r.value)]
+            }
+        ) { e in
             XCTAssertTrue("\(e)".hasSuffix("its value would end 33 keys deep, deeper than the database's 32"), "\(e)")
         }
     }
@@ -109,9 +141,15 @@ final class DumpReaderWriterTests: XCTestCase {
         let writer = try DumpWriter(writer: JSONWriter(sink: sink), moveTargets: [try PathPattern("/meta/{id}")])
         var conflicts: [MoveConflict] = []
         writer.onMoveConflict = { conflicts.append($0) }
-        try Pipeline(transformers: [ClosureTransformer(concurrency: 1) { r in [Record(path: ["meta", r.captures["id"] == "-Kb" ? "version" : r.captures["id"]!], value: r.value)] }])
-            .run(reader: reader, writer: writer)
-        XCTAssertEqual(sink.string, #"{"meta":{"version":1,"-Ka":{"title":"a","n":1},"-Kc":{"title":"c"}},"v1":{"empty":{}},"list":[{"x":1},{"x":2}]}"# + "\n")
+        try Pipeline(transformers: [
+            ClosureTransformer(concurrency: 1) { r in
+                [Record(path: ["meta", r.captures["id"] == "-Kb" ? "version" : r.captures["id"]!], value: r.value)]
+            }
+        ])
+        .run(reader: reader, writer: writer)
+        XCTAssertEqual(
+            sink.string,
+            #"{"meta":{"version":1,"-Ka":{"title":"a","n":1},"-Kc":{"title":"c"}},"v1":{"empty":{}},"list":[{"x":1},{"x":2}]}"# + "\n")
         XCTAssertEqual(conflicts.map(\.source), [["v1", "todolist", "-Kb"]])
         XCTAssertEqual(conflicts.first?.value, .object(["title": .string("b")]))
     }
@@ -120,13 +158,16 @@ final class DumpReaderWriterTests: XCTestCase {
         var members: [String] = []
         for i in 0..<500 { members.append("\"k\(i)\":{\"v\":\(i)}") }
         let text = "{\"a\":{" + members.joined(separator: ",") + "},\"z\":[1,{\"b\":2}]}"
-        let out = try rewrite(text, ["/a/{k}"], transform: { r in
-            usleep(UInt32.random(in: 0...300))
-            var v = r.value!.objectValue!
-            v["seen"] = .bool(true)
-            return [Record(path: r.path, value: .object(v))]
-        }, concurrency: 4)
-        let expected = "{\"a\":{" + (0..<500).map { "\"k\($0)\":{\"v\":\($0),\"seen\":true}" }.joined(separator: ",") + "},\"z\":[1,{\"b\":2}]}\n"
+        let out = try rewrite(
+            text, ["/a/{k}"],
+            transform: { r in
+                usleep(UInt32.random(in: 0...300))
+                var v = r.value!.objectValue!
+                v["seen"] = .bool(true)
+                return [Record(path: r.path, value: .object(v))]
+            }, concurrency: 4)
+        let expected =
+            "{\"a\":{" + (0..<500).map { "\"k\($0)\":{\"v\":\($0),\"seen\":true}" }.joined(separator: ",") + "},\"z\":[1,{\"b\":2}]}\n"
         XCTAssertEqual(out, expected)
     }
 
@@ -140,16 +181,19 @@ final class DumpReaderWriterTests: XCTestCase {
 
     func testCandidateReaderPassThroughValuesKeepEveryByte() throws {
         // Containers read into memory but holding no candidate reach the writer as values.
-        let text = #"{"a":{"x":{"s":"long enough","n":1.50},"y":{"s":"no","list":[true,null,"\u0000é"]},"z":"short"},"b":[{"s":"long enough too"},{}]}"#
+        let text =
+            #"{"a":{"x":{"s":"long enough","n":1.50},"y":{"s":"no","list":[true,null,"\u0000é"]},"z":"short"},"b":[{"s":"long enough too"},{}]}"#
         for concurrency in [1, 3] {
             // A tiny buffer limit: containers spill, the long strings are the records, the rest are values.
             let reader = CandidateReader(source: MemoryByteSource(text), selection: .strings { $0.count >= 10 }, bufferLimit: 8)
             let sink = MemoryByteSink()
             let seen = SeenPointers()
-            try Pipeline(transformers: [ClosureTransformer(concurrency: concurrency) { r in
-                seen.add(r.pointer)
-                return [r]
-            }]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            try Pipeline(transformers: [
+                ClosureTransformer(concurrency: concurrency) { r in
+                    seen.add(r.pointer)
+                    return [r]
+                }
+            ]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
             XCTAssertEqual(sink.string, text + "\n")
             XCTAssertEqual(seen.sorted, ["/a/x/s", "/b/0/s"])
         }
@@ -185,7 +229,8 @@ final class DumpReaderWriterTests: XCTestCase {
             try writer.finish()
             return sink.string
         }
-        let expected = #"{"v2":{"m00":{"x":1},"m01":"s","m02":[null],"t":{"-K1":true}},"keep":{"m10":{"x":1},"m11":"s","m12":[null]}}"# + "\n"
+        let expected =
+            #"{"v2":{"m00":{"x":1},"m01":"s","m02":[null],"t":{"-K1":true}},"keep":{"m10":{"x":1},"m11":"s","m12":[null]}}"# + "\n"
         XCTAssertEqual(try write(fromMemory: false), expected)
         XCTAssertEqual(try write(fromMemory: true), expected)
     }
@@ -194,10 +239,14 @@ final class DumpReaderWriterTests: XCTestCase {
         var members: [String] = []
         for i in 0..<200 { members.append("\"k\(i)\":\(i)") }
         let text = "{\"a\":{" + members.joined(separator: ",") + "}}"
-        XCTAssertThrowsError(try rewrite(text, ["/a/{k}"], transform: { r in
-            if r.captures["k"] == "k50" || r.captures["k"] == "k120" { throw UsageError("bad \(r.captures["k"]!)") }
-            return [r]
-        }, concurrency: 3)) { e in
+        XCTAssertThrowsError(
+            try rewrite(
+                text, ["/a/{k}"],
+                transform: { r in
+                    if r.captures["k"] == "k50" || r.captures["k"] == "k120" { throw UsageError("bad \(r.captures["k"]!)") }
+                    return [r]
+                }, concurrency: 3)
+        ) { e in
             XCTAssertTrue("\(e)".contains("bad k50"), "\(e)")
             XCTAssertTrue("\(e)".contains("/a/k50"), "\(e)")
         }
@@ -222,7 +271,8 @@ final class DumpReaderWriterTests: XCTestCase {
             v["seen"] = .bool(true)
             return [Record(path: r.path, value: .object(v))]
         }
-        try Pipeline(transformers: [split, mark]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink), moveTargets: [try PathPattern("/b/{k}")]))
+        try Pipeline(transformers: [split, mark]).run(
+            reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink), moveTargets: [try PathPattern("/b/{k}")]))
         let sizes = batches.sizes
         XCTAssertEqual(sizes.reduce(0, +), 2 * 105)  // 105 records kept, each twice
         XCTAssertTrue(sizes.allSatisfy { $0 <= 2 * Pipeline.batchRecords }, "\(sizes)")
@@ -245,7 +295,9 @@ final class DumpReaderWriterTests: XCTestCase {
             return [r]
         }
         let reader = DumpReader(source: MemoryByteSource(text), patterns: [try! PathPattern("/a/{k}")])
-        XCTAssertThrowsError(try Pipeline(transformers: [failing]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: MemoryByteSink())))) { e in
+        XCTAssertThrowsError(
+            try Pipeline(transformers: [failing]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: MemoryByteSink())))
+        ) { e in
             XCTAssertEqual("\(e)", "test-batch at /a/k40: bad k40")
         }
     }
@@ -263,7 +315,10 @@ final class DumpReaderWriterTests: XCTestCase {
 
     func testNDJSONOutOfOrderIsAnError() {
         let nd = "{\"path\":\"/a/x\",\"value\":1}\n{\"path\":\"/b/y\",\"value\":2}\n{\"path\":\"/a/z\",\"value\":3}\n"
-        XCTAssertThrowsError(try Pipeline().run(reader: NDJSONReader(source: MemoryByteSource(nd)), writer: DumpWriter(writer: JSONWriter(sink: MemoryByteSink())))) { e in
+        XCTAssertThrowsError(
+            try Pipeline().run(
+                reader: NDJSONReader(source: MemoryByteSource(nd)), writer: DumpWriter(writer: JSONWriter(sink: MemoryByteSink())))
+        ) { e in
             XCTAssertTrue("\(e)".contains("/a/z"), "\(e)")
         }
     }
@@ -271,27 +326,50 @@ final class DumpReaderWriterTests: XCTestCase {
     func testNDJSONRecordsAtOnePathAreRefusedWithBothLines() throws {
         func read(_ lines: [String]) throws -> String {
             let sink = MemoryByteSink()
-            try Pipeline().run(reader: NDJSONReader(source: MemoryByteSource(lines.joined(separator: "\n")), sourceName: "in.ndjson"),
-                               writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            try Pipeline().run(
+                reader: NDJSONReader(source: MemoryByteSource(lines.joined(separator: "\n")), sourceName: "in.ndjson"),
+                writer: DumpWriter(writer: JSONWriter(sink: sink)))
             return sink.string
         }
         let cases: [([String], String)] = [
-            ([#"{"path":"/a","value":1}"#, #"{"path":"/a","value":2}"#], "in.ndjson:2: record /a is at or inside the path of the record on line 1; a path can hold one value"),
-            ([#"{"path":"/a/x","value":1}"#, #"{"path":"/a/y","value":2}"#, #"{"path":"/a/x","value":3}"#], "in.ndjson:3: record /a/x is at or inside the path of the record on line 1; a path can hold one value"),
-            ([#"{"path":"/a/x","value":1}"#, #"{"path":"/a/x/z","value":2}"#], "in.ndjson:2: record /a/x/z is at or inside the path of the record on line 1; a path can hold one value"),
-            ([#"{"path":"/a/x/w","value":1}"#, #"{"path":"/a/x","value":2}"#], "in.ndjson:2: record /a/x is at or inside the path of the record on line 1; a path can hold one value"),
+            (
+                [#"{"path":"/a","value":1}"#, #"{"path":"/a","value":2}"#],
+                "in.ndjson:2: record /a is at or inside the path of the record on line 1; a path can hold one value"
+            ),
+            (
+                [#"{"path":"/a/x","value":1}"#, #"{"path":"/a/y","value":2}"#, #"{"path":"/a/x","value":3}"#],
+                "in.ndjson:3: record /a/x is at or inside the path of the record on line 1; a path can hold one value"
+            ),
+            (
+                [#"{"path":"/a/x","value":1}"#, #"{"path":"/a/x/z","value":2}"#],
+                "in.ndjson:2: record /a/x/z is at or inside the path of the record on line 1; a path can hold one value"
+            ),
+            (
+                [#"{"path":"/a/x/w","value":1}"#, #"{"path":"/a/x","value":2}"#],
+                "in.ndjson:2: record /a/x is at or inside the path of the record on line 1; a path can hold one value"
+            ),
         ]
         for (lines, message) in cases {
             XCTAssertThrowsError(try read(lines), "\(lines)") { XCTAssertEqual("\($0)", message) }
         }
         // Siblings, deeper paths below objects, and keys reused in other objects are fine.
-        XCTAssertEqual(try read([#"{"path":"/a/x/w","value":1}"#, #"{"path":"/a/x/v","value":2}"#, #"{"path":"/a/y","value":3}"#, #"{"path":"/b/x","value":4}"#]),
-                       #"{"a":{"x":{"w":1,"v":2},"y":3},"b":{"x":4}}"# + "\n")
+        XCTAssertEqual(
+            try read([
+                #"{"path":"/a/x/w","value":1}"#, #"{"path":"/a/x/v","value":2}"#, #"{"path":"/a/y","value":3}"#,
+                #"{"path":"/b/x","value":4}"#,
+            ]),
+            #"{"a":{"x":{"w":1,"v":2},"y":3},"b":{"x":4}}"# + "\n")
     }
 
     func testBadNDJSONLinesSayWhichLine() {
-        for (text, expect) in [("{\"path\":\"x\",\"value\":1}", "JSON Pointer"), ("{\"value\":1}", "missing \"path\""), ("[1]", "record 1"), ("{\"path\":\"/a\",\"value\":1}\n{\"path\":\"/b\",\"value\":", "2:")] {
-            XCTAssertThrowsError(try Pipeline().run(reader: NDJSONReader(source: MemoryByteSource(text)), writer: NDJSONWriter(writer: JSONWriter(sink: MemoryByteSink())))) { e in
+        for (text, expect) in [
+            ("{\"path\":\"x\",\"value\":1}", "JSON Pointer"), ("{\"value\":1}", "missing \"path\""), ("[1]", "record 1"),
+            ("{\"path\":\"/a\",\"value\":1}\n{\"path\":\"/b\",\"value\":", "2:"),
+        ] {
+            XCTAssertThrowsError(
+                try Pipeline().run(
+                    reader: NDJSONReader(source: MemoryByteSource(text)), writer: NDJSONWriter(writer: JSONWriter(sink: MemoryByteSink())))
+            ) { e in
                 XCTAssertTrue("\(e)".contains(expect), "\(text): \(e)")
             }
         }

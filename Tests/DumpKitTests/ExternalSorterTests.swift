@@ -38,14 +38,18 @@ final class ExternalSorterTests: XCTestCase {
     }
 
     func testPathKeysSortLikePathsInTheDatabaseOrder() throws {
-        let keys = ["", "0", "1", "2", "10", "-1", "-2147483648", "2147483647", "2147483648", "007", "-0", "a", "a\u{0}", "a\u{0}b", "ab", "b", "é", "\u{0}", "10a"]
+        let keys = [
+            "", "0", "1", "2", "10", "-1", "-2147483648", "2147483647", "2147483648", "007", "-0", "a", "a\u{0}", "a\u{0}b", "ab", "b", "é",
+            "\u{0}", "10a",
+        ]
         var random = SplitMix64(seed: 42)
         var paths: [[String]] = [[]]
         for _ in 0..<400 { paths.append((0..<Int.random(in: 1...3, using: &random)).map { _ in keys.randomElement(using: &random)! }) }
         func less(_ a: [String], _ b: [String]) -> Bool {
             for (x, y) in zip(a, b) where x != y {
                 var x = x, y = y
-                return x.withUTF8 { xb in y.withUTF8 { yb in DatabaseKeyOrder.less(UnsafeRawBufferPointer(xb), UnsafeRawBufferPointer(yb)) } }
+                return x.withUTF8 { xb in y.withUTF8 { yb in DatabaseKeyOrder.less(UnsafeRawBufferPointer(xb), UnsafeRawBufferPointer(yb)) }
+                }
             }
             return a.count < b.count
         }

@@ -25,7 +25,8 @@ final class MigratePropertyTests: XCTestCase {
             var random = SplitMix64(seed: seed)
             let dump = RandomDump.make(&random)
             let plans = RandomPlan.chain(&random)
-            let message = "seed \(seed) (replay: DUMPKIT_PROPERTY_SEED=\(seed)); dump \(try compact(dump)); plans:\n\(plans.joined(separator: "\n---\n"))"
+            let message =
+                "seed \(seed) (replay: DUMPKIT_PROPERTY_SEED=\(seed)); dump \(try compact(dump)); plans:\n\(plans.joined(separator: "\n---\n"))"
             // Every other seed migrates on three worker threads: the same bytes either way.
             let jobs = seed % 2 == 0 ? 1 : 3
             let forward = try check(dump, plans, reverse: false, jobs: jobs, dir: dir, message)
@@ -48,7 +49,8 @@ final class MigratePropertyTests: XCTestCase {
     }
 
     /// Runs `migrate` (the real job, on files) and the oracle; returns the streamed output.
-    private func check(_ dump: JSONValue, _ planTexts: [String], reverse: Bool, jobs: Int, dir: TemporaryDirectory, _ message: String) throws
+    private func check(_ dump: JSONValue, _ planTexts: [String], reverse: Bool, jobs: Int, dir: TemporaryDirectory, _ message: String)
+        throws
         -> (output: JSONValue, hadMoves: Bool, conflicts: Int)
     {
         let input = dir.path("in.json")
@@ -88,7 +90,9 @@ final class MigratePropertyTests: XCTestCase {
             let lines = String(decoding: try contents(job.rejectsPath!), as: UTF8.self).split(separator: "\n")
             for line in lines {
                 let reject = try PlanFixtures.json(String(line))
-                if reject[segment: "operation"] == .string("move"), case .string(let pointer)? = reject[segment: "pointer"] { conflicts.append(pointer) }
+                if reject[segment: "operation"] == .string("move"), case .string(let pointer)? = reject[segment: "pointer"] {
+                    conflicts.append(pointer)
+                }
             }
         }
         XCTAssertEqual(conflicts.sorted(), expected.conflicts.sorted(), "conflicts\n" + message)
@@ -99,7 +103,9 @@ final class MigratePropertyTests: XCTestCase {
     /// back, then moved ones in path order, each into the deepest object on its way (a conflict when
     /// its path holds a value, lies below a value that is not an object, or lies at or below a
     /// record moved before it). `inPlace` is the result written in place, for plans without moves.
-    static func oracle(_ tree: JSONValue, _ plans: [MigrationPlan]) throws -> (tree: JSONValue, inPlace: JSONValue, conflicts: [String], records: Int) {
+    static func oracle(_ tree: JSONValue, _ plans: [MigrationPlan]) throws -> (
+        tree: JSONValue, inPlace: JSONValue, conflicts: [String], records: Int
+    ) {
         let runner = PlanRunner(plans: plans, onError: .keep)
         var result = tree
         var inPlace = tree
@@ -185,7 +191,9 @@ enum RandomDump {
             } else if Int.random(in: 0..<6, using: &random) == 0 {
                 o[key] = .object(["h": .string("deep"), "n": .number(JSONNumber(Int.random(in: 0..<9, using: &random)))])
             } else {
-                o[key] = Bool.random(using: &random) ? .string("s\(Int.random(in: 0..<9, using: &random))") : .number(JSONNumber(Int.random(in: 0..<9, using: &random)))
+                o[key] =
+                    Bool.random(using: &random)
+                    ? .string("s\(Int.random(in: 0..<9, using: &random))") : .number(JSONNumber(Int.random(in: 0..<9, using: &random)))
             }
         }
         return .object(o)

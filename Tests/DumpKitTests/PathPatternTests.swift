@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import DumpKit
 
 final class PathPatternTests: XCTestCase {

@@ -8,7 +8,9 @@ import XCTest
 /// docs/PLANS.md and the operation catalog agree: every operation has its section, every section
 /// names operations, and every example of the operations section loads and runs.
 final class PlanDocsTests: XCTestCase {
-    private var docs: String { (try? String(contentsOf: TestData.projectRoot.appendingPathComponent("docs/PLANS.md"), encoding: .utf8)) ?? "" }
+    private var docs: String {
+        (try? String(contentsOf: TestData.projectRoot.appendingPathComponent("docs/PLANS.md"), encoding: .utf8)) ?? ""
+    }
 
     /// The text of the section headed `## title`, up to the next `## ` heading.
     private func section(_ title: String) throws -> Substring {
@@ -55,10 +57,14 @@ final class PlanDocsTests: XCTestCase {
              "level": 1, "legacy": 1, "meta": {"tmp": 1, "created": 2}, "image1": "a", "image2": "b", "images": ["x"],
              "photo": {"name": "1482814956123"}, "title": "t"}
             """#
-        try Data(#"{"v1": {"todolist": {"-KZy__8VkJ6DHmJYPkt0": \#(record)}}, "posts": {"p": {"spam": true}}, "v2": {"todolist": {"-K1": {"images": ["y"]}}}}"#.utf8)
-            .write(to: dir.url.appendingPathComponent("dump.json"))
+        try Data(
+            #"{"v1": {"todolist": {"-KZy__8VkJ6DHmJYPkt0": \#(record)}}, "posts": {"p": {"spam": true}}, "v2": {"todolist": {"-K1": {"images": ["y"]}}}}"#
+                .utf8
+        )
+        .write(to: dir.url.appendingPathComponent("dump.json"))
         for (i, steps) in examples.enumerated() {
-            let plan = "name: example\nfrom: v1\nto: v2\nsteps:\n" + steps.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
+            let plan =
+                "name: example\nfrom: v1\nto: v2\nsteps:\n" + steps.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
             try Data(plan.utf8).write(to: dir.url.appendingPathComponent("plan\(i).yaml"))
             var job = MigrateJob(input: dir.path("dump.json"), output: dir.path("out\(i).json"), planPaths: [dir.path("plan\(i).yaml")])
             job.onError = .keep
@@ -67,7 +73,8 @@ final class PlanDocsTests: XCTestCase {
             do {
                 let summary = try job.run()
                 XCTAssertTrue(FileManager.default.fileExists(atPath: dir.path("out\(i).json")), steps)
-                XCTAssertFalse(summary.nothingToDo && summary.warnings.isEmpty && !steps.contains("extract-blobs"), "changed nothing:\n\(steps)")
+                XCTAssertFalse(
+                    summary.nothingToDo && summary.warnings.isEmpty && !steps.contains("extract-blobs"), "changed nothing:\n\(steps)")
             } catch {
                 XCTFail("\(error)\n\(steps)")
             }

@@ -82,17 +82,22 @@ final class PlanLoadingTests: XCTestCase {
         XCTAssertEqual(runner.blobExtractions.map(\.step.index), [3])
         XCTAssertEqual(runner.stats.steps.count, 2)
         XCTAssertEqual(
-            error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: { name: \"b/{uid}.{ext}\" }\n")?.description,
-            "todolist.yaml:7:32: step 1: 'name' uses {uid}, which is neither a capture of the step's pattern nor one of {sha256}, {ext}, {field}, {key}, {path}, {record}")
-        XCTAssertNil(error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: { name: \"{path}.{ext}\" }\n"))
+            error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: { name: \"b/{uid}.{ext}\" }\n")?
+                .description,
+            "todolist.yaml:7:32: step 1: 'name' uses {uid}, which is neither a capture of the step's pattern nor one of {sha256}, {ext}, {field}, {key}, {path}, {record}"
+        )
+        XCTAssertNil(
+            error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: { name: \"{path}.{ext}\" }\n"))
         XCTAssertEqual(
-            error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: { name: \"{record}.{ext}\" }\n")?.message,
+            error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: { name: \"{record}.{ext}\" }\n")?
+                .message,
             "'name' must contain {sha256}, {key}, {field} or {path}, or every blob would get the same name")
         XCTAssertEqual(
             error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops:\n      - extract-blobs: {}\n      - drop: a\n")?.message,
             "'extract-blobs' must be the only operation of its step (the blob extractor runs it after the migration)")
         XCTAssertEqual(
-            error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops: [extract-blobs]\n  - match: /y/{id}\n    ops: [delete]\n")?.message,
+            error("name: p\nfrom: a\nto: b\nsteps:\n  - match: /x/{id}\n    ops: [extract-blobs]\n  - match: /y/{id}\n    ops: [delete]\n")?
+                .message,
             "comes after the extract-blobs step 1, which runs after the migration; put extract-blobs steps last")
         XCTAssertThrowsError(try plan.reversed()) { error in
             XCTAssertTrue("\(error)".contains("cannot reverse 'extract-blobs'"), "\(error)")
@@ -122,7 +127,8 @@ final class PlanLoadingTests: XCTestCase {
         XCTAssertEqual(plan.steps[0].operations[2].location, PlanLocation(line: 11, column: 11))
         let bad = json.replacingOccurrences(of: "\"renam", with: "\"renam")
             .replacingOccurrences(of: "{ \"rename\"", with: "{ \"renam\"")
-        XCTAssertEqual(error(bad, file: "plan.json")?.description, "plan.json:9:11: step 1: unknown operation 'renam' (did you mean 'rename'?)")
+        XCTAssertEqual(
+            error(bad, file: "plan.json")?.description, "plan.json:9:11: step 1: unknown operation 'renam' (did you mean 'rename'?)")
         XCTAssertEqual(error("{\"name\": \"x\",\n  \"from\": 1,,}", file: "plan.json")?.line, 2)
     }
 
@@ -141,7 +147,8 @@ final class PlanLoadingTests: XCTestCase {
                 ops:
                   - renam: { a: b }
             """
-        XCTAssertEqual(error(yaml)?.description, "todolist.yaml:12:9: step 2 ('todolist'): unknown operation 'renam' (did you mean 'rename'?)")
+        XCTAssertEqual(
+            error(yaml)?.description, "todolist.yaml:12:9: step 2 ('todolist'): unknown operation 'renam' (did you mean 'rename'?)")
     }
 
     func testBrokenYAMLReportsItsPosition() {
@@ -169,7 +176,8 @@ final class PlanLoadingTests: XCTestCase {
         XCTAssertEqual(e?.file, "todolist.yaml")
         XCTAssertNotNil(e?.line)
 
-        let shared = "name: x\nfrom: v1\nto: v2\nsteps:\n  - match: /a/{id}\n    ops:\n      - default: &d { x: 1, y: 2 }\n"
+        let shared =
+            "name: x\nfrom: v1\nto: v2\nsteps:\n  - match: /a/{id}\n    ops:\n      - default: &d { x: 1, y: 2 }\n"
             + "  - match: /b/{id}\n    ops:\n      - default: *d\n"
         XCTAssertNil(error(shared))
     }
@@ -180,43 +188,92 @@ final class PlanLoadingTests: XCTestCase {
         }
         let at = "todolist.yaml:8"
         XCTAssertEqual(op("convert: { field: n, to: 5 }"), "\(at):34: step 1 ('s'): 'to' must be a string, not an integer")
-        XCTAssertEqual(op("convert: { field: n, to: integr }"), "\(at):34: step 1 ('s'): 'to' must be one of 'string', 'number', 'integer', 'boolean', 'date', 'seconds', 'milliseconds', not 'integr' (did you mean 'integer'?)")
-        XCTAssertEqual(op("convert: { field: n, to: integer, exact: yes }"), "\(at):50: step 1 ('s'): 'exact' must be true or false, not a string")
-        XCTAssertEqual(op("convert: { feild: n, to: integer }"), "\(at):20: step 1 ('s'): unknown option 'feild' for 'convert' (it takes field, from, to, format, time-zone, exact) (did you mean 'field'?)")
+        XCTAssertEqual(
+            op("convert: { field: n, to: integr }"),
+            "\(at):34: step 1 ('s'): 'to' must be one of 'string', 'number', 'integer', 'boolean', 'date', 'seconds', 'milliseconds', not 'integr' (did you mean 'integer'?)"
+        )
+        XCTAssertEqual(
+            op("convert: { field: n, to: integer, exact: yes }"), "\(at):50: step 1 ('s'): 'exact' must be true or false, not a string")
+        XCTAssertEqual(
+            op("convert: { feild: n, to: integer }"),
+            "\(at):20: step 1 ('s'): unknown option 'feild' for 'convert' (it takes field, from, to, format, time-zone, exact) (did you mean 'field'?)"
+        )
         XCTAssertEqual(op("convert: { to: integer }"), "\(at):18: step 1 ('s'): 'convert' needs the option 'field'")
-        XCTAssertEqual(op("convert: { field: n, from: number, to: date }"), "\(at):18: step 1 ('s'): cannot convert number to date (number converts to string)")
-        XCTAssertEqual(op("convert: { field: d, from: date, to: seconds }"), "\(at):18: step 1 ('s'): date conversions need 'format' (e.g. \"yyyy/MM/dd HH:mm:ss\") and 'time-zone' (e.g. Asia/Tokyo)")
-        XCTAssertEqual(op("convert: { field: d, from: date, to: seconds, format: yyyy/MM/dd, time-zone: Mars/Olympus }"), "\(at):63: step 1 ('s'): unknown time zone 'Mars/Olympus' (use an IANA name such as Asia/Tokyo, UTC, or an offset such as +09:00)")
-        XCTAssertEqual(op("convert: { field: d, from: date, to: seconds, format: yyyy/MM/dd hh, time-zone: UTC }"), "\(at):63: step 1 ('s'): unsupported field 'hh' in date format 'yyyy/MM/dd hh' (use yyyy MM M dd d HH H mm ss SSS XXX, and quotes for literal letters)")
-        XCTAssertEqual(op("convert: { field: n, to: integer, format: x }"), "\(at):51: step 1 ('s'): 'format' and 'time-zone' only apply to conversions from or to date")
-        XCTAssertEqual(op("map: { field: p, values: done }"), "\(at):34: step 1 ('s'): 'values' must be a mapping (from: to) or a list of [from, to] pairs")
-        XCTAssertEqual(op("map: { field: p, values: { a: x, b: y }, unmapped: default }"), "\(at):14: step 1 ('s'): 'unmapped: default' needs the option 'default' (the value to use)")
+        XCTAssertEqual(
+            op("convert: { field: n, from: number, to: date }"),
+            "\(at):18: step 1 ('s'): cannot convert number to date (number converts to string)")
+        XCTAssertEqual(
+            op("convert: { field: d, from: date, to: seconds }"),
+            "\(at):18: step 1 ('s'): date conversions need 'format' (e.g. \"yyyy/MM/dd HH:mm:ss\") and 'time-zone' (e.g. Asia/Tokyo)")
+        XCTAssertEqual(
+            op("convert: { field: d, from: date, to: seconds, format: yyyy/MM/dd, time-zone: Mars/Olympus }"),
+            "\(at):63: step 1 ('s'): unknown time zone 'Mars/Olympus' (use an IANA name such as Asia/Tokyo, UTC, or an offset such as +09:00)"
+        )
+        XCTAssertEqual(
+            op("convert: { field: d, from: date, to: seconds, format: yyyy/MM/dd hh, time-zone: UTC }"),
+            "\(at):63: step 1 ('s'): unsupported field 'hh' in date format 'yyyy/MM/dd hh' (use yyyy MM M dd d HH H mm ss SSS XXX, and quotes for literal letters)"
+        )
+        XCTAssertEqual(
+            op("convert: { field: n, to: integer, format: x }"),
+            "\(at):51: step 1 ('s'): 'format' and 'time-zone' only apply to conversions from or to date")
+        XCTAssertEqual(
+            op("map: { field: p, values: done }"),
+            "\(at):34: step 1 ('s'): 'values' must be a mapping (from: to) or a list of [from, to] pairs")
+        XCTAssertEqual(
+            op("map: { field: p, values: { a: x, b: y }, unmapped: default }"),
+            "\(at):14: step 1 ('s'): 'unmapped: default' needs the option 'default' (the value to use)")
         XCTAssertEqual(op("rename: [a, b]"), "\(at):17: step 1 ('s'): the fields of 'rename' (old: new) must be a mapping, not a list")
         XCTAssertEqual(op("rename: { a: a/b }"), "\(at):19: step 1 ('s'): cannot rename 'a' to 'a/b': one contains the other")
-        XCTAssertEqual(op("drop: [a, '']"), "\(at):19: step 1 ('s'): each item of the fields of 'drop' '' is not a field path (keys separated by '/', none empty)")
+        XCTAssertEqual(
+            op("drop: [a, '']"),
+            "\(at):19: step 1 ('s'): each item of the fields of 'drop' '' is not a field path (keys separated by '/', none empty)")
         XCTAssertEqual(op("default: { a: null }"), "\(at):23: step 1 ('s'): the default of 'a' is null, which the database cannot hold")
-        XCTAssertEqual(op("collect: { fields: [a, a], into: b }"), "\(at):28: step 1 ('s'): 'a' is listed twice or inside another listed field")
-        XCTAssertEqual(op("backfill: { field: c, unit: hours }"), "\(at):37: step 1 ('s'): 'unit' must be one of 'milliseconds', 'seconds', not 'hours'")
-        XCTAssertEqual(op("normalize-file: { field: f, shape: url }"), "\(at):44: step 1 ('s'): 'shape' must be one of 'object', 'name', 'bare-names', not 'url'")
-        XCTAssertEqual(op("move: /b/{other}"), "\(at):15: step 1 ('s'): the target uses {other}, which the pattern /a/{id} does not capture")
+        XCTAssertEqual(
+            op("collect: { fields: [a, a], into: b }"), "\(at):28: step 1 ('s'): 'a' is listed twice or inside another listed field")
+        XCTAssertEqual(
+            op("backfill: { field: c, unit: hours }"),
+            "\(at):37: step 1 ('s'): 'unit' must be one of 'milliseconds', 'seconds', not 'hours'")
+        XCTAssertEqual(
+            op("normalize-file: { field: f, shape: url }"),
+            "\(at):44: step 1 ('s'): 'shape' must be one of 'object', 'name', 'bare-names', not 'url'")
+        XCTAssertEqual(
+            op("move: /b/{other}"), "\(at):15: step 1 ('s'): the target uses {other}, which the pattern /a/{id} does not capture")
         XCTAssertEqual(op("move: /b/*"), "\(at):15: step 1 ('s'): a move target cannot contain '*': it must name one path")
-        XCTAssertEqual(op("extract-blobs: { min-bytes: -1 }"), "\(at):37: step 1 ('s'): 'min-bytes' must be a whole number of at least 0, not an integer '-1'")
-        XCTAssertEqual(op("[drop, a]"), "\(at):9: step 1 ('s'): an operation is a mapping of one key, its name, to its options (e.g. '- rename: { old: new }'), not a list")
+        XCTAssertEqual(
+            op("extract-blobs: { min-bytes: -1 }"),
+            "\(at):37: step 1 ('s'): 'min-bytes' must be a whole number of at least 0, not an integer '-1'")
+        XCTAssertEqual(
+            op("[drop, a]"),
+            "\(at):9: step 1 ('s'): an operation is a mapping of one key, its name, to its options (e.g. '- rename: { old: new }'), not a list"
+        )
     }
 
     func testBadStepsAndPlans() {
         let head = "name: x\nfrom: v1\nto: v2\n"
         XCTAssertEqual(error("name: x\nto: v2\nsteps: []\n")?.description, "todolist.yaml:1:1: a plan needs 'from'")
         XCTAssertEqual(error(head + "steps: []\n")?.description, "todolist.yaml:4:8: 'steps' must not be empty")
-        XCTAssertEqual(error(head + "stpes: []\n")?.description, "todolist.yaml:4:1: unknown key 'stpes' in a plan (a plan has name, description, from, to, steps) (did you mean 'steps'?)")
-        XCTAssertEqual(error(head + "steps:\n  - ops: [delete]\n")?.description, "todolist.yaml:5:5: step 1: a step needs 'match' (a path pattern or a list of them)")
-        XCTAssertEqual(error(head + "steps:\n  - match: v1/a\n    ops: [delete]\n")?.description, "todolist.yaml:5:12: step 1: invalid path pattern 'v1/a': a pattern starts with '/'")
-        XCTAssertEqual(error(head + "steps:\n  - match: /a//b\n    ops: [delete]\n")?.message, "invalid path pattern '/a//b': empty segment")
+        XCTAssertEqual(
+            error(head + "stpes: []\n")?.description,
+            "todolist.yaml:4:1: unknown key 'stpes' in a plan (a plan has name, description, from, to, steps) (did you mean 'steps'?)")
+        XCTAssertEqual(
+            error(head + "steps:\n  - ops: [delete]\n")?.description,
+            "todolist.yaml:5:5: step 1: a step needs 'match' (a path pattern or a list of them)")
+        XCTAssertEqual(
+            error(head + "steps:\n  - match: v1/a\n    ops: [delete]\n")?.description,
+            "todolist.yaml:5:12: step 1: invalid path pattern 'v1/a': a pattern starts with '/'")
+        XCTAssertEqual(
+            error(head + "steps:\n  - match: /a//b\n    ops: [delete]\n")?.message, "invalid path pattern '/a//b': empty segment")
         XCTAssertEqual(error(head + "steps:\n  - match: /a/{id}\n    ops: []\n")?.message, "'ops' must not be empty")
-        XCTAssertEqual(error(head + "steps:\n  - match: /a/{id}\n    op: [delete]\n")?.message, "unknown key 'op' in a step (a step has name, match, where, ops, inverse) (did you mean 'ops'?)")
-        XCTAssertEqual(error(head + "steps:\n  - match: /a/{id}\n    where: { a: { like: x } }\n    ops: [delete]\n")?.message, "unknown option 'like' for 'where a' (it takes equals, exists, in, matches, type)")
+        XCTAssertEqual(
+            error(head + "steps:\n  - match: /a/{id}\n    op: [delete]\n")?.message,
+            "unknown key 'op' in a step (a step has name, match, where, ops, inverse) (did you mean 'ops'?)")
+        XCTAssertEqual(
+            error(head + "steps:\n  - match: /a/{id}\n    where: { a: { like: x } }\n    ops: [delete]\n")?.message,
+            "unknown option 'like' for 'where a' (it takes equals, exists, in, matches, type)")
         XCTAssertEqual(error(head + "steps:\n  - match: /a/{id}\n    where: { a: { matches: '(' } }\n    ops: [delete]\n")?.line, 6)
-        XCTAssertEqual(error(head + "steps:\n  - match: /a/{id}\n    ops: [delete]\n    inverse: [extract-blobs]\n")?.message, "'extract-blobs' cannot be part of an 'inverse'")
+        XCTAssertEqual(
+            error(head + "steps:\n  - match: /a/{id}\n    ops: [delete]\n    inverse: [extract-blobs]\n")?.message,
+            "'extract-blobs' cannot be part of an 'inverse'")
     }
 
     func testYAMLScalarsFollowTheCoreSchema() throws {
@@ -234,7 +291,9 @@ final class PlanLoadingTests: XCTestCase {
         let map = try XCTUnwrap(plan.steps[0].operations[0] as? MapOperation)
         XCTAssertEqual(map.table.map(\.from), [.string("yes"), .string("no"), .string("on"), .string("2016-12-27"), .number("7")])
         XCTAssertEqual(map.table.map(\.to), [.bool(true), .bool(false), .number("1"), .string("date"), .string("seven")])
-        XCTAssertEqual(error("name: x\nfrom: a\nto: b\nsteps:\n  - match: /a/{id}\n    ops:\n      - default: { a: .inf }\n")?.message, "'.inf' is not a number JSON can hold")
+        XCTAssertEqual(
+            error("name: x\nfrom: a\nto: b\nsteps:\n  - match: /a/{id}\n    ops:\n      - default: { a: .inf }\n")?.message,
+            "'.inf' is not a number JSON can hold")
     }
 
     func testWarningsForStepsThatCanNeverMatch() throws {
@@ -303,7 +362,8 @@ final class PlanLoadingTests: XCTestCase {
         XCTAssertEqual(iso.milliseconds(from: "2016-12-14T01:30:00Z"), 1_481_679_000_000)
         XCTAssertEqual(iso.milliseconds(from: "2016-12-13T20:30:00-05:00"), 1_481_679_000_000)
         XCTAssertEqual(iso.string(fromMilliseconds: 1_481_679_000_000), "2016-12-14T10:30:00+09:00")
-        XCTAssertEqual(try DateTemplate(format: "yyyy-MM-dd'T'HH:mm:ssXXX", timeZone: "UTC").string(fromMilliseconds: 0), "1970-01-01T00:00:00Z")
+        XCTAssertEqual(
+            try DateTemplate(format: "yyyy-MM-dd'T'HH:mm:ssXXX", timeZone: "UTC").string(fromMilliseconds: 0), "1970-01-01T00:00:00Z")
         XCTAssertNil(iso.milliseconds(from: "2016-12-14T10:30:00+0900"))
         XCTAssertNil(iso.milliseconds(from: "2016-12-14T10:30:00"))
         XCTAssertThrowsError(try DateTemplate(format: "MM/dd", timeZone: "UTC"))

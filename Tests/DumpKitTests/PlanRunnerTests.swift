@@ -6,7 +6,9 @@ import XCTest
 /// Every operation, the on-error policies, conditions, stats and reversal, on single records.
 final class PlanRunnerTests: XCTestCase {
     /// A one-step plan over `/items/{id}` with the given operations (YAML list items) and `where`.
-    private func plan(_ ops: String, where conditions: String? = nil, match: String = "/items/{id}", inverse: String? = nil) throws -> MigrationPlan {
+    private func plan(_ ops: String, where conditions: String? = nil, match: String = "/items/{id}", inverse: String? = nil) throws
+        -> MigrationPlan
+    {
         var yaml = "name: t\nfrom: v1\nto: v2\nsteps:\n  - name: s\n    match: \(match)\n"
         if let conditions { yaml += "    where: \(conditions)\n" }
         yaml += "    ops:\n" + ops.split(separator: "\n").map { "      " + $0 }.joined(separator: "\n") + "\n"
@@ -15,7 +17,9 @@ final class PlanRunnerTests: XCTestCase {
     }
 
     /// Runs `ops` on one record at `/items/<key>` and returns the result.
-    private func run(_ ops: String, _ json: String, key: String = "-KZy__8VkJ6DHmJYPkt0", policy: OnErrorPolicy = .keep, where conditions: String? = nil) throws -> MigrationResult {
+    private func run(
+        _ ops: String, _ json: String, key: String = "-KZy__8VkJ6DHmJYPkt0", policy: OnErrorPolicy = .keep, where conditions: String? = nil
+    ) throws -> MigrationResult {
         let runner = PlanRunner(plans: [try plan(ops, where: conditions)], onError: policy)
         return try runner.apply(Record(path: ["items", key], value: try PlanFixtures.json(json)))
     }
@@ -30,18 +34,21 @@ final class PlanRunnerTests: XCTestCase {
         // has its old name under the record's old path, the output pointer the new ones.
         let first = try plan("- rename: { photo_count: count }\n- convert: { field: count, from: string, to: integer }")
         let second = try PlanFixtures.plan(
-            "name: u\nfrom: v2\nto: v3\nsteps:\n  - match: /items/{id}\n    ops:\n      - rename: { count: photoCount }\n      - move: /v3/items/{id}\n")
+            "name: u\nfrom: v2\nto: v3\nsteps:\n  - match: /items/{id}\n    ops:\n      - rename: { count: photoCount }\n      - move: /v3/items/{id}\n"
+        )
         let runner = PlanRunner(plans: [first, second], onError: .keep)
         let r = try runner.apply(Record(path: ["items", "k"], value: try PlanFixtures.json(#"{"photo_count":"two"}"#)))
         XCTAssertEqual(r.rejects.map(\.pointer), ["/items/k/photo_count"])
         XCTAssertEqual(r.rejects.map(\.outputPointer), ["/v3/items/k/photoCount"])
         // Collected fields are named by the field they came from; a deleted record has no output pointer.
-        let collected = try run("- collect: { fields: [a, b], into: list }\n- map: { field: list/1, values: { x: y }, unmapped: fail }", #"{"a":"x","b":"z"}"#)
+        let collected = try run(
+            "- collect: { fields: [a, b], into: list }\n- map: { field: list/1, values: { x: y }, unmapped: fail }", #"{"a":"x","b":"z"}"#)
         XCTAssertEqual(collected.rejects.map(\.pointer), ["/items/-KZy__8VkJ6DHmJYPkt0/b"])
         XCTAssertEqual(collected.rejects.map(\.outputPointer), ["/items/-KZy__8VkJ6DHmJYPkt0/list/1"])
         let skipped = try run("- convert: { field: n, from: string, to: integer }", #"{"n":"x"}"#, policy: .skip)
         XCTAssertEqual(skipped.rejects.map(\.outputPointer), ["/items/-KZy__8VkJ6DHmJYPkt0/n"])
-        let spread = try run("- spread: { field: list, into: [a, b] }\n- convert: { field: b, from: string, to: integer }", #"{"list":["1","x"]}"#)
+        let spread = try run(
+            "- spread: { field: list, into: [a, b] }\n- convert: { field: b, from: string, to: integer }", #"{"list":["1","x"]}"#)
         XCTAssertEqual(spread.rejects.map(\.pointer), ["/items/-KZy__8VkJ6DHmJYPkt0/list/1"])
         XCTAssertEqual(spread.rejects.map(\.outputPointer), ["/items/-KZy__8VkJ6DHmJYPkt0/b"])
     }
@@ -72,7 +79,9 @@ final class PlanRunnerTests: XCTestCase {
     // MARK: - convert
 
     func testConvertStringsToNumbersExactly() throws {
-        let r = try run("- convert: { field: [n, i, f], to: integer }\n- convert: { field: d, to: number }", #"{"n":"12","i":"007","f":"1.5","d":"1.50"}"#)
+        let r = try run(
+            "- convert: { field: [n, i, f], to: integer }\n- convert: { field: d, to: number }",
+            #"{"n":"12","i":"007","f":"1.5","d":"1.50"}"#)
         XCTAssertEqual(output(r), #"{"n":12,"i":"007","f":"1.5","d":1.50}"#)
         XCTAssertEqual(r.rejects.map(\.pointer), ["/items/-KZy__8VkJ6DHmJYPkt0/i", "/items/-KZy__8VkJ6DHmJYPkt0/f"])
         XCTAssertTrue(r.rejects[0].reason.contains(#""007" would come back as "7""#), r.rejects[0].reason)
@@ -114,11 +123,17 @@ final class PlanRunnerTests: XCTestCase {
         for bad in ["2016/12/27 13:42", "2016/02/30 10:00:00", "2016/1/27 13:42:36", "2016/12/27 24:00:00"] {
             XCTAssertEqual(try run(ops, #"{"date":"\#(bad)"}"#).rejects.count, 1, bad)
         }
-        let back = try run("- convert: { field: date, from: milliseconds, to: date, format: \"yyyy/MM/dd HH:mm:ss\", time-zone: \"+09:00\" }", #"{"date":1482813756000}"#)
+        let back = try run(
+            "- convert: { field: date, from: milliseconds, to: date, format: \"yyyy/MM/dd HH:mm:ss\", time-zone: \"+09:00\" }",
+            #"{"date":1482813756000}"#)
         XCTAssertEqual(output(back), #"{"date":"2016/12/27 13:42:36"}"#)
-        let fraction = try run("- convert: { field: date, from: milliseconds, to: date, format: \"yyyy-MM-dd'T'HH:mm:ss\", time-zone: UTC }", #"{"date":1482813756500}"#)
+        let fraction = try run(
+            "- convert: { field: date, from: milliseconds, to: date, format: \"yyyy-MM-dd'T'HH:mm:ss\", time-zone: UTC }",
+            #"{"date":1482813756500}"#)
         XCTAssertEqual(fraction.rejects.count, 1, "the format has no SSS, so 500 ms would be lost")
-        let withMillis = try run("- convert: { field: date, from: date, to: seconds, format: \"yyyy-MM-dd'T'HH:mm:ss.SSS\", time-zone: UTC }", #"{"date":"2016-12-27T04:42:36.500"}"#)
+        let withMillis = try run(
+            "- convert: { field: date, from: date, to: seconds, format: \"yyyy-MM-dd'T'HH:mm:ss.SSS\", time-zone: UTC }",
+            #"{"date":"2016-12-27T04:42:36.500"}"#)
         XCTAssertEqual(output(withMillis), #"{"date":1482813756.5}"#)
     }
 
@@ -146,7 +161,9 @@ final class PlanRunnerTests: XCTestCase {
     // MARK: - default, drop, delete
 
     func testDefaultDropAndDelete() throws {
-        XCTAssertEqual(output(try run("- default: { completed: false, a: 9, meta/tags: [x] }", #"{"a":1}"#)), #"{"a":1,"completed":false,"meta":{"tags":["x"]}}"#)
+        XCTAssertEqual(
+            output(try run("- default: { completed: false, a: 9, meta/tags: [x] }", #"{"a":1}"#)),
+            #"{"a":1,"completed":false,"meta":{"tags":["x"]}}"#)
         XCTAssertEqual(output(try run("- drop: [a, meta/tmp]", #"{"a":1,"meta":{"tmp":2},"b":3}"#)), #"{"b":3}"#)
         let deleted = try run("- delete", #"{"spam":true}"#, where: "{ spam: true }")
         XCTAssertEqual(deleted.records, [])
@@ -194,7 +211,8 @@ final class PlanRunnerTests: XCTestCase {
     func testBackfillReadsThePushIDTime() throws {
         // "-KZy__8V" encodes 1482813756000 ms (2016-12-27 04:42:36 UTC).
         XCTAssertEqual(output(try run("- backfill: { field: createdAt }", #"{"t":"x"}"#)), #"{"t":"x","createdAt":1482813756000}"#)
-        XCTAssertEqual(output(try run("- backfill: { field: createdAt, unit: seconds }", #"{"t":"x"}"#)), #"{"t":"x","createdAt":1482813756}"#)
+        XCTAssertEqual(
+            output(try run("- backfill: { field: createdAt, unit: seconds }", #"{"t":"x"}"#)), #"{"t":"x","createdAt":1482813756}"#)
         XCTAssertEqual(output(try run("- backfill: { field: createdAt }", #"{"createdAt":5}"#)), #"{"createdAt":5}"#)
         let notPushID = try run("- backfill: { field: createdAt }", #"{"t":"x"}"#, key: "first-item")
         XCTAssertEqual(notPushID.rejects.first?.pointer, "/items/first-item/createdAt")
@@ -212,13 +230,21 @@ final class PlanRunnerTests: XCTestCase {
 
     func testNormalizeFileValuesOfBothEras() throws {
         let ops = "- normalize-file: { field: images, shape: object, restore: true }"
-        let r = try run(ops, #"{"images":["1482814956123",{"name":"a.jpg","url":"https://x/a","mimeType":"image/jpeg"},"data:image/png;base64,iVBORw0KGgo=",{"name":"b.jpg","mimeType":"image/jpeg"}]}"#)
-        XCTAssertEqual(output(r), #"{"images":[{"name":"1482814956123"},{"name":"a.jpg","url":"https://x/a","mimeType":"image/jpeg"},"data:image/png;base64,iVBORw0KGgo=",{"name":"b.jpg","mimeType":"image/jpeg"}]}"#)
+        let r = try run(
+            ops,
+            #"{"images":["1482814956123",{"name":"a.jpg","url":"https://x/a","mimeType":"image/jpeg"},"data:image/png;base64,iVBORw0KGgo=",{"name":"b.jpg","mimeType":"image/jpeg"}]}"#
+        )
+        XCTAssertEqual(
+            output(r),
+            #"{"images":[{"name":"1482814956123"},{"name":"a.jpg","url":"https://x/a","mimeType":"image/jpeg"},"data:image/png;base64,iVBORw0KGgo=",{"name":"b.jpg","mimeType":"image/jpeg"}]}"#
+        )
         XCTAssertEqual(r.rejects, [])
         let nameOnly = try run(ops, #"{"images":[{"name":"c.jpg"},7]}"#)
         XCTAssertEqual(nameOnly.rejects.map(\.pointer), ["/items/-KZy__8VkJ6DHmJYPkt0/images/0", "/items/-KZy__8VkJ6DHmJYPkt0/images/1"])
         XCTAssertEqual(output(try run(ops, #"{"images":[{"name":"c.jpg"},"d"]}"#, policy: .skip)), #"{"images":[{"name":"d"}]}"#)
-        XCTAssertEqual(output(try run("- normalize-file: { field: photo, shape: name }", #"{"photo":{"name":"a.jpg","url":"u"}}"#)), #"{"photo":"a.jpg"}"#)
+        XCTAssertEqual(
+            output(try run("- normalize-file: { field: photo, shape: name }", #"{"photo":{"name":"a.jpg","url":"u"}}"#)),
+            #"{"photo":"a.jpg"}"#)
     }
 
     // MARK: - move and chains
@@ -318,8 +344,10 @@ final class PlanRunnerTests: XCTestCase {
         XCTAssertEqual(reject.operation, "convert")
         XCTAssertEqual(
             reject.jsonValue.compactText,
-            #"{"pointer":"/items/-KZy__8VkJ6DHmJYPkt0/n","outputPointer":"/items/-KZy__8VkJ6DHmJYPkt0/n","value":"x","plan":"t","step":1,"stepName":"s","operation":"convert","reason":"'x' is not a number"}"#)
-        XCTAssertEqual(reject.description, #"/items/-KZy__8VkJ6DHmJYPkt0/n: plan 't' step 1 ('s') convert: 'x' is not a number (value "x")"#)
+            #"{"pointer":"/items/-KZy__8VkJ6DHmJYPkt0/n","outputPointer":"/items/-KZy__8VkJ6DHmJYPkt0/n","value":"x","plan":"t","step":1,"stepName":"s","operation":"convert","reason":"'x' is not a number"}"#
+        )
+        XCTAssertEqual(
+            reject.description, #"/items/-KZy__8VkJ6DHmJYPkt0/n: plan 't' step 1 ('s') convert: 'x' is not a number (value "x")"#)
     }
 
     func testStatsAndExamplesDoNotDependOnRecordOrder() throws {
@@ -329,7 +357,8 @@ final class PlanRunnerTests: XCTestCase {
         for order in [keys, keys.reversed()] {
             let runner = PlanRunner(plans: [p], onError: .keep)
             for k in order {
-                _ = try runner.apply(Record(path: ["items", k], value: k == keys[0] ? .object(["c": .bool(true)]) : .object(["a": .number("1")])))
+                _ = try runner.apply(
+                    Record(path: ["items", k], value: k == keys[0] ? .object(["c": .bool(true)]) : .object(["a": .number("1")])))
             }
             let s = runner.stats
             XCTAssertEqual(s.steps[0].matched, 3)
@@ -376,7 +405,8 @@ final class PlanRunnerTests: XCTestCase {
                   - move: /v2/things/{id}
             """)
         let original: JSONValue = try PlanFixtures.json(
-            #"{"_createdAt":1,"meta":{"by":"u","x":1},"count":"3","when":"2016/12/27 13:42:36","secs":1.5,"p":"完了","image1":"1482814956123","image2":{"name":"a","url":"u"},"kind":"note"}"#)
+            #"{"_createdAt":1,"meta":{"by":"u","x":1},"count":"3","when":"2016/12/27 13:42:36","secs":1.5,"p":"完了","image1":"1482814956123","image2":{"name":"a","url":"u"},"kind":"note"}"#
+        )
         let record = Record(path: ["v1", "things", "-K1"], value: original)
         let v2 = try PlanRunner(plans: [forward], onError: .fail).apply(record).records[0]
         XCTAssertEqual(v2.path, ["v2", "things", "-K1"])
@@ -421,11 +451,14 @@ final class PlanRunnerTests: XCTestCase {
     }
 
     func testStatedInverseMakesALossyStepReversible() throws {
-        let p = try plan("- default: { completed: false }\n- backfill: { field: createdAt }", where: "{ completed: { exists: false } }", inverse: "- drop: [completed, createdAt]")
+        let p = try plan(
+            "- default: { completed: false }\n- backfill: { field: createdAt }", where: "{ completed: { exists: false } }",
+            inverse: "- drop: [completed, createdAt]")
         let back = try p.reversed()
         XCTAssertEqual(back.steps[0].operations.map(\.name), ["drop"])
         XCTAssertEqual(back.steps[0].conditions.count, 0, "the condition is on a field the step writes")
-        let r = try PlanRunner(plans: [back], onError: .fail).apply(Record(path: ["items", "-K1"], value: .object(["t": .string("x"), "completed": .bool(false), "createdAt": .number("1")])))
+        let r = try PlanRunner(plans: [back], onError: .fail).apply(
+            Record(path: ["items", "-K1"], value: .object(["t": .string("x"), "completed": .bool(false), "createdAt": .number("1")])))
         XCTAssertEqual(output(r), #"{"t":"x"}"#)
     }
 

@@ -19,7 +19,8 @@ final class PlanSampleMigrationTests: XCTestCase {
         let text = try String(contentsOfFile: PlanFixtures.path("samples/\(app)/v2.rejects.ndjson"), encoding: .utf8)
         return try text.split(separator: "\n").map { line in
             let o = try PlanFixtures.json(String(line))
-            return "\(o[segment: "pointer"]!.stringValue!) \(o[segment: "outputPointer"]!.stringValue!) \(o[segment: "operation"]!.stringValue!) \(o[segment: "value"]!.compactText)"
+            return
+                "\(o[segment: "pointer"]!.stringValue!) \(o[segment: "outputPointer"]!.stringValue!) \(o[segment: "operation"]!.stringValue!) \(o[segment: "value"]!.compactText)"
         }
     }
 
@@ -39,7 +40,9 @@ final class PlanSampleMigrationTests: XCTestCase {
             let (v2, rejects) = try PlanFixtures.migrate(v1, runner)
             let expected = try PlanFixtures.json(file: "samples/\(app)/v2.expected.json")
             XCTAssertEqual(try PlanFixtures.canonical(v2), try PlanFixtures.canonical(expected), app)
-            XCTAssertEqual(rejects.map { "\($0.pointer) \($0.outputPointer ?? "-") \($0.operation) \($0.value.compactText)" }.sorted(), try expectedRejects(app), app)
+            XCTAssertEqual(
+                rejects.map { "\($0.pointer) \($0.outputPointer ?? "-") \($0.operation) \($0.value.compactText)" }.sorted(),
+                try expectedRejects(app), app)
             XCTAssertEqual(runner.stats.rejects, rejects.count)
             XCTAssertGreaterThan(runner.stats.steps[0].matched, 0, app)
         }

@@ -13,8 +13,12 @@ final class RecordSchemaCheckerTests: XCTestCase {
     func testGeneratedErrorsDumpMatchesPerRecordValidation() throws {
         let dir = try TemporaryDirectory()
         let dump = dir.path("errors.json")
-        _ = try Shell.run("python3", [TestData.projectRoot.appendingPathComponent("Scripts/gen_dataset.py").path,
-                                      "errors", "--size", "3MB", "--seed", "7", "-o", dump])
+        _ = try Shell.run(
+            "python3",
+            [
+                TestData.projectRoot.appendingPathComponent("Scripts/gen_dataset.py").path,
+                "errors", "--size", "3MB", "--seed", "7", "-o", dump,
+            ])
         let count = try assertSameSchemaFindings(dump: dump, pattern: "/v1/todolist/{id}", schema: "schemas/todolist/v1.schema.json")
         XCTAssertGreaterThan(count, 20)
     }
@@ -24,7 +28,8 @@ final class RecordSchemaCheckerTests: XCTestCase {
     func testAwkwardRecordsMatchPerRecordValidation() throws {
         let dir = try TemporaryDirectory()
         let schema = dir.path("schema.json")
-        try Data(#"""
+        try Data(
+            #"""
             {"type": "object", "required": ["n", "名前"], "additionalProperties": false,
              "properties": {
                "n": {"type": "integer", "minimum": 0, "maximum": 1e300},
@@ -35,7 +40,8 @@ final class RecordSchemaCheckerTests: XCTestCase {
                "either": {"oneOf": [{"type": "string"}, {"type": "number", "multipleOf": 0.5}]}
              },
              "$defs": {"deep": {"anyOf": [{"type": "null"}, {"type": "array", "items": {"$ref": "#/$defs/deep"}}]}}}
-            """#.utf8).write(to: URL(fileURLWithPath: schema))
+            """#.utf8
+        ).write(to: URL(fileURLWithPath: schema))
         let huge = String(repeating: "é", count: 1_100_000)
         let deep = String(repeating: "[", count: 30) + "null" + String(repeating: "]", count: 30)
         let records: [String] = [
@@ -56,7 +62,9 @@ final class RecordSchemaCheckerTests: XCTestCase {
             #"{"n": 2, "名前": "ok", "either": 2.25}"#,
             #""a string record""#, "42", "null", "[1, 2, 3]", "{}",
         ]
-        let text = "{\n  \"v1\": {\"todolist\": {\n" + records.enumerated().map { "    \"r\($0.offset)\": \($0.element)" }.joined(separator: ",\n") + "\n  }}\n}\n"
+        let text =
+            "{\n  \"v1\": {\"todolist\": {\n" + records.enumerated().map { "    \"r\($0.offset)\": \($0.element)" }.joined(separator: ",\n")
+            + "\n  }}\n}\n"
         let dump = dir.path("dump.json")
         try Data(text.utf8).write(to: URL(fileURLWithPath: dump))
         let count = try assertSameSchemaFindings(dump: dump, pattern: "/v1/todolist/{id}", schema: schema)
@@ -66,8 +74,10 @@ final class RecordSchemaCheckerTests: XCTestCase {
     /// Runs `ValidateJob` and checks its schema findings (in order, with line:column) against each
     /// record read as a `JSONValue` and validated alone, positions found by counting the values
     /// before the failing one in document order (the way `validate` found them before tapes).
-    private func assertSameSchemaFindings(dump: String, pattern: String, schema: String,
-                                          file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+    private func assertSameSchemaFindings(
+        dump: String, pattern: String, schema: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws -> Int {
         let schemaPath = schema.hasPrefix("/") ? schema : TestData.projectRoot.appendingPathComponent(schema).path
         var job = ValidateJob(input: dump)
         job.schemas = [try SchemaBinding.load(pattern: pattern, file: schemaPath)]
@@ -75,7 +85,8 @@ final class RecordSchemaCheckerTests: XCTestCase {
         let got = try job.run().findings.filter { $0.rule.hasPrefix("schema:") }
 
         let binding = job.schemas[0]
-        let reader = DumpReader(source: MemoryByteSource([UInt8](try Data(contentsOf: URL(fileURLWithPath: dump)))), patterns: [binding.pattern])
+        let reader = DumpReader(
+            source: MemoryByteSource([UInt8](try Data(contentsOf: URL(fileURLWithPath: dump)))), patterns: [binding.pattern])
         var starts: [(line: Int, column: Int)] = []
         reader.reader.tokenObserver = { token, r in
             switch token {

@@ -80,10 +80,13 @@ final class SinglePassArchiverTests: XCTestCase {
         XCTAssertEqual(frames[1].offset, frames[0].size)
         // img/a to img/e in raw frames (img/e in 1 MiB frames), the small PNG compressed with the rest.
         let raw = frames.filter { $0.kind == .raw }.compactMap(\.contentSize)
-        XCTAssertEqual(raw.reduce(0, +), [Self.block - 1, Self.block, Self.block + 1, 300_000, ObjectReadAhead.bufferLimit + 5].reduce(0, +))
+        XCTAssertEqual(
+            raw.reduce(0, +), [Self.block - 1, Self.block, Self.block + 1, 300_000, ObjectReadAhead.bufferLimit + 5].reduce(0, +))
 
         _ = try Shell.run("zstd", ["-t", "-q", archive])
-        for (tool, arguments) in [("bsdtar", ["-tf", archive]), ("tar", ["-I", "zstd", "-tf", archive]), ("tar", ["--zstd", "-tf", archive])] {
+        for (tool, arguments) in [
+            ("bsdtar", ["-tf", archive]), ("tar", ["-I", "zstd", "-tf", archive]), ("tar", ["--zstd", "-tf", archive]),
+        ] {
             let listed = try Shell.run(tool, arguments).split(separator: "\n").map(String.init)
             XCTAssertEqual(listed.first, ArchiveManifest.entryName, tool)
             XCTAssertEqual(Set(listed.dropFirst()).subtracting(["img/", "json/"]), Set(Self.objects.keys), tool)
@@ -214,7 +217,8 @@ final class SinglePassArchiverTests: XCTestCase {
         var bytes = Self.objects[large]!
         bytes[1_000_000] ^= 1
         try Data(bytes).write(to: URL(fileURLWithPath: bucket + "/" + large))
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_479_566_994)], ofItemAtPath: bucket + "/" + large)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: 1_479_566_994)], ofItemAtPath: bucket + "/" + large)
         let writer = try ArchiveWriter(sink: DiscardingSink(), format: .tar, compression: .none, name: "test")
         try writer.begin(ArchiveEntry(path: large, size: object.item.size))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
@@ -225,7 +229,8 @@ final class SinglePassArchiverTests: XCTestCase {
 
         // A file that grew since it was listed (and was not read ahead yet).
         try Data(Self.record(1) + [0x20]).write(to: URL(fileURLWithPath: bucket + "/small.json"))
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_479_566_994)], ofItemAtPath: bucket + "/small.json")
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSince1970: 1_479_566_994)], ofItemAtPath: bucket + "/small.json")
         let again = ObjectReadAhead(items: Array(items.suffix(1)), collected: Array(collected.suffix(1)), pool: pool)
         XCTAssertThrowsError(try again.next()) { error in
             XCTAssertTrue("\(error)".contains("small.json: changed while being archived"), "\(error)")

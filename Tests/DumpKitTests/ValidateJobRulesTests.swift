@@ -1,5 +1,5 @@
-import Foundation
 import FirebaseRules
+import Foundation
 import TestSupport
 import XCTest
 
@@ -11,7 +11,8 @@ final class ValidateJobRulesTests: XCTestCase {
     func testRulesAboveTheMemoryLimitGiveTheSameReport() throws {
         for app in ["todo-app", "wedding"] {
             var job = ValidateJob(input: TestData.projectRoot.appendingPathComponent("samples/\(app)/v1.json").path)
-            job.rules = try RulesFile(contentsOfFile: TestData.projectRoot.appendingPathComponent("samples/\(app)/database.rules.json").path)
+            job.rules = try RulesFile(
+                contentsOfFile: TestData.projectRoot.appendingPathComponent("samples/\(app)/database.rules.json").path)
             job.maxFindings = .max
             let inMemory = try job.run()
             job.rulesMemoryLimit = 0

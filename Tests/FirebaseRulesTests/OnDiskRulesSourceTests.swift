@@ -10,44 +10,44 @@ final class OnDiskRulesSourceTests: XCTestCase {
     /// Cross-references between records (`root.child(...)`), `parent()`, priorities, `.value` leaves,
     /// arrays, nulls and `val()` of objects.
     static let rules = #"""
-    {"rules": {
-      "rooms": {"$room": {
-        ".validate": "newData.hasChildren(['name'])",
-        "owner": {".validate": "root.child('users').child(newData.val()).exists()"},
-        "members": {"$uid": {".validate": "root.child('users/' + $uid + '/rooms/' + $room).val() == true && newData.parent().parent().child('name').isString()"}},
-        "name": {".validate": "newData.isString() && newData.val().length < 10"},
-        "settings": {".validate": "newData.val() == root.child('defaults').val() || newData.child('color').exists()"}
-      }},
-      "users": {"$uid": {
-        ".validate": "newData.child('name').isString() && (newData.getPriority() == null || newData.getPriority() > 0)",
-        "rooms": {".validate": "newData.hasChildren()"},
-        ".write": "auth.uid == $uid"
-      }},
-      "defaults": {".validate": "newData.hasChildren(['color', 'size'])"},
-      "list": {".validate": "newData.hasChildren(['0', '2'])", "$i": {".validate": "newData.isNumber() && newData.parent().child('0').exists()"}},
-      "wrapped": {".validate": "newData.val() == 5 && root.child('list/1').val() == 2"}
-    }}
-    """#
+        {"rules": {
+          "rooms": {"$room": {
+            ".validate": "newData.hasChildren(['name'])",
+            "owner": {".validate": "root.child('users').child(newData.val()).exists()"},
+            "members": {"$uid": {".validate": "root.child('users/' + $uid + '/rooms/' + $room).val() == true && newData.parent().parent().child('name').isString()"}},
+            "name": {".validate": "newData.isString() && newData.val().length < 10"},
+            "settings": {".validate": "newData.val() == root.child('defaults').val() || newData.child('color').exists()"}
+          }},
+          "users": {"$uid": {
+            ".validate": "newData.child('name').isString() && (newData.getPriority() == null || newData.getPriority() > 0)",
+            "rooms": {".validate": "newData.hasChildren()"},
+            ".write": "auth.uid == $uid"
+          }},
+          "defaults": {".validate": "newData.hasChildren(['color', 'size'])"},
+          "list": {".validate": "newData.hasChildren(['0', '2'])", "$i": {".validate": "newData.isNumber() && newData.parent().child('0').exists()"}},
+          "wrapped": {".validate": "newData.val() == 5 && root.child('list/1').val() == 2"}
+        }}
+        """#
 
     static let dump = #"""
-    {
-      "defaults": {"color": "red", "size": 2},
-      "list": [1, 2, null, "x"],
-      "wrapped": {".value": 5, ".priority": 1},
-      "rooms": {
-        "r1": {"name": "one", "owner": "u1", "members": {"u1": true, "u2": true}, "settings": {"size": 2, "color": "red"}},
-        "r2": {"name": "a long room name", "owner": "nobody", "members": {"u2": true}, "settings": {"size": 3}},
-        "r3": {"owner": "u2", "members": {}, "empty": null},
-        "r4": {"name": {".value": "four", ".priority": 2}, "owner": "u1", "members": {"u1": true}}
-      },
-      "users": {
-        "u1": {".priority": 3, "name": "Ann", "rooms": {"r1": true, "r4": true}},
-        "u2": {".priority": -1, "name": "Bob", "rooms": {"r1": true}},
-        "u3": {"name": 7, "rooms": {}},
-        "u\u00e9": {"name": "Zoë", "rooms": {"r\"x": true}}
-      }
-    }
-    """#
+        {
+          "defaults": {"color": "red", "size": 2},
+          "list": [1, 2, null, "x"],
+          "wrapped": {".value": 5, ".priority": 1},
+          "rooms": {
+            "r1": {"name": "one", "owner": "u1", "members": {"u1": true, "u2": true}, "settings": {"size": 2, "color": "red"}},
+            "r2": {"name": "a long room name", "owner": "nobody", "members": {"u2": true}, "settings": {"size": 3}},
+            "r3": {"owner": "u2", "members": {}, "empty": null},
+            "r4": {"name": {".value": "four", ".priority": 2}, "owner": "u1", "members": {"u1": true}}
+          },
+          "users": {
+            "u1": {".priority": 3, "name": "Ann", "rooms": {"r1": true, "r4": true}},
+            "u2": {".priority": -1, "name": "Bob", "rooms": {"r1": true}},
+            "u3": {"name": 7, "rooms": {}},
+            "u\u00e9": {"name": "Zoë", "rooms": {"r\"x": true}}
+          }
+        }
+        """#
 
     static func source(_ text: String, expandBytes: Int64) throws -> OnDiskRulesSource {
         let dir = try TemporaryDirectory()
@@ -76,7 +76,10 @@ final class OnDiskRulesSourceTests: XCTestCase {
                 let disk = try Self.source(Self.dump, expandBytes: expandBytes)
                 XCTAssertEqual(evaluator.validateDump(disk, strict: strict), expected, "strict \(strict), expandBytes \(expandBytes)")
                 XCTAssertNil(disk.readError)
-                for path in [[], ["rooms"], ["rooms", "r4", "name"], ["wrapped"], ["list"], ["list", "2"], ["list", "02"], ["users", "u\u{e9}"], ["nothing"]] {
+                for path in [
+                    [], ["rooms"], ["rooms", "r4", "name"], ["wrapped"], ["list"], ["list", "2"], ["list", "02"], ["users", "u\u{e9}"],
+                    ["nothing"],
+                ] {
                     XCTAssertEqual(disk.content(at: path), memory.content(at: path), "\(path) at \(expandBytes)")
                     XCTAssertEqual(disk.childKeys(at: path), memory.childKeys(at: path), "\(path) at \(expandBytes)")
                     XCTAssertEqual(disk.priority(at: path), memory.priority(at: path), "\(path) at \(expandBytes)")

@@ -62,7 +62,9 @@ final class RulesConformanceTests: XCTestCase {
                 if !failAtRuntime { failures[i] = "`\(rule)`: run-time error (\(error)), expected \(expected.map(String.init) ?? "nil")" }
             }
         }
-        Self.report("targaryen expression fixtures (\(sourceName))", total: tests.count, failures: failures, expected: Self.targaryenExpectedFailures)
+        Self.report(
+            "targaryen expression fixtures (\(sourceName))", total: tests.count, failures: failures,
+            expected: Self.targaryenExpectedFailures)
     }
 
     func testBoltLiveServerSteps() throws {
@@ -113,7 +115,9 @@ final class RulesConformanceTests: XCTestCase {
                     } else {
                         let result = evaluator.checkWrite(at: path, data: try makeSource(state), newData: try makeSource(newState))
                         allowed = result.allowed
-                        detail = (result.permitted ? "" : " (no .write granted)") + result.failures.map { " [\($0.pointer): \($0.message)]" }.joined()
+                        detail =
+                            (result.permitted ? "" : " (no .write granted)")
+                            + result.failures.map { " [\($0.pointer): \($0.message)]" }.joined()
                     }
                     if allowed { state = newState }
                 }
@@ -121,7 +125,8 @@ final class RulesConformanceTests: XCTestCase {
                 total += 1
                 if allowed != (expect == "allow") {
                     let note = step[segment: "note"]?.stringValue ?? ""
-                    failures["\(name) #\(index)"] = "\(op) \(step[segment: "path"]?.stringValue ?? "") as \(user): \(allowed ? "allowed" : "denied"), expected \(expect) — \(note)\(detail)"
+                    failures["\(name) #\(index)"] =
+                        "\(op) \(step[segment: "path"]?.stringValue ?? "") as \(user): \(allowed ? "allowed" : "denied"), expected \(expect) — \(note)\(detail)"
                 }
             }
         }

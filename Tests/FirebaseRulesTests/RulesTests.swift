@@ -11,13 +11,17 @@ final class RulesTests: XCTestCase {
     }
 
     /// Evaluates a `.validate` expression with `newData` and `root` on `database` at `path`.
-    private func evaluate(_ expression: String, database: JSONValue = .null, at path: [String] = [], auth: JSONValue = .null,
-                          wildcards: [String: String] = [:]) throws -> Bool {
+    private func evaluate(
+        _ expression: String, database: JSONValue = .null, at path: [String] = [], auth: JSONValue = .null,
+        wildcards: [String: String] = [:]
+    ) throws -> Bool {
         let names = wildcards.keys.sorted()
         let rule = try RulesRule(expression: expression, kind: .validate, wildcards: names)
         func evaluate(on source: any RulesSnapshotSource) throws -> Bool {
-            let context = RulesContext(auth: auth, now: 1_000, root: RulesSnapshot(source: source), data: RulesSnapshot(source: InMemoryRulesSource(.null), path: path),
-                                       newData: RulesSnapshot(source: source, path: path), captures: names.map { wildcards[$0]! })
+            let context = RulesContext(
+                auth: auth, now: 1_000, root: RulesSnapshot(source: source),
+                data: RulesSnapshot(source: InMemoryRulesSource(.null), path: path),
+                newData: RulesSnapshot(source: source, path: path), captures: names.map { wildcards[$0]! })
             return try rule.evaluate(in: context)
         }
         // The on-disk source must agree, in outcome and in run-time errors.
@@ -27,18 +31,24 @@ final class RulesTests: XCTestCase {
         return try inMemory.get()
     }
 
-    private func assertTrue(_ expression: String, database: JSONValue = .null, at path: [String] = [], auth: JSONValue = .null,
-                            file: StaticString = #filePath, line: UInt = #line) {
+    private func assertTrue(
+        _ expression: String, database: JSONValue = .null, at path: [String] = [], auth: JSONValue = .null,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         check(expression, true, database: database, at: path, auth: auth, file: file, line: line)
     }
 
-    private func assertFalse(_ expression: String, database: JSONValue = .null, at path: [String] = [], auth: JSONValue = .null,
-                             file: StaticString = #filePath, line: UInt = #line) {
+    private func assertFalse(
+        _ expression: String, database: JSONValue = .null, at path: [String] = [], auth: JSONValue = .null,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         check(expression, false, database: database, at: path, auth: auth, file: file, line: line)
     }
 
-    private func check(_ expression: String, _ expected: Bool, database: JSONValue, at path: [String], auth: JSONValue,
-                       file: StaticString, line: UInt) {
+    private func check(
+        _ expression: String, _ expected: Bool, database: JSONValue, at path: [String], auth: JSONValue,
+        file: StaticString, line: UInt
+    ) {
         do {
             let value = try evaluate(expression, database: database, at: path, auth: auth)
             XCTAssertEqual(value, expected, expression, file: file, line: line)
@@ -47,8 +57,10 @@ final class RulesTests: XCTestCase {
         }
     }
 
-    private func assertRuntimeError(_ expression: String, database: JSONValue = .null, auth: JSONValue = .null,
-                                    file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRuntimeError(
+        _ expression: String, database: JSONValue = .null, auth: JSONValue = .null,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try evaluate(expression, database: database, auth: auth), expression, file: file, line: line) { error in
             XCTAssertTrue(error is RulesEvaluationError, "\(expression): \(error)", file: file, line: line)
         }
@@ -102,9 +114,11 @@ final class RulesTests: XCTestCase {
         assertTrue(String(repeating: "newData.exists() && ", count: n) + "true", database: .bool(true))
         assertFalse(String(repeating: "true && ", count: n) + "1 > 2")
         assertTrue(String(repeating: "false || 1 < 2 && ", count: n / 2) + "true")
-        XCTAssertEqual(rejection("true || true || 1 || true"),
-                       RulesExpressionError("'||' needs boolean operands; its right operand is a number", at: 13))
-        XCTAssertEqual(rejection("1 && true && true"), RulesExpressionError("'&&' needs boolean operands; its left operand is a number", at: 2))
+        XCTAssertEqual(
+            rejection("true || true || 1 || true"),
+            RulesExpressionError("'||' needs boolean operands; its right operand is a number", at: 13))
+        XCTAssertEqual(
+            rejection("1 && true && true"), RulesExpressionError("'&&' needs boolean operands; its left operand is a number", at: 2))
     }
 
     /// A pathological pattern on long strings: the rule's answer, no crash, no hang (30,000 characters
@@ -149,19 +163,19 @@ final class RulesTests: XCTestCase {
 
     func testLoadErrorsGiveFileLineColumnAndExpression() throws {
         let text = """
-        {
-          // comment
-          "rules": {
-            "users": {
-              "$uid": {
-                /* a block
-                   comment */
-                ".validate": "newData.hasChildren() && foo(1)"
+            {
+              // comment
+              "rules": {
+                "users": {
+                  "$uid": {
+                    /* a block
+                       comment */
+                    ".validate": "newData.hasChildren() && foo(1)"
+                  }
+                }
               }
             }
-          }
-        }
-        """
+            """
         XCTAssertThrowsError(try load(text)) { error in
             let e = error as! RulesFileError
             XCTAssertEqual(e.line, 8)
@@ -169,9 +183,11 @@ final class RulesTests: XCTestCase {
             XCTAssertEqual(e.offset, 25)
             XCTAssertEqual(e.expression, "newData.hasChildren() && foo(1)")
             XCTAssertEqual(e.rulePath, "/rules/users/$uid")
-            XCTAssertEqual(e.description, """
-            test.rules.json:8:22: unknown function 'foo' in .validate at /rules/users/$uid: offset 25 in "newData.hasChildren() && foo(1)"
-            """)
+            XCTAssertEqual(
+                e.description,
+                """
+                test.rules.json:8:22: unknown function 'foo' in .validate at /rules/users/$uid: offset 25 in "newData.hasChildren() && foo(1)"
+                """)
         }
         // A string spanning lines: the position is where the string starts.
         XCTAssertThrowsError(try load("{\"rules\": {\".write\": \"\n  true &&\n  \"}}")) { error in
@@ -182,7 +198,9 @@ final class RulesTests: XCTestCase {
             XCTAssertEqual(e.message, "unexpected end of expression")
         }
         XCTAssertThrowsError(try load("{\"rules\": {\"a\": {\".read\": 7}}}")) { error in
-            XCTAssertEqual((error as! RulesFileError).description, "test.rules.json:1:27: .read must be a string or a boolean, not a number at /rules/a")
+            XCTAssertEqual(
+                (error as! RulesFileError).description,
+                "test.rules.json:1:27: .read must be a string or a boolean, not a number at /rules/a")
         }
         XCTAssertThrowsError(try load("{\"rules\": {,}}")) { error in
             XCTAssertEqual((error as! RulesFileError).line, 1)
@@ -206,10 +224,11 @@ final class RulesTests: XCTestCase {
     }
 
     func testLoadsRulesTree() throws {
-        let rules = try load("""
-        {"rules": {".read": true, "users": {".indexOn": ["name", "age"], "$uid": {".write": "auth.uid == $uid",
-         "name": {".validate": false}}}, "tags": {".indexOn": ".value"}}}
-        """)
+        let rules = try load(
+            """
+            {"rules": {".read": true, "users": {".indexOn": ["name", "age"], "$uid": {".write": "auth.uid == $uid",
+             "name": {".validate": false}}}, "tags": {".indexOn": ".value"}}}
+            """)
         XCTAssertEqual(rules.root.read?.source, "true")
         let users = try XCTUnwrap(rules.root.children["users"])
         XCTAssertEqual(users.indexOn, ["name", "age"])
@@ -242,7 +261,9 @@ final class RulesTests: XCTestCase {
         assertFalse("'1' == 1")
         assertFalse("null == false")
         assertTrue("null == null && null <= null")
-        assertTrue("auth.token.email == 'a@b.c' && auth.token['email_verified'] == true", auth: try json(#"{"uid": "u", "token": {"email": "a@b.c", "email_verified": true}}"#))
+        assertTrue(
+            "auth.token.email == 'a@b.c' && auth.token['email_verified'] == true",
+            auth: try json(#"{"uid": "u", "token": {"email": "a@b.c", "email_verified": true}}"#))
     }
 
     func testRuntimeErrorsDeny() throws {
@@ -298,9 +319,11 @@ final class RulesTests: XCTestCase {
         XCTAssertTrue(try matches("^(?:ab)*?c$", "ababc"))
         XCTAssertTrue(try matches("\\{foo}", "{foo}"))
         XCTAssertTrue(try matches("^.+\\.(com|org)$", String(repeating: "x", count: 100_000) + ".org"))
-        for (pattern, flags) in [("a", "g"), ("a", "m"), ("(^a)", ""), ("a$b", ""), ("^(a|)$", ""), ("a||b", ""), ("(a)\\1", ""),
-                                 ("*a", ""), ("a**", ""), ("(a", ""), ("a)", ""), ("[]", ""), ("[b-a]", ""), ("a{3,2}", ""),
-                                 ("(?=a)", ""), ("\\q", ""), ("^*", "")] {
+        for (pattern, flags) in [
+            ("a", "g"), ("a", "m"), ("(^a)", ""), ("a$b", ""), ("^(a|)$", ""), ("a||b", ""), ("(a)\\1", ""),
+            ("*a", ""), ("a**", ""), ("(a", ""), ("a)", ""), ("[]", ""), ("[b-a]", ""), ("a{3,2}", ""),
+            ("(?=a)", ""), ("\\q", ""), ("^*", ""),
+        ] {
             XCTAssertThrowsError(try RulesRegex(pattern: pattern, flags: flags), "/\(pattern)/\(flags)")
         }
         XCTAssertEqual(rejection("newData.val().matches(/(^a)/)")?.offset, 24)
@@ -311,24 +334,40 @@ final class RulesTests: XCTestCase {
     // MARK: - Snapshots
 
     func testSnapshotMethods() throws {
-        let db = try json("""
-        {"users": {"u1": {"name": "Ann", "age": 30, "admin": true, "tags": {"a": true}, "empty": {}, "nothing": null},
-                   "u2": {".priority": 5, "name": {".value": "Bob", ".priority": "p"}}},
-         "list": [10, null, 30]}
-        """)
+        let db = try json(
+            """
+            {"users": {"u1": {"name": "Ann", "age": 30, "admin": true, "tags": {"a": true}, "empty": {}, "nothing": null},
+                       "u2": {".priority": 5, "name": {".value": "Bob", ".priority": "p"}}},
+             "list": [10, null, 30]}
+            """)
         assertTrue("newData.child('name').val() == 'Ann' && newData.child('age').val() == 30", database: db, at: ["users", "u1"])
-        assertTrue("newData.child('name').isString() && newData.child('age').isNumber() && newData.child('admin').isBoolean()", database: db, at: ["users", "u1"])
-        assertFalse("newData.child('tags').isString() || newData.child('age').isString() || newData.child('missing').isNumber()", database: db, at: ["users", "u1"])
-        assertTrue("newData.hasChild('tags/a') && !newData.hasChild('empty') && !newData.hasChild('nothing') && !newData.hasChild('')", database: db, at: ["users", "u1"])
-        assertTrue("newData.hasChildren() && newData.hasChildren(['name', 'age']) && !newData.hasChildren(['name', 'missing'])", database: db, at: ["users", "u1"])
+        assertTrue(
+            "newData.child('name').isString() && newData.child('age').isNumber() && newData.child('admin').isBoolean()", database: db,
+            at: ["users", "u1"])
+        assertFalse(
+            "newData.child('tags').isString() || newData.child('age').isString() || newData.child('missing').isNumber()", database: db,
+            at: ["users", "u1"])
+        assertTrue(
+            "newData.hasChild('tags/a') && !newData.hasChild('empty') && !newData.hasChild('nothing') && !newData.hasChild('')",
+            database: db, at: ["users", "u1"])
+        assertTrue(
+            "newData.hasChildren() && newData.hasChildren(['name', 'age']) && !newData.hasChildren(['name', 'missing'])", database: db,
+            at: ["users", "u1"])
         assertFalse("newData.child('name').hasChildren()", database: db, at: ["users", "u1"])
-        assertTrue("newData.child('missing/deeper').val() == null && !newData.child('missing').exists()", database: db, at: ["users", "u1"])
-        assertTrue("newData.parent().child('u2').exists() && newData.parent().parent().child('list/2').val() == 30", database: db, at: ["users", "u1"])
+        assertTrue(
+            "newData.child('missing/deeper').val() == null && !newData.child('missing').exists()", database: db, at: ["users", "u1"])
+        assertTrue(
+            "newData.parent().child('u2').exists() && newData.parent().parent().child('list/2').val() == 30", database: db,
+            at: ["users", "u1"])
         assertTrue("root.child('users/u1/name').val() == newData.child('name').val()", database: db, at: ["users", "u1"])
         assertTrue("root.child('list').hasChildren(['0', '2']) && !root.child('list').hasChild('1')", database: db)
-        assertTrue("newData.getPriority() == 5 && newData.child('name').getPriority() == 'p' && newData.child('name').val() == 'Bob'", database: db, at: ["users", "u2"])
+        assertTrue(
+            "newData.getPriority() == 5 && newData.child('name').getPriority() == 'p' && newData.child('name').val() == 'Bob'",
+            database: db, at: ["users", "u2"])
         assertTrue("newData.child('name').isString() && root.child('users/u1').getPriority() == null", database: db, at: ["users", "u2"])
-        assertTrue("newData.child('tags').val() != null && newData.child('tags').val() == root.child('users/u1/tags').val()", database: db, at: ["users", "u1"])
+        assertTrue(
+            "newData.child('tags').val() != null && newData.child('tags').val() == root.child('users/u1/tags').val()", database: db,
+            at: ["users", "u1"])
         assertTrue("data.val() == null && !data.exists()", database: db, at: ["users", "u1"])
         assertTrue("root['exists']() && newData.child('name')['val']() == 'Ann'", database: db, at: ["users", "u1"])
     }
@@ -336,52 +375,56 @@ final class RulesTests: XCTestCase {
     // MARK: - Dumps
 
     private let chatRules = """
-    {
-      "rules": {
-        ".write": "auth != null",
-        "rooms": {
-          "$room": {
-            ".validate": "newData.hasChildren(['name', 'creator'])",
-            "name": { ".validate": "newData.isString() && newData.val().length > 0" },
-            "creator": { ".validate": "root.child('users').hasChild(newData.val())" },
-            "$other": { ".validate": false }
-          },
-          "lobby": { ".validate": "newData.hasChild('name')" }
-        },
-        "users": {
-          "$uid": {
-            ".write": "auth == null && $uid == 'guest'",
-            ".validate": "newData.child('email').val().matches(/@/)"
+        {
+          "rules": {
+            ".write": "auth != null",
+            "rooms": {
+              "$room": {
+                ".validate": "newData.hasChildren(['name', 'creator'])",
+                "name": { ".validate": "newData.isString() && newData.val().length > 0" },
+                "creator": { ".validate": "root.child('users').hasChild(newData.val())" },
+                "$other": { ".validate": false }
+              },
+              "lobby": { ".validate": "newData.hasChild('name')" }
+            },
+            "users": {
+              "$uid": {
+                ".write": "auth == null && $uid == 'guest'",
+                ".validate": "newData.child('email').val().matches(/@/)"
+              }
+            }
           }
         }
-      }
-    }
-    """
+        """
 
     private let chatDump = """
-    {
-      "users": {"ann": {"email": "ann@example.com"}, "bob": {"email": "nope"}, "eve": {"nick": "e"}, "guest": {"email": "g@x"}},
-      "rooms": {
-        "r1": {"name": "General", "creator": "ann"},
-        "r2": {"name": "", "creator": "zed", "topic": "x"},
-        "r3": {"creator": "bob"},
-        "lobby": {"name": "Lobby", "creator": "ann", "extra": 1}
-      }
-    }
-    """
+        {
+          "users": {"ann": {"email": "ann@example.com"}, "bob": {"email": "nope"}, "eve": {"nick": "e"}, "guest": {"email": "g@x"}},
+          "rooms": {
+            "r1": {"name": "General", "creator": "ann"},
+            "r2": {"name": "", "creator": "zed", "topic": "x"},
+            "r3": {"creator": "bob"},
+            "lobby": {"name": "Lobby", "creator": "ann", "extra": 1}
+          }
+        }
+        """
 
     func testDumpFindingsAtExactPointers() throws {
         let rules = try load(chatRules)
         let dump = InMemoryRulesSource(try json(chatDump))
         let findings = RulesEvaluator(rules: rules, now: 0).validateDump(dump)
-        XCTAssertEqual(findings.map(\.pointer), [
-            "/users/bob", "/users/eve",
-            "/rooms/r2/name", "/rooms/r2/creator", "/rooms/r2/topic",
-            "/rooms/r3",
-        ])
+        XCTAssertEqual(
+            findings.map(\.pointer),
+            [
+                "/users/bob", "/users/eve",
+                "/rooms/r2/name", "/rooms/r2/creator", "/rooms/r2/topic",
+                "/rooms/r3",
+            ])
         XCTAssertTrue(findings.allSatisfy { $0.rule == .validate })
         XCTAssertEqual(findings[0].message, "newData.child('email').val().matches(/@/) is false (.validate at /rules/users/$uid)")
-        XCTAssertEqual(findings[1].message, "newData.child('email').val().matches(/@/) is false: 'matches' needs a string, got null (.validate at /rules/users/$uid)")
+        XCTAssertEqual(
+            findings[1].message,
+            "newData.child('email').val().matches(/@/) is false: 'matches' needs a string, got null (.validate at /rules/users/$uid)")
         XCTAssertEqual(findings[4].message, "false is false (.validate at /rules/rooms/$room/$other)")
         // Literal `lobby` takes precedence over `$room`: its `extra` and missing `$room` checks do not apply.
         XCTAssertFalse(findings.contains { $0.pointer.hasPrefix("/rooms/lobby") })
@@ -391,7 +434,8 @@ final class RulesTests: XCTestCase {
         let rules = try load(chatRules)
         let dump = InMemoryRulesSource(try json(chatDump))
         let evaluator = RulesEvaluator(rules: rules, now: 0)
-        XCTAssertEqual(evaluator.validateDump(dump, at: ["rooms", "r2"]).map(\.pointer), ["/rooms/r2/name", "/rooms/r2/creator", "/rooms/r2/topic"])
+        XCTAssertEqual(
+            evaluator.validateDump(dump, at: ["rooms", "r2"]).map(\.pointer), ["/rooms/r2/name", "/rooms/r2/creator", "/rooms/r2/topic"])
         XCTAssertEqual(evaluator.validateDump(dump, at: ["rooms", "missing"]), [])
         XCTAssertEqual(evaluator.validateNode(dump, at: ["rooms", "r3"]).map(\.pointer), ["/rooms/r3"])
         XCTAssertEqual(evaluator.validateNode(dump, at: ["rooms", "r2"]), [])
@@ -414,29 +458,33 @@ final class RulesTests: XCTestCase {
     }
 
     func testWildcardsCaptureKeys() throws {
-        let rules = try load("""
-        {"rules": {"$a": {"$b": {".validate": "$a != $b && newData.val() == $a + '/' + $b"}, "same": {".validate": "$a == 'x'"}}}}
-        """)
+        let rules = try load(
+            """
+            {"rules": {"$a": {"$b": {".validate": "$a != $b && newData.val() == $a + '/' + $b"}, "same": {".validate": "$a == 'x'"}}}}
+            """)
         let dump = InMemoryRulesSource(try json(#"{"x": {"y": "x/y", "x": "x/x", "same": {"k": 1}}, "z": {"same": 2}}"#))
         let findings = RulesEvaluator(rules: rules, now: 0).validateDump(dump)
         XCTAssertEqual(findings.map(\.pointer), ["/x/x", "/z/same"])
     }
 
     func testWriteAndReadSimulation() throws {
-        let rules = try load("""
-        {"rules": {"posts": {"$id": {".read": "data.child('public').val() == true", ".write": "!data.exists() && newData.child('by').val() == auth.uid",
-          ".validate": "newData.hasChildren(['by'])", "by": {".validate": "newData.isString()"}, "at": {".validate": "newData.val() <= now"}}}}}
-        """)
+        let rules = try load(
+            """
+            {"rules": {"posts": {"$id": {".read": "data.child('public').val() == true", ".write": "!data.exists() && newData.child('by').val() == auth.uid",
+              ".validate": "newData.hasChildren(['by'])", "by": {".validate": "newData.isString()"}, "at": {".validate": "newData.val() <= now"}}}}}
+            """)
         let before = try json(#"{"posts": {"p1": {"by": "ann", "public": true}}}"#)
         let evaluator = RulesEvaluator(rules: rules, auth: try json(#"{"uid": "bob"}"#), now: 100)
         let ok = try json(#"{"posts": {"p1": {"by": "ann", "public": true}, "p2": {"by": "bob", "at": 99}}}"#)
-        XCTAssertTrue(evaluator.checkWrite(at: ["posts", "p2"], data: InMemoryRulesSource(before), newData: InMemoryRulesSource(ok)).allowed)
+        XCTAssertTrue(
+            evaluator.checkWrite(at: ["posts", "p2"], data: InMemoryRulesSource(before), newData: InMemoryRulesSource(ok)).allowed)
         let late = try json(#"{"posts": {"p1": {"by": "ann", "public": true}, "p2": {"by": "bob", "at": 101}}}"#)
         let result = evaluator.checkWrite(at: ["posts", "p2"], data: InMemoryRulesSource(before), newData: InMemoryRulesSource(late))
         XCTAssertTrue(result.permitted)
         XCTAssertEqual(result.failures.map(\.pointer), ["/posts/p2/at"])
         let overwrite = try json(#"{"posts": {"p1": {"by": "bob"}}}"#)
-        XCTAssertFalse(evaluator.checkWrite(at: ["posts", "p1"], data: InMemoryRulesSource(before), newData: InMemoryRulesSource(overwrite)).permitted)
+        XCTAssertFalse(
+            evaluator.checkWrite(at: ["posts", "p1"], data: InMemoryRulesSource(before), newData: InMemoryRulesSource(overwrite)).permitted)
         XCTAssertTrue(evaluator.canRead(at: ["posts", "p1"], data: InMemoryRulesSource(before)))
         XCTAssertFalse(evaluator.canRead(at: ["posts", "p2"], data: InMemoryRulesSource(before)))
         XCTAssertFalse(evaluator.canRead(at: ["posts"], data: InMemoryRulesSource(before)))

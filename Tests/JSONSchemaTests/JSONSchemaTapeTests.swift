@@ -11,8 +11,10 @@ final class JSONSchemaTapeTests: XCTestCase {
     func testSuiteInstancesReadOntoTapesGiveTheSameVerdictsAndFindings() throws {
         let suite = try TestData.directory("JSON-Schema-Test-Suite")
         let resolver = JSONSchemaResolver.directory(suite.appendingPathComponent("remotes"), servedAs: "http://localhost:1234/")
-        let runs: [(String, JSONSchema.Dialect, Bool)] = [("draft2020-12", .draft2020_12, false), ("draft7", .draft7, false),
-                                                           ("draft2020-12/optional/format", .draft2020_12, true)]
+        let runs: [(String, JSONSchema.Dialect, Bool)] = [
+            ("draft2020-12", .draft2020_12, false), ("draft7", .draft7, false),
+            ("draft2020-12/optional/format", .draft2020_12, true),
+        ]
         let tape = JSONTape()
         for (folder, dialect, assertFormat) in runs {
             let options = JSONSchema.Options(defaultDialect: dialect, assertFormat: assertFormat)
@@ -26,9 +28,11 @@ final class JSONSchemaTapeTests: XCTestCase {
                     let schema = try JSONSchema.compile(group[segment: "schema"] ?? .bool(true), resolver: resolver, options: options)
                     for test in group[segment: "tests"]?.arrayValue ?? [] {
                         let data = test[segment: "data"] ?? .null
-                        let name = "\(folder)/\(file.lastPathComponent): \(group[segment: "description"]?.stringValue ?? "?") / \(test[segment: "description"]?.stringValue ?? "?")"
+                        let name =
+                            "\(folder)/\(file.lastPathComponent): \(group[segment: "description"]?.stringValue ?? "?") / \(test[segment: "description"]?.stringValue ?? "?")"
                         // Every token crosses a refill of a 64-byte buffer fed 5 bytes at a time.
-                        let reader = JSONReader(source: MemoryByteSource(try Self.compact(data), chunkSize: 5), options: .init(bufferSize: 64))
+                        let reader = JSONReader(
+                            source: MemoryByteSource(try Self.compact(data), chunkSize: 5), options: .init(bufferSize: 64))
                         try reader.readValue(into: tape)
                         XCTAssertEqual(schema.isValid(tape), test[segment: "valid"]?.boolValue, name)
                         XCTAssertEqual(schema.isValid(tape), schema.isValid(data), name)

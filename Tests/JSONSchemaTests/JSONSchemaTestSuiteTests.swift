@@ -1,5 +1,5 @@
-import JSONSchema
 import Foundation
+import JSONSchema
 import JSONStream
 import TestSupport
 import XCTest

@@ -25,7 +25,8 @@ final class JSONSchemaTests: XCTestCase {
     }
 
     func testFindingsNameRuleInstancePointerAndMessage() throws {
-        let schema = try compile("""
+        let schema = try compile(
+            """
             {"type": "object", "required": ["title", "done"],
              "properties": {
                 "title": {"type": "string", "maxLength": 5, "pattern": "^[a-z]+$"},
@@ -36,13 +37,15 @@ final class JSONSchemaTests: XCTestCase {
             """)
         let record = try json(#"{"title": "Hello World", "tags": ["a", "c"], "n": -1, "extra/key": true, "done": false}"#)
         let findings = schema.validate(record, pointerPrefix: "/v1/todo/-K1")
-        XCTAssertEqual(findings.map { "\($0.keyword) \($0.pointer)" }, [
-            "maxLength /v1/todo/-K1/title",
-            "pattern /v1/todo/-K1/title",
-            "enum /v1/todo/-K1/tags/1",
-            "minimum /v1/todo/-K1/n",
-            "additionalProperties /v1/todo/-K1/extra~1key",
-        ])
+        XCTAssertEqual(
+            findings.map { "\($0.keyword) \($0.pointer)" },
+            [
+                "maxLength /v1/todo/-K1/title",
+                "pattern /v1/todo/-K1/title",
+                "enum /v1/todo/-K1/tags/1",
+                "minimum /v1/todo/-K1/n",
+                "additionalProperties /v1/todo/-K1/extra~1key",
+            ])
         XCTAssertTrue(findings.allSatisfy { !$0.message.contains("\n") })
         XCTAssertEqual(findings[0].message, "string is longer than 5 characters (11)")
         XCTAssertEqual(findings[2].message, #"value must be one of "a", "b""#)
@@ -61,35 +64,47 @@ final class JSONSchemaTests: XCTestCase {
     func testFindingsCarryTheSchemaPathAndUnknownKeywordsAreListed() throws {
         let common = try json(#"{"$defs": {"name": {"type": "string", "minLength": 2}}}"#)
         let resolver = JSONSchemaResolver { uri in uri == "https://example.com/common.json" ? common : nil }
-        let schema = try JSONSchema.compile(json("""
-            {"$id": "https://example.com/todo.json", "required": ["title"],
-             "properties": {"title": {"$ref": "#/$defs/title"}, "owner": {"$ref": "common.json#/$defs/name"},
-                            "tags": {"items": {"type": "string", "minLenght": 1}}},
-             "x-ui": {"widget": "list"}, "additionalProperties": false, "$defs": {"title": {"maxLength": 3, "descripton": "typo"}}, "colour": "red"}
-            """), resolver: resolver)
+        let schema = try JSONSchema.compile(
+            json(
+                """
+                {"$id": "https://example.com/todo.json", "required": ["title"],
+                 "properties": {"title": {"$ref": "#/$defs/title"}, "owner": {"$ref": "common.json#/$defs/name"},
+                                "tags": {"items": {"type": "string", "minLenght": 1}}},
+                 "x-ui": {"widget": "list"}, "additionalProperties": false, "$defs": {"title": {"maxLength": 3, "descripton": "typo"}}, "colour": "red"}
+                """), resolver: resolver)
         let findings = schema.validate(try json(#"{"title": "long", "owner": "x", "tags": [1], "extra": 0}"#))
-        XCTAssertEqual(findings.map { "\($0.pointer) \($0.schemaPath)" }, [
-            "/title #/$defs/title/maxLength",
-            "/owner https://example.com/common.json#/$defs/name/minLength",
-            "/tags/0 #/properties/tags/items/type",
-            "/extra #/additionalProperties",
-        ])
+        XCTAssertEqual(
+            findings.map { "\($0.pointer) \($0.schemaPath)" },
+            [
+                "/title #/$defs/title/maxLength",
+                "/owner https://example.com/common.json#/$defs/name/minLength",
+                "/tags/0 #/properties/tags/items/type",
+                "/extra #/additionalProperties",
+            ])
         XCTAssertEqual(schema.validate(try json("{}")).map(\.schemaPath), ["#/required"])
-        XCTAssertEqual(schema.unknownKeywords.map { "\($0.schemaPath) \($0.suggestion ?? "-")" }.sorted(), [
-            "#/$defs/title/descripton description",
-            "#/colour -",
-            "#/properties/tags/items/minLenght minLength",
-        ])
+        XCTAssertEqual(
+            schema.unknownKeywords.map { "\($0.schemaPath) \($0.suggestion ?? "-")" }.sorted(),
+            [
+                "#/$defs/title/descripton description",
+                "#/colour -",
+                "#/properties/tags/items/minLenght minLength",
+            ])
         // A draft-07 keyword is unknown to 2020-12 and the other way round.
-        XCTAssertEqual(try compile(#"{"additionalItems": false, "dependentRequired": {}}"#).unknownKeywords.map(\.name), ["additionalItems"])
-        XCTAssertEqual(try compile(#"{"$schema": "http://json-schema.org/draft-07/schema#", "dependentRequired": {}}"#).unknownKeywords.map(\.name),
-                       ["dependentRequired"])
+        XCTAssertEqual(
+            try compile(#"{"additionalItems": false, "dependentRequired": {}}"#).unknownKeywords.map(\.name), ["additionalItems"])
+        XCTAssertEqual(
+            try compile(#"{"$schema": "http://json-schema.org/draft-07/schema#", "dependentRequired": {}}"#).unknownKeywords.map(\.name),
+            ["dependentRequired"])
     }
 
     func testPatternOverBudgetIsAViolation() throws {
-        let schema = try JSONSchema.compile(try JSONReader(bytes: Array(#"""
-            {"properties": {"name": {"pattern": "^(a+)+\\1$"}}, "patternProperties": {"^(b+)+\\1$": {}}}
-            """#.utf8)).readValue())
+        let schema = try JSONSchema.compile(
+            try JSONReader(
+                bytes: Array(
+                    #"""
+                    {"properties": {"name": {"pattern": "^(a+)+\\1$"}}, "patternProperties": {"^(b+)+\\1$": {}}}
+                    """#.utf8)
+            ).readValue())
         let slowKey = String(repeating: "b", count: 30) + "!"
         let text = #"{"name": "\#(String(repeating: "a", count: 30))!", "\#(slowKey)": 1}"#
         let instance = try JSONReader(bytes: Array(text.utf8)).readValue()
@@ -100,7 +115,6 @@ final class JSONSchemaTests: XCTestCase {
         XCTAssertTrue(violations[0].message.contains("31-byte string"), violations[0].message)
         XCTAssertFalse(schema.isValid(instance))
     }
-
 
     func testApplicatorFindings() throws {
         let schema = try compile(#"{"anyOf": [{"type": "string"}, {"type": "integer"}], "not": {"const": 3}}"#)
@@ -169,7 +183,8 @@ final class JSONSchemaTests: XCTestCase {
         let instance = try json(#"{"x": [1, 2]}"#)
         XCTAssertTrue(draft7.isValid(instance))
         XCTAssertFalse(draft2020.isValid(instance))
-        let bySchema = try compile(#"{"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}], "additionalItems": false}"#)
+        let bySchema = try compile(
+            #"{"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}], "additionalItems": false}"#)
         XCTAssertTrue(bySchema.isValid(try json(#"["a"]"#)))
         XCTAssertEqual(bySchema.validate(try json(#"["a", 1]"#)).map(\.keyword), ["additionalItems"])
     }
@@ -186,8 +201,9 @@ final class JSONSchemaTests: XCTestCase {
         let dir = try TemporaryDirectory()
         try Data(#"{"$defs": {"id": {"type": "string", "pattern": "^-"}}}"#.utf8).write(to: dir.url.appendingPathComponent("common.json"))
         let resolver = JSONSchemaResolver.directory(dir.url, servedAs: "https://schemas.example/")
-        let schema = try compile(#"{"$id": "https://schemas.example/todo.json", "properties": {"id": {"$ref": "common.json#/$defs/id"}}}"#,
-                                 resolver: resolver)
+        let schema = try compile(
+            #"{"$id": "https://schemas.example/todo.json", "properties": {"id": {"$ref": "common.json#/$defs/id"}}}"#,
+            resolver: resolver)
         XCTAssertTrue(schema.isValid(try json(#"{"id": "-Kabc"}"#)))
         XCTAssertFalse(schema.isValid(try json(#"{"id": "Kabc"}"#)))
         XCTAssertThrowsError(try compile(#"{"$ref": "https://schemas.example/../etc/passwd"}"#, resolver: resolver))
@@ -204,7 +220,8 @@ final class JSONSchemaTests: XCTestCase {
     }
 
     func testUnevaluatedPropertiesSeesAdjacentAndNestedAnnotations() throws {
-        let schema = try compile("""
+        let schema = try compile(
+            """
             {"properties": {"a": true}, "allOf": [{"properties": {"b": true}}],
              "anyOf": [{"properties": {"c": {"const": 1}}}, true], "unevaluatedProperties": false}
             """)

@@ -37,7 +37,8 @@ final class DuplicateKeyDetectorTests: XCTestCase {
         XCTAssertEqual(try duplicates("{" + members.joined(separator: ",") + "}"), [])
         // The last name again is still found after the earlier ones were dropped.
         members.append("\"\(limit + 9)\":1")
-        XCTAssertEqual(try duplicates("{" + members.joined(separator: ",") + "}").map { String($0.prefix(while: { $0 != "@" })) }, ["/\(limit + 9)"])
+        XCTAssertEqual(
+            try duplicates("{" + members.joined(separator: ",") + "}").map { String($0.prefix(while: { $0 != "@" })) }, ["/\(limit + 9)"])
         // Below the limit, a name out of order is checked against all names before it.
         XCTAssertEqual(try duplicates(#"{"a":1,"b":2,"c":3,"a":4}"#), ["/a@2-20"])
     }

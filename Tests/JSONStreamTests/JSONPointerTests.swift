@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import JSONStream
 
 final class JSONPointerTests: XCTestCase {

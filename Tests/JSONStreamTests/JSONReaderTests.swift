@@ -116,7 +116,8 @@ final class JSONReaderTests: XCTestCase {
         // The closing quote at any place, with more JSON after it.
         for place in 0...ascii.count {
             let doc: [UInt8] = [0x5B, 0x22] + Array(ascii[..<place]) + Array(#"",1]"#.utf8)
-            XCTAssertEqual(trace(MemoryByteSource(doc)), "beginArray string(\(Array(ascii[..<place]))) number([49]) endArray end", "quote at \(place)")
+            XCTAssertEqual(
+                trace(MemoryByteSource(doc)), "beginArray string(\(Array(ascii[..<place]))) number([49]) endArray end", "quote at \(place)")
         }
     }
 
@@ -159,7 +160,8 @@ final class JSONReaderTests: XCTestCase {
         for (chunk, buffer) in [(Int.max, 1 << 20), (4099, 4096)] {
             let reader = JSONReader(source: MemoryByteSource(Array(text.utf8), chunkSize: chunk), options: .init(bufferSize: buffer))
             let value = try reader.readValue()
-            XCTAssertEqual(value, .array([.string(String(repeating: decoded, count: count)), .string("after"), .object(["k": .string("short")])]))
+            XCTAssertEqual(
+                value, .array([.string(String(repeating: decoded, count: count)), .string("after"), .object(["k": .string("short")])]))
         }
     }
 
@@ -191,8 +193,12 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(try r.next(), .beginArray)
         var collected: [UInt8] = []
         var pieces = 0
-        try r.readStringChunks { collected.append(contentsOf: $0); pieces += 1 }
-        XCTAssertEqual(String(decoding: collected, as: UTF8.self), String(repeating: "abcdefgh", count: 300_000) + "\n" + String(repeating: "é", count: 1000))
+        try r.readStringChunks {
+            collected.append(contentsOf: $0); pieces += 1
+        }
+        XCTAssertEqual(
+            String(decoding: collected, as: UTF8.self),
+            String(repeating: "abcdefgh", count: 300_000) + "\n" + String(repeating: "é", count: 1000))
         XCTAssertGreaterThan(pieces, 10)
         XCTAssertEqual(try r.next(), .number)
         XCTAssertEqual(try r.next(), .endArray)
@@ -212,7 +218,9 @@ final class JSONReaderTests: XCTestCase {
             var pieces = 0
             func read() throws -> String {
                 var collected: [UInt8] = []
-                let whole = try r.readString { collected.append(contentsOf: $0); pieces += 1 }
+                let whole = try r.readString {
+                    collected.append(contentsOf: $0); pieces += 1
+                }
                 wholes.append(whole)
                 return whole ? r.stringValue : String(decoding: collected, as: UTF8.self)
             }
@@ -281,8 +289,11 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(try r.next(), .name)
         _ = try r.readValue()
         XCTAssertEqual(try r.next(), .endObject)
-        XCTAssertEqual(seen, [.beginObject, .name, .beginArray, .number, .beginObject, .name, .string, .endObject, .endArray,
-                              .name, .beginObject, .name, .null, .endObject, .name, .true, .endObject])
+        XCTAssertEqual(
+            seen,
+            [
+                .beginObject, .name, .beginArray, .number, .beginObject, .name, .string, .endObject, .endArray,
+                .name, .beginObject, .name, .null, .endObject, .name, .true, .endObject,
+            ])
     }
 }
-

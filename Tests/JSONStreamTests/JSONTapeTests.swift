@@ -129,8 +129,10 @@ final class JSONTapeTests: XCTestCase {
     /// Pointer segments resolve as `JSONValue.value(at:)` does: the first of duplicate keys, keys
     /// compared as Swift compares strings, array indices only in canonical form.
     func testIndexAtResolvesPointersAsJSONValueDoes() throws {
-        let paths: [[String]] = [["dup"], ["x", "dup"], ["x", "dup", "0"], ["café"], ["cafe\u{301}"], ["日本語", "キー"],
-                                 ["b", "3", "c"], ["b", "03"], ["b", "-1"], ["b", "4"], ["missing"], ["a", "x"], [], ["\u{1F600}"]]
+        let paths: [[String]] = [
+            ["dup"], ["x", "dup"], ["x", "dup", "0"], ["café"], ["cafe\u{301}"], ["日本語", "キー"],
+            ["b", "3", "c"], ["b", "03"], ["b", "-1"], ["b", "4"], ["missing"], ["a", "x"], [], ["\u{1F600}"],
+        ]
         for text in Self.documents {
             let tape = try readTape(text, bufferSize: 64)
             let value = tape.value(at: 0)

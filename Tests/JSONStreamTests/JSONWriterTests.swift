@@ -8,7 +8,9 @@ final class JSONWriterTests: XCTestCase {
 
     func testPrettyOutput() throws {
         let out = try serialize(parse(#"{"a":[1,{"b":null}],"c":{},"d":[]}"#), .init(pretty: true))
-        XCTAssertEqual(out, """
+        XCTAssertEqual(
+            out,
+            """
             {
               "a": [
                 1,
@@ -32,7 +34,9 @@ final class JSONWriterTests: XCTestCase {
 
     func testPrettyCanonical() throws {
         let out = try serialize(parse(#"{"b":[{"z":1,"y":2}],"a":{}}"#), .init(pretty: true, sortKeys: true))
-        XCTAssertEqual(out, """
+        XCTAssertEqual(
+            out,
+            """
             {
               "a": {},
               "b": [
@@ -50,8 +54,11 @@ final class JSONWriterTests: XCTestCase {
         var members: [JSONObject.Member] = []
         var rng = SystemRandomNumberGenerator()
         for i in 0..<3000 {
-            let key = i % 3 == 0 ? String(Int.random(in: -50_000...50_000, using: &rng)) : "k\(UInt32.random(in: 0...UInt32.max, using: &rng))"
-            let inner: JSONValue = .object(["z": .number(JSONNumber(i)), "a": .array([.string("v\(i)"), .object(["d": .null, "c": .bool(true)])])])
+            let key =
+                i % 3 == 0 ? String(Int.random(in: -50_000...50_000, using: &rng)) : "k\(UInt32.random(in: 0...UInt32.max, using: &rng))"
+            let inner: JSONValue = .object([
+                "z": .number(JSONNumber(i)), "a": .array([.string("v\(i)"), .object(["d": .null, "c": .bool(true)])]),
+            ])
             members.append(.init(key: key, value: i % 5 == 0 ? inner : .string(String(repeating: "x", count: i % 50))))
         }
         // Unique keys only (a JSON object with duplicate names has no canonical form).

@@ -33,7 +33,8 @@ final class RealDumpTests: XCTestCase {
 
     private func sortedDeep(_ v: JSONValue) -> JSONValue {
         switch v {
-        case .object(let o): return .object(JSONObject(o.sortedByDatabaseOrder().members.map { .init(key: $0.key, value: sortedDeep($0.value)) }))
+        case .object(let o):
+            return .object(JSONObject(o.sortedByDatabaseOrder().members.map { .init(key: $0.key, value: sortedDeep($0.value)) }))
         case .array(let a): return .array(a.map(sortedDeep))
         default: return v
         }

@@ -7,8 +7,9 @@ final class DatabaseURLTests: XCTestCase {
         let a = try DatabaseURL("https://my-app.firebaseio.com/users/u%201.json", emulatorHost: nil)
         XCTAssertEqual(a.namespace, "my-app")
         XCTAssertEqual(a.path, ["users", "u 1"])
-        XCTAssertEqual(a.restURL(["x"], query: [("orderBy", "\"$key\""), ("startAt", "\"a b\"")]),
-                       "https://my-app.firebaseio.com/users/u%201/x.json?orderBy=%22%24key%22&startAt=%22a%20b%22")
+        XCTAssertEqual(
+            a.restURL(["x"], query: [("orderBy", "\"$key\""), ("startAt", "\"a b\"")]),
+            "https://my-app.firebaseio.com/users/u%201/x.json?orderBy=%22%24key%22&startAt=%22a%20b%22")
         XCTAssertTrue(a.sendsCredentials)
         let b = try DatabaseURL("https://my-app-default-rtdb.europe-west1.firebasedatabase.app", emulatorHost: nil)
         XCTAssertEqual(b.namespace, "my-app-default-rtdb")
@@ -25,9 +26,11 @@ final class DatabaseURLTests: XCTestCase {
     }
 
     func testWhatIsNotADatabaseURLIsRefusedWithTheReason() {
-        for bad in ["http://my-app.firebaseio.com", "https://example.com/x", "my-app.firebaseio.com",
-                    "https://my-app.firebaseio.com/a?auth=x", "https://my-app.firebaseio.com/a.b/c",
-                    "https://a.b.firebaseio.com", "https://my-app.firebasedatabase.app"] {
+        for bad in [
+            "http://my-app.firebaseio.com", "https://example.com/x", "my-app.firebaseio.com",
+            "https://my-app.firebaseio.com/a?auth=x", "https://my-app.firebaseio.com/a.b/c",
+            "https://a.b.firebaseio.com", "https://my-app.firebasedatabase.app",
+        ] {
             XCTAssertThrowsError(try DatabaseURL(bad, emulatorHost: nil), bad) { error in
                 XCTAssertTrue("\(error)".hasPrefix(bad), "\(error)")
             }

@@ -26,8 +26,9 @@ final class ExportImportTests: XCTestCase {
 
     /// A client with quick retries; `timeout` is how long an answer may stall (short where a test stalls one).
     private func client(_ auth: DatabaseAuth = .none, timeout: TimeAmount = .seconds(30)) -> DatabaseClient {
-        let c = DatabaseClient(auth: auth, retry: RetryPolicy(maxAttempts: 8, baseDelay: .milliseconds(5), maxDelay: .milliseconds(50)),
-                               requestTimeout: timeout)
+        let c = DatabaseClient(
+            auth: auth, retry: RetryPolicy(maxAttempts: 8, baseDelay: .milliseconds(5), maxDelay: .milliseconds(50)),
+            requestTimeout: timeout)
         clients.append(c)
         return c
     }
@@ -36,17 +37,21 @@ final class ExportImportTests: XCTestCase {
         try DatabaseURL("https://\(namespace).firebaseio.com/\(path)", emulatorHost: server.host)
     }
 
-    private func export(_ server: RTDBTestServer, _ path: String, to output: String, pageSize: Int = 1000, jobs: Int = 4,
-                        timeout: TimeAmount = .seconds(30)) async throws -> ExportJob.Summary {
+    private func export(
+        _ server: RTDBTestServer, _ path: String, to output: String, pageSize: Int = 1000, jobs: Int = 4,
+        timeout: TimeAmount = .seconds(30)
+    ) async throws -> ExportJob.Summary {
         var job = ExportJob(source: try url(server, path), output: output)
         job.pageSize = pageSize
         job.jobs = jobs
         return try await job.run(client: client(timeout: timeout))
     }
 
-    private func importDump(_ input: String, into server: RTDBTestServer, _ path: String, chunkSize: Int = 1_000_000,
-                            mode: ImportChunker.Mode = .merge, jobs: Int = 4, auth: DatabaseAuth = .none,
-                            timeout: TimeAmount = .seconds(30)) async throws -> ImportJob.Summary {
+    private func importDump(
+        _ input: String, into server: RTDBTestServer, _ path: String, chunkSize: Int = 1_000_000,
+        mode: ImportChunker.Mode = .merge, jobs: Int = 4, auth: DatabaseAuth = .none,
+        timeout: TimeAmount = .seconds(30)
+    ) async throws -> ImportJob.Summary {
         var job = ImportJob(input: input, target: try url(server, path))
         job.chunkSize = chunkSize
         job.mode = mode
@@ -115,14 +120,16 @@ final class ExportImportTests: XCTestCase {
         let merged = try server()
         try merged.database.load(json: Array(existing.utf8))
         _ = try await importDump(dump, into: merged, "")
-        XCTAssertEqual(String(decoding: merged.database.contents(), as: UTF8.self),
-                       #"{"config":{"x":1,"y":2},"logs":{"l":1},"users":{"u1":{"email":"a@x","name":"A"},"u2":{"name":"B"}}}"#)
+        XCTAssertEqual(
+            String(decoding: merged.database.contents(), as: UTF8.self),
+            #"{"config":{"x":1,"y":2},"logs":{"l":1},"users":{"u1":{"email":"a@x","name":"A"},"u2":{"name":"B"}}}"#)
 
         let replaced = try server()
         try replaced.database.load(json: Array(existing.utf8))
         _ = try await importDump(dump, into: replaced, "", chunkSize: 40, mode: .replace)
-        XCTAssertEqual(String(decoding: replaced.database.contents(), as: UTF8.self),
-                       #"{"config":{"x":1},"logs":{"l":1},"users":{"u1":{"name":"A"}}}"#)
+        XCTAssertEqual(
+            String(decoding: replaced.database.contents(), as: UTF8.self),
+            #"{"config":{"x":1},"logs":{"l":1},"users":{"u1":{"name":"A"}}}"#)
     }
 
     func testFaultsAreRetriedAndTheResultIsTheSame() async throws {
@@ -132,7 +139,8 @@ final class ExportImportTests: XCTestCase {
         let limits = RTDBDatabase.Configuration(namespace: "test-db", maxResponseBytes: 4096, maxWriteBytes: 4096)
         let source = try server(limits)
         try source.database.load(json: try contents(file.path))
-        source.injectFaults([.serviceUnavailable, .dropConnection, .stall(milliseconds: 2_500), .serviceUnavailable, .dropConnection], method: "GET")
+        source.injectFaults(
+            [.serviceUnavailable, .dropConnection, .stall(milliseconds: 2_500), .serviceUnavailable, .dropConnection], method: "GET")
         let first = tmp.url.appendingPathComponent("e.json").path
         _ = try await export(source, "", to: first, timeout: .seconds(1))
         XCTAssertEqual(try contents(first), source.database.contents())
@@ -140,8 +148,9 @@ final class ExportImportTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(source.requests.filter { $0.status == nil }.count, 2)
 
         let target = try server(limits)
-        target.injectFaults([.serviceUnavailable, .dropConnection, .dropConnectionAfterApplying, .stall(milliseconds: 2_500), .serviceUnavailable],
-                            method: "PATCH")
+        target.injectFaults(
+            [.serviceUnavailable, .dropConnection, .dropConnectionAfterApplying, .stall(milliseconds: 2_500), .serviceUnavailable],
+            method: "PATCH")
         _ = try await importDump(first, into: target, "", chunkSize: 3000, timeout: .seconds(1))
         XCTAssertEqual(target.database.contents(), source.database.contents())
         XCTAssertGreaterThanOrEqual(target.requests.filter { $0.status == nil || $0.status == 503 }.count, 4)
@@ -190,7 +199,8 @@ final class ExportImportTests: XCTestCase {
         let tmp = try TemporaryDirectory()
         let dump = tmp.url.appendingPathComponent("d.json").path
         // One value per chunk: each member is about 40 bytes and chunks are at least 64.
-        let members = (0..<30).map { #""k\#(String(format: "%02d", $0))":{"v":"\#(String(repeating: "x", count: 30))"}"# }.joined(separator: ",")
+        let members = (0..<30).map { #""k\#(String(format: "%02d", $0))":{"v":"\#(String(repeating: "x", count: 30))"}"# }.joined(
+            separator: ",")
         try Data("{\(members)}".utf8).write(to: URL(fileURLWithPath: dump))
         let s = try server(.init(namespace: "test-db", deniedWritePaths: [["k10"]]))
         do {
@@ -210,15 +220,19 @@ final class ExportImportTests: XCTestCase {
     func testExportFormatKeepsPrioritiesAndShallowKeepsOnlyTheKeys() async throws {
         let tmp = try TemporaryDirectory()
         let s = try server(.init(namespace: "test-db", maxResponseBytes: 120))
-        try s.database.load(json: Array(#"{"a":{".priority":1,"x":{".value":"v",".priority":"p"},"y":[1,2]},"b":{"c":{"d":"\#(String(repeating: "0123456789", count: 10))","e":{".value":2,".priority":3}}}}"#.utf8))
+        try s.database.load(
+            json: Array(
+                #"{"a":{".priority":1,"x":{".value":"v",".priority":"p"},"y":[1,2]},"b":{"c":{"d":"\#(String(repeating: "0123456789", count: 10))","e":{".value":2,".priority":3}}}}"#
+                    .utf8))
         let out = tmp.url.appendingPathComponent("export.json").path
         var job = ExportJob(source: try url(s, ""), output: out)
         job.exportFormat = true
         job.pageSize = 1
         let summary = try await job.run(client: client())
         XCTAssertGreaterThan(summary.splits, 0)
-        XCTAssertEqual(String(decoding: try contents(out), as: UTF8.self),
-                       String(decoding: s.database.contents(export: true), as: UTF8.self))
+        XCTAssertEqual(
+            String(decoding: try contents(out), as: UTF8.self),
+            String(decoding: s.database.contents(export: true), as: UTF8.self))
         XCTAssertTrue(String(decoding: try contents(out), as: UTF8.self).contains(#""a":{".priority":1,"#))
 
         let keys = tmp.url.appendingPathComponent("keys.json").path
@@ -281,7 +295,10 @@ final class ExportImportTests: XCTestCase {
     func testAnExportWithPrioritiesImportsBackWithThem() async throws {
         let tmp = try TemporaryDirectory()
         let source = try server()
-        try source.database.load(json: Array(#"{"a":{".priority":1,"x":{".value":"v",".priority":"p"},"y":[1,2]},"b":{"c":{"d":"text","e":{".value":2,".priority":3}}}}"#.utf8))
+        try source.database.load(
+            json: Array(
+                #"{"a":{".priority":1,"x":{".value":"v",".priority":"p"},"y":[1,2]},"b":{"c":{"d":"text","e":{".value":2,".priority":3}}}}"#
+                    .utf8))
         let out = tmp.url.appendingPathComponent("export.json").path
         var job = ExportJob(source: try url(source, ""), output: out)
         job.exportFormat = true
@@ -289,8 +306,9 @@ final class ExportImportTests: XCTestCase {
         for mode in [ImportChunker.Mode.merge, .replace] {
             let target = try server()
             _ = try await importDump(out, into: target, "", chunkSize: 64, mode: mode)
-            XCTAssertEqual(String(decoding: target.database.contents(export: true), as: UTF8.self),
-                           String(decoding: source.database.contents(export: true), as: UTF8.self), "\(mode)")
+            XCTAssertEqual(
+                String(decoding: target.database.contents(export: true), as: UTF8.self),
+                String(decoding: source.database.contents(export: true), as: UTF8.self), "\(mode)")
         }
     }
 }

@@ -76,7 +76,9 @@ final class ImportChunkerTests: XCTestCase {
                     let chunker = ImportChunker(reader: JSONReader(bytes: bytes), chunkSize: size, mode: mode)
                     while let chunk = try chunker.next() {
                         let response = db.handle(RESTRequest(method: "PATCH", path: [], query: [:], body: chunk.body))
-                        XCTAssertEqual(response.status, 200, "\(file.lastPathComponent) \(size) \(mode): \(String(decoding: response.body, as: UTF8.self))")
+                        XCTAssertEqual(
+                            response.status, 200,
+                            "\(file.lastPathComponent) \(size) \(mode): \(String(decoding: response.body, as: UTF8.self))")
                     }
                     XCTAssertEqual(db.contents(), expected.contents(), "\(file.lastPathComponent) size \(size) \(mode)")
                 }

@@ -1,5 +1,6 @@
-@testable import ObjectStores
 import XCTest
+
+@testable import ObjectStores
 
 final class ByteBudgetTests: XCTestCase {
     struct Failed: Error {}
@@ -21,7 +22,11 @@ final class ByteBudgetTests: XCTestCase {
         let budget = ByteBudget(total: 10)
         let first = await budget.acquire(8)
         let done = await withTaskGroup(of: Int.self) { group in
-            for _ in 0..<3 { group.addTask { let n = await budget.acquire(5); await budget.release(n); return n } }
+            for _ in 0..<3 {
+                group.addTask {
+                    let n = await budget.acquire(5); await budget.release(n); return n
+                }
+            }
             await budget.release(first)
             return await group.reduce(0, +)
         }

@@ -12,54 +12,54 @@ final class FaultInjectionTests: XCTestCase {
     /// (`503`: read the request, answer 503 SlowDown and close; `drop`: relay, then close after 1,500
     /// bytes of responses; `pass`), connections past the plan pass. Each fault done is logged.
     static let proxy = #"""
-    import asyncio, sys
-    listen, upstream, plan, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4]
-    count = 0
-    def note(s):
-        with open(log, "a") as f: f.write(s + "\n")
-    async def pipe(r, w, limit=None):
-        sent = 0
-        try:
-            while True:
-                data = await r.read(65536)
-                if not data: break
-                if limit is not None and sent + len(data) > limit:
-                    w.write(data[:limit - sent]); await w.drain()
-                    return True
-                w.write(data); await w.drain(); sent += len(data)
-        except Exception:
-            pass
-        finally:
-            try: w.close()
-            except Exception: pass
-        return False
-    async def handle(reader, writer):
-        global count
-        mode = plan[count] if count < len(plan) else "pass"
-        count += 1
-        if mode == "503":
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"): length = int(line.split(b":")[1])
-            if length: await reader.readexactly(length)
-            body = b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>'
-            writer.write(b"HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
-            await writer.drain(); writer.close()
-            note("503")
-            return
-        ur, uw = await asyncio.open_connection("127.0.0.1", upstream)
-        up = asyncio.create_task(pipe(reader, uw))
-        dropped = await pipe(ur, writer, 1500 if mode == "drop" else None)
-        if dropped:
-            note("drop")
-            uw.close()
-        up.cancel()
-    async def main():
-        server = await asyncio.start_server(handle, "127.0.0.1", listen)
-        async with server: await server.serve_forever()
-    asyncio.run(main())
-    """#
+        import asyncio, sys
+        listen, upstream, plan, log = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4]
+        count = 0
+        def note(s):
+            with open(log, "a") as f: f.write(s + "\n")
+        async def pipe(r, w, limit=None):
+            sent = 0
+            try:
+                while True:
+                    data = await r.read(65536)
+                    if not data: break
+                    if limit is not None and sent + len(data) > limit:
+                        w.write(data[:limit - sent]); await w.drain()
+                        return True
+                    w.write(data); await w.drain(); sent += len(data)
+            except Exception:
+                pass
+            finally:
+                try: w.close()
+                except Exception: pass
+            return False
+        async def handle(reader, writer):
+            global count
+            mode = plan[count] if count < len(plan) else "pass"
+            count += 1
+            if mode == "503":
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"): length = int(line.split(b":")[1])
+                if length: await reader.readexactly(length)
+                body = b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>'
+                writer.write(b"HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+                await writer.drain(); writer.close()
+                note("503")
+                return
+            ur, uw = await asyncio.open_connection("127.0.0.1", upstream)
+            up = asyncio.create_task(pipe(reader, uw))
+            dropped = await pipe(ur, writer, 1500 if mode == "drop" else None)
+            if dropped:
+                note("drop")
+                uw.close()
+            up.cancel()
+        async def main():
+            server = await asyncio.start_server(handle, "127.0.0.1", listen)
+            async with server: await server.serve_forever()
+        asyncio.run(main())
+        """#
 
     func testRetriesThroughSlowDownsAndDroppedConnectionsGiveTheSameResult() throws {
         let s3 = try SeaweedServer()
@@ -71,13 +71,15 @@ final class FaultInjectionTests: XCTestCase {
 
         func proxy(_ plan: String, _ log: String) throws -> (ServerProcess, String) {
             let port = try freePort()
-            let p = try ServerProcess(python, [script.path, String(port), String(s3.s3Port), plan, directory.appendingPathComponent(log).path],
-                                      logFile: directory.appendingPathComponent(log + ".out"))
+            let p = try ServerProcess(
+                python, [script.path, String(port), String(s3.s3Port), plan, directory.appendingPathComponent(log).path],
+                logFile: directory.appendingPathComponent(log + ".out"))
             try p.waitUntilListening(port: port)
             return (p, "http://127.0.0.1:\(port)")
         }
         func faults(_ log: String) -> [String] {
-            ((try? String(contentsOf: directory.appendingPathComponent(log), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            ((try? String(contentsOf: directory.appendingPathComponent(log), encoding: .utf8)) ?? "").split(separator: "\n").map(
+                String.init)
         }
 
         // A folder of 40 objects of 20 kB with metadata.
@@ -93,11 +95,15 @@ final class FaultInjectionTests: XCTestCase {
         // Upload: three SlowDowns, then a connection dropped after 1,500 bytes of responses.
         let (upProxy, upEndpoint) = try proxy("503,503,503,drop", "up.log")
         defer { upProxy.stop() }
-        let up = try DumpKitCLI.run(["copy", folder, "s3://\(bucket)/c", "--endpoint", upEndpoint, "--jobs", "8", "--json"], environment: s3.clientEnvironment)
+        let up = try DumpKitCLI.run(
+            ["copy", folder, "s3://\(bucket)/c", "--endpoint", upEndpoint, "--jobs", "8", "--json"], environment: s3.clientEnvironment)
         XCTAssertEqual(up.status, 0, up.stderr)
-        XCTAssertGreaterThanOrEqual(faults("up.log").filter { $0 == "503" }.count, 1, "a connection opened but given no request logs nothing")
+        XCTAssertGreaterThanOrEqual(
+            faults("up.log").filter { $0 == "503" }.count, 1, "a connection opened but given no request logs nothing")
         let s = try JSONSerialization.jsonObject(with: Data(up.stdout.utf8)) as! [String: Any]
-        XCTAssertEqual(((s["copied"] as? [String: Any])?["count"] as? Int ?? 0) + ((s["skipped"] as? [String: Any])?["count"] as? Int ?? 0), 40, up.stdout)
+        XCTAssertEqual(
+            ((s["copied"] as? [String: Any])?["count"] as? Int ?? 0) + ((s["skipped"] as? [String: Any])?["count"] as? Int ?? 0), 40,
+            up.stdout)
 
         // What the server holds, read without the proxy, is the folder.
         let direct = directory.appendingPathComponent("direct").path
@@ -109,7 +115,8 @@ final class FaultInjectionTests: XCTestCase {
         let (downProxy, downEndpoint) = try proxy("drop,drop,drop,503", "down.log")
         defer { downProxy.stop() }
         let back = directory.appendingPathComponent("back").path
-        let down = try DumpKitCLI.run(["copy", "s3://\(bucket)/c", back, "--endpoint", downEndpoint, "--jobs", "8", "-q"], environment: s3.clientEnvironment)
+        let down = try DumpKitCLI.run(
+            ["copy", "s3://\(bucket)/c", back, "--endpoint", downEndpoint, "--jobs", "8", "-q"], environment: s3.clientEnvironment)
         XCTAssertEqual(down.status, 0, down.stderr)
         XCTAssertGreaterThanOrEqual(faults("down.log").filter { $0 == "drop" }.count, 1, "a response was cut")
         XCTAssertEqual(try tree(back), try tree(folder))
@@ -117,10 +124,13 @@ final class FaultInjectionTests: XCTestCase {
         // With every connection failing, the bounded retries end in one clear line, exit 2.
         let (deadProxy, deadEndpoint) = try proxy(Array(repeating: "503", count: 200).joined(separator: ","), "dead.log")
         defer { deadProxy.stop() }
-        let dead = try DumpKitCLI.run(["copy", folder, "s3://\(bucket)/d", "--endpoint", deadEndpoint, "--jobs", "2"], environment: s3.clientEnvironment)
+        let dead = try DumpKitCLI.run(
+            ["copy", folder, "s3://\(bucket)/d", "--endpoint", deadEndpoint, "--jobs", "2"], environment: s3.clientEnvironment)
         XCTAssertEqual(dead.status, 2, dead.stderr)
         XCTAssertEqual(dead.stderr.split(separator: "\n").count, 1, dead.stderr)
-        XCTAssertTrue(dead.stderr.contains("SlowDown") && dead.stderr.contains(deadEndpoint) && dead.stderr.contains("s3://\(bucket)/d/"), dead.stderr)
+        XCTAssertTrue(
+            dead.stderr.contains("SlowDown") && dead.stderr.contains(deadEndpoint) && dead.stderr.contains("s3://\(bucket)/d/"), dead.stderr
+        )
     }
 
     /// Every object of a directory store and its metadata as the store reports them (times left out).

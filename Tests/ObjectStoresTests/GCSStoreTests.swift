@@ -39,7 +39,8 @@ final class GCSStoreTests: XCTestCase {
         XCTAssertEqual(try bytes.withUnsafeBytes { try store.put($0, metadata: m, replacing: false) }, .stored)
         XCTAssertEqual(try bytes.withUnsafeBytes { try store.put($0, metadata: m, replacing: false) }, .unchanged)
         let back = try XCTUnwrap(try store.metadata(m.name))
-        XCTAssertEqual(back.customMetadata, ["firebaseStorageDownloadTokens": m.customMetadata["firebaseStorageDownloadTokens"]!, "Owner": "Ana"])
+        XCTAssertEqual(
+            back.customMetadata, ["firebaseStorageDownloadTokens": m.customMetadata["firebaseStorageDownloadTokens"]!, "Owner": "Ana"])
         XCTAssertEqual(back.withUpdated(nil), m)
         XCTAssertEqual(try store.get(m.name), bytes)
 
@@ -68,7 +69,8 @@ final class GCSStoreTests: XCTestCase {
         let client = try gcs(prefix: "p/")
         for i in 0..<25 {
             let key = client.url.key(String(format: "o%02d", i))
-            _ = try await client.upload(key: key, body: ByteBuffer(bytes: [UInt8(i)]), object: StoredObject(key: key, size: 1), createOnly: true)
+            _ = try await client.upload(
+                key: key, body: ByteBuffer(bytes: [UInt8(i)]), object: StoredObject(key: key, size: 1), createOnly: true)
         }
         var pages: [Int] = []
         var keys: [String] = []
@@ -86,9 +88,13 @@ final class GCSStoreTests: XCTestCase {
         let body = ByteBuffer(bytes: bytes)
         var o = StoredObject(key: "p/big.bin", size: Int64(bytes.count))
         o.customMetadata = ["firebaseStorageDownloadTokens": "t1"]
-        let created = try await client.create(key: o.key, size: o.size, object: o, createOnly: true) { body.getSlice(at: Int($0), length: $1)! }
+        let created = try await client.create(key: o.key, size: o.size, object: o, createOnly: true) {
+            body.getSlice(at: Int($0), length: $1)!
+        }
         XCTAssertEqual(created, .created)
-        let again = try await client.create(key: o.key, size: o.size, object: o, createOnly: true) { body.getSlice(at: Int($0), length: $1)! }
+        let again = try await client.create(key: o.key, size: o.size, object: o, createOnly: true) {
+            body.getSlice(at: Int($0), length: $1)!
+        }
         XCTAssertEqual(again, .exists)
         let head = try await client.head(key: o.key)
         XCTAssertEqual(head?.size, o.size)

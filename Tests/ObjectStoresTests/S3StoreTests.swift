@@ -26,11 +26,14 @@ final class S3StoreTests: XCTestCase {
         return Self.server!
     }
 
-    func client(bucket: String, prefix: String = "", secret: String = SeaweedServer.secretKey, checksum: ChecksumMode = .crc32c) throws -> S3Client {
+    func client(bucket: String, prefix: String = "", secret: String = SeaweedServer.secretKey, checksum: ChecksumMode = .crc32c) throws
+        -> S3Client
+    {
         let s3 = try seaweed()
         let url = try XCTUnwrap(ObjectStoreURL("s3://\(bucket)/\(prefix)"))
-        let configuration = AWSConfiguration(credentials: AWSCredentials(accessKeyID: SeaweedServer.accessKey, secretAccessKey: secret),
-                                             region: "us-east-1", endpoint: s3.endpoint)
+        let configuration = AWSConfiguration(
+            credentials: AWSCredentials(accessKeyID: SeaweedServer.accessKey, secretAccessKey: secret),
+            region: "us-east-1", endpoint: s3.endpoint)
         return S3Client(url: url, configuration: configuration, checksum: checksum)
     }
 
@@ -39,7 +42,8 @@ final class S3StoreTests: XCTestCase {
         let bucket = try s3.makeBucket()
         let directory = try temporaryDirectory(self)
         let dump = directory.appendingPathComponent("dump.json")
-        try #"{"a": {"ref": {"path": "x.png", "contentType": "image/png", "size": 1, "sha256": "00", "md5": "AA=="}}}"#.write(to: dump, atomically: true, encoding: .utf8)
+        try #"{"a": {"ref": {"path": "x.png", "contentType": "image/png", "size": 1, "sha256": "00", "md5": "AA=="}}}"#.write(
+            to: dump, atomically: true, encoding: .utf8)
         var environment = s3.clientEnvironment
         environment["AWS_SECRET_ACCESS_KEY"] = "wrong"
         let r = try DumpKitCLI.run(["check-blobs", dump.path, "--blobs", "s3://\(bucket)/images"], environment: environment)
@@ -52,7 +56,8 @@ final class S3StoreTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("HTTP 403"), r.stderr)
 
         environment = s3.clientEnvironment
-        let missing = try DumpKitCLI.run(["check-blobs", dump.path, "--blobs", "s3://no-such-bucket-here/images"], environment: environment)
+        let missing = try DumpKitCLI.run(
+            ["check-blobs", dump.path, "--blobs", "s3://no-such-bucket-here/images"], environment: environment)
         XCTAssertEqual(missing.status, 2, missing.stderr)
         XCTAssertTrue(missing.stderr.contains("NoSuchBucket"), missing.stderr)
     }
@@ -109,14 +114,18 @@ final class S3StoreTests: XCTestCase {
             var o = StoredObject(key: "big-\(checksum).bin", size: Int64(bytes.count))
             o.contentType = "application/octet-stream"
             o.customMetadata = ["firebaseStorageDownloadTokens": "tok"]
-            let outcome = try await s3.create(key: o.key, size: o.size, object: o, createOnly: true) { body.getSlice(at: Int($0), length: $1)! }
+            let outcome = try await s3.create(key: o.key, size: o.size, object: o, createOnly: true) {
+                body.getSlice(at: Int($0), length: $1)!
+            }
             XCTAssertEqual(outcome, .created)
             let back = try await s3.get(key: o.key, range: nil)
             XCTAssertEqual(Array(back.readableBytesView), bytes, "\(checksum)")
             let head = try await s3.head(key: o.key)
             XCTAssertEqual(head?.customMetadata["firebaseStorageDownloadTokens"], "tok")
             XCTAssertTrue(head?.etag?.hasSuffix("-3") ?? false, "three parts of 8 MiB: \(head?.etag ?? "")")
-            let again = try await s3.create(key: o.key, size: o.size, object: o, createOnly: true) { body.getSlice(at: Int($0), length: $1)! }
+            let again = try await s3.create(key: o.key, size: o.size, object: o, createOnly: true) {
+                body.getSlice(at: Int($0), length: $1)!
+            }
             XCTAssertEqual(again, .exists, "If-None-Match: * on CompleteMultipartUpload")
             let ranged = try await s3.get(key: o.key, range: (9 << 20)..<((9 << 20) + 100))
             XCTAssertEqual(Array(ranged.readableBytesView), Array(bytes[(9 << 20)..<((9 << 20) + 100)]))
@@ -150,7 +159,9 @@ final class S3StoreTests: XCTestCase {
         XCTAssertEqual(try a.withUnsafeBytes { try store.put($0, metadata: ma, replacing: false) }, .unchanged)
         var retyped = ma
         retyped.contentType = "image/jpeg"
-        XCTAssertEqual(try a.withUnsafeBytes { try store.put($0, metadata: retyped, replacing: false) }, .stored, "same bytes: only the metadata is written")
+        XCTAssertEqual(
+            try a.withUnsafeBytes { try store.put($0, metadata: retyped, replacing: false) }, .stored,
+            "same bytes: only the metadata is written")
         XCTAssertEqual(try store.metadata(ma.name)?.contentType, "image/jpeg")
         let mb = metadata(ma.name, b)
         XCTAssertThrowsError(try b.withUnsafeBytes { try store.put($0, metadata: mb, replacing: false) }) { error in
@@ -170,7 +181,10 @@ final class S3StoreTests: XCTestCase {
         XCTAssertThrowsError(try a.withUnsafeBytes { try store.put($0, metadata: metadata("../up.png", a), replacing: false) })
 
         // The raw protocol: a create-only PutObject of an existing key is a 412, nothing written.
-        let raw = try runBlocking { try await s3.put(key: "blobs/v1/x/-K1/image1.png", body: ByteBuffer(bytes: a), object: StoredObject(key: "k", size: 5000), createOnly: true) }
+        let raw = try runBlocking {
+            try await s3.put(
+                key: "blobs/v1/x/-K1/image1.png", body: ByteBuffer(bytes: a), object: StoredObject(key: "k", size: 5000), createOnly: true)
+        }
         XCTAssertEqual(raw, .exists)
         XCTAssertEqual(try store.get(ma.name), b)
     }
@@ -191,22 +205,28 @@ final class S3StoreTests: XCTestCase {
         let downloaded = directory.appendingPathComponent("ours.png")
         try s3server.aws(["s3", "cp", "s3://\(bucket)/p/dir/ours.png", downloaded.path])
         XCTAssertEqual(try contents(downloaded.path), bytes)
-        let head = try JSONSerialization.jsonObject(with: Data(s3server.aws(["s3api", "head-object", "--bucket", bucket, "--key", "p/dir/ours.png"]).utf8)) as! [String: Any]
+        let head =
+            try JSONSerialization.jsonObject(
+                with: Data(s3server.aws(["s3api", "head-object", "--bucket", bucket, "--key", "p/dir/ours.png"]).utf8)) as! [String: Any]
         XCTAssertEqual(head["ContentType"] as? String, "image/png")
         XCTAssertEqual(head["CacheControl"] as? String, "public, max-age=60")
         XCTAssertEqual(head["ContentLanguage"] as? String, "de")
-        XCTAssertEqual((head["Metadata"] as? [String: String])?["firebasestoragedownloadtokens"], m.customMetadata["firebaseStorageDownloadTokens"])
+        XCTAssertEqual(
+            (head["Metadata"] as? [String: String])?["firebasestoragedownloadtokens"], m.customMetadata["firebaseStorageDownloadTokens"])
         XCTAssertEqual(head["ContentLength"] as? Int, 3000)
 
         let theirs = testBytes(70000, seed: 4)
         let upload = directory.appendingPathComponent("theirs.jpg")
         try Data(theirs).write(to: upload)
-        try s3server.aws(["s3", "cp", upload.path, "s3://\(bucket)/p/theirs.jpg", "--content-type", "image/jpeg",
-                          "--metadata", "firebaseStorageDownloadTokens=abc-123,owner=me"])
+        try s3server.aws([
+            "s3", "cp", upload.path, "s3://\(bucket)/p/theirs.jpg", "--content-type", "image/jpeg",
+            "--metadata", "firebaseStorageDownloadTokens=abc-123,owner=me",
+        ])
         XCTAssertEqual(try store.get("theirs.jpg"), theirs)
         let read = try XCTUnwrap(try store.metadata("theirs.jpg"))
         XCTAssertEqual(read.contentType, "image/jpeg")
-        XCTAssertEqual(read.customMetadata, ["firebaseStorageDownloadTokens": "abc-123", "owner": "me"], "the known key gets its case back")
+        XCTAssertEqual(
+            read.customMetadata, ["firebaseStorageDownloadTokens": "abc-123", "owner": "me"], "the known key gets its case back")
         let digest = theirs.withUnsafeBytes { ContentDigest($0) }
         XCTAssertEqual(read.sha256, digest.sha256, "hashed from the content: the aws CLI records no SHA-256")
         XCTAssertEqual(read.md5, digest.md5)

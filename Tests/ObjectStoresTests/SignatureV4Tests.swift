@@ -6,24 +6,33 @@ import XCTest
 /// Authorization Header: Transferring Payload in a Single Chunk"), and the parsing of store URLs and
 /// AWS configuration.
 final class SignatureV4Tests: XCTestCase {
-    let signer = SignatureV4(credentials: AWSCredentials(accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
-                             region: "us-east-1")
+    let signer = SignatureV4(
+        credentials: AWSCredentials(accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        region: "us-east-1")
     let date = Date(timeIntervalSince1970: 1_369_353_600)  // 2013-05-24T00:00:00Z
 
     func authorization(_ headers: [(String, String)]) -> String? { headers.first { $0.0 == "Authorization" }?.1 }
 
     func testGetObjectExample() {
-        let signed = signer.sign(method: "GET", path: "/test.txt", query: [], headers: [("Host", "examplebucket.s3.amazonaws.com"), ("Range", "bytes=0-9")],
-                                 payloadHash: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", date: date)
-        XCTAssertEqual(authorization(signed), "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
-            + "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41")
+        let signed = signer.sign(
+            method: "GET", path: "/test.txt", query: [], headers: [("Host", "examplebucket.s3.amazonaws.com"), ("Range", "bytes=0-9")],
+            payloadHash: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", date: date)
+        XCTAssertEqual(
+            authorization(signed),
+            "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+                + "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
+        )
     }
 
     func testListObjectsExampleWithAQuery() {
-        let signed = signer.sign(method: "GET", path: "/", query: [("max-keys", "2"), ("prefix", "J")], headers: [("Host", "examplebucket.s3.amazonaws.com")],
-                                 payloadHash: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", date: date)
-        XCTAssertEqual(authorization(signed), "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
-            + "SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7")
+        let signed = signer.sign(
+            method: "GET", path: "/", query: [("max-keys", "2"), ("prefix", "J")], headers: [("Host", "examplebucket.s3.amazonaws.com")],
+            payloadHash: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", date: date)
+        XCTAssertEqual(
+            authorization(signed),
+            "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+                + "SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7"
+        )
     }
 
     func testURIEncoding() {
@@ -51,7 +60,8 @@ final class SignatureV4Tests: XCTestCase {
         let home = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: home.appendingPathComponent(".aws"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: home) }
-        try "[default]\naws_access_key_id = D\naws_secret_access_key = DS\n\n[work]\naws_access_key_id=W\naws_secret_access_key=WS\naws_session_token=T\n"
+        try
+            "[default]\naws_access_key_id = D\naws_secret_access_key = DS\n\n[work]\naws_access_key_id=W\naws_secret_access_key=WS\naws_session_token=T\n"
             .write(to: home.appendingPathComponent(".aws/credentials"), atomically: true, encoding: .utf8)
         try "[default]\nregion = eu-west-1\n[profile work]\nregion = eu-central-1\nendpoint_url = http://127.0.0.1:9000\n"
             .write(to: home.appendingPathComponent(".aws/config"), atomically: true, encoding: .utf8)
@@ -68,13 +78,21 @@ final class SignatureV4Tests: XCTestCase {
         XCTAssertEqual(w.region, "eu-central-1")
         XCTAssertEqual(w.endpoint, "http://127.0.0.1:9000")
 
-        let e = try AWSConfiguration.resolve(store: "s3://b/", endpoint: "http://127.0.0.1:1/", environment: base.merging([
-            "AWS_ACCESS_KEY_ID": "E", "AWS_SECRET_ACCESS_KEY": "ES", "AWS_DEFAULT_REGION": "ap-south-1", "AWS_ENDPOINT_URL": "http://x:2", "AWS_ENDPOINT_URL_S3": "http://x:3",
-        ]) { $1 })
+        let e = try AWSConfiguration.resolve(
+            store: "s3://b/", endpoint: "http://127.0.0.1:1/",
+            environment: base.merging([
+                "AWS_ACCESS_KEY_ID": "E", "AWS_SECRET_ACCESS_KEY": "ES", "AWS_DEFAULT_REGION": "ap-south-1",
+                "AWS_ENDPOINT_URL": "http://x:2", "AWS_ENDPOINT_URL_S3": "http://x:3",
+            ]) { $1 })
         XCTAssertEqual(e.credentials.accessKeyID, "E")
         XCTAssertEqual(e.region, "ap-south-1")
         XCTAssertEqual(e.endpoint, "http://127.0.0.1:1", "--endpoint wins")
-        let s = try AWSConfiguration.resolve(store: "s3://b/", environment: ["AWS_ACCESS_KEY_ID": "E", "AWS_SECRET_ACCESS_KEY": "ES", "AWS_ENDPOINT_URL": "http://x:2", "AWS_ENDPOINT_URL_S3": "http://x:3", "HOME": home.path])
+        let s = try AWSConfiguration.resolve(
+            store: "s3://b/",
+            environment: [
+                "AWS_ACCESS_KEY_ID": "E", "AWS_SECRET_ACCESS_KEY": "ES", "AWS_ENDPOINT_URL": "http://x:2",
+                "AWS_ENDPOINT_URL_S3": "http://x:3", "HOME": home.path,
+            ])
         XCTAssertEqual(s.endpoint, "http://x:3", "AWS_ENDPOINT_URL_S3 before AWS_ENDPOINT_URL")
 
         XCTAssertThrowsError(try AWSConfiguration.resolve(store: "s3://b/p/", environment: ["HOME": "/nonexistent"])) {

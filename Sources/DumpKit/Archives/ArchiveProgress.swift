@@ -60,7 +60,8 @@ public final class ArchiveProgress: Sendable {
         state.withLock { state in
             state.started = DispatchTime.now().uptimeNanoseconds
             state.lastReport = state.started
-            state.snapshot = Snapshot(phase: phase, files: 0, totalFiles: totalFiles, bytes: 0, totalBytes: totalBytes, seconds: 0, done: false)
+            state.snapshot = Snapshot(
+                phase: phase, files: 0, totalFiles: totalFiles, bytes: 0, totalBytes: totalBytes, seconds: 0, done: false)
         }
     }
 

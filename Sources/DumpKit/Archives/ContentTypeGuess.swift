@@ -12,7 +12,8 @@ enum ContentTypeGuess {
     ]
 
     /// The length of the longest type `contentType(name:head:)` returns.
-    static let longestType = ([MediaType.jpeg, .png, .gif, .webp, .heic, .avif, .pdf, .mp4].map(\.mimeType)
+    static let longestType =
+        ([MediaType.jpeg, .png, .gif, .webp, .heic, .avif, .pdf, .mp4].map(\.mimeType)
         + byExtension.values + ["application/octet-stream"]).map(\.utf8.count).max()!
 
     /// The type of an object named `name` whose content starts with `head`; `application/octet-stream`

@@ -1,8 +1,8 @@
 import ArchiveKit
 import Dispatch
 import Foundation
-import Synchronization
 import JSONStream
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -62,7 +62,8 @@ struct MetadataCollector {
             do {
                 var metadata = try BlobMetadata(json: try JSONReader(bytes: bytes).readValue())
                 if metadata.name != item.name {
-                    note = "\(sidecar): describes \(String(reflecting: metadata.name)), not \(String(reflecting: item.name)); hashes and content type recomputed"
+                    note =
+                        "\(sidecar): describes \(String(reflecting: metadata.name)), not \(String(reflecting: item.name)); hashes and content type recomputed"
                 } else {
                     if metadata.updated == nil { metadata.updated = item.modificationTime.milliseconds }
                     if metadata.size == item.size {

@@ -1,8 +1,8 @@
 import ArchiveKit
 import Crypto
 import Foundation
-import Workers
 import JSONStream
+import Workers
 
 #if canImport(Glibc)
     import Glibc
@@ -163,7 +163,8 @@ extension ObjectReadAhead.Object {
         for (object, digest) in zip(toHash, ContentDigest.digests(of: toHash.map { $0.data! })) {
             (object.metadata.sha256, object.metadata.md5, object.metadata.crc32c) = (digest.sha256, digest.md5, digest.crc32c)
             if object.needsContentType {
-                object.metadata.contentType = ContentTypeGuess.contentType(name: object.item.name, head: Array(object.data!.prefix(MediaType.sniffLength)))
+                object.metadata.contentType = ContentTypeGuess.contentType(
+                    name: object.item.name, head: Array(object.data!.prefix(MediaType.sniffLength)))
             }
         }
     }
@@ -245,7 +246,8 @@ extension ObjectReadAhead {
         let content = [UInt8](unsafeUninitializedCapacity: Int(item.size) + 1) { buffer, count in
             do {
                 while count < buffer.count {
-                    let n = try readSome(descriptor, of: item, into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[count...])))
+                    let n = try readSome(
+                        descriptor, of: item, into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[count...])))
                     if n == 0 { break }
                     count += n
                 }
@@ -256,7 +258,8 @@ extension ObjectReadAhead {
         if let failure { throw failure }
         guard content.count == Int(item.size) else {
             throw InputError(
-                file: item.file, message: "changed while being archived (\(item.size) bytes when listed, \(content.count) or more when read)")
+                file: item.file,
+                message: "changed while being archived (\(item.size) bytes when listed, \(content.count) or more when read)")
         }
         return content
     }

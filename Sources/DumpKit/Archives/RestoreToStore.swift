@@ -37,7 +37,8 @@ extension RestoreJob {
                 if n == 0 { break }
                 content.append(contentsOf: chunk[0..<n])
                 dataBytes += Int64(n)
-                try limits.check(dataBytes: dataBytes, archiveBytes: input.reader.compressedBytesRead, path: entry.path, archive: input.reader.name)
+                try limits.check(
+                    dataBytes: dataBytes, archiveBytes: input.reader.compressedBytesRead, path: entry.path, archive: input.reader.name)
             }
             progress?.set(bytes: input.reader.compressedBytesRead)
             progress?.fileDone()
@@ -47,28 +48,38 @@ extension RestoreJob {
                 metadata = object.metadata
                 let expected = object.metadata
                 let differs =
-                    digest.size != expected.size ? "size \(digest.size) bytes, the manifest says \(expected.size) (truncated or altered)"
-                    : digest.sha256 != expected.sha256 ? "SHA-256 \(digest.sha256) does not match the manifest's \(expected.sha256)"
-                    : verify && digest.md5 != expected.md5 ? "MD5 \(digest.md5) does not match the manifest's \(expected.md5)"
-                    : verify && digest.crc32c != expected.crc32c ? "CRC-32C \(digest.crc32c) does not match the manifest's \(expected.crc32c)" : nil
+                    digest.size != expected.size
+                    ? "size \(digest.size) bytes, the manifest says \(expected.size) (truncated or altered)"
+                    : digest.sha256 != expected.sha256
+                        ? "SHA-256 \(digest.sha256) does not match the manifest's \(expected.sha256)"
+                        : verify && digest.md5 != expected.md5
+                            ? "MD5 \(digest.md5) does not match the manifest's \(expected.md5)"
+                            : verify && digest.crc32c != expected.crc32c
+                                ? "CRC-32C \(digest.crc32c) does not match the manifest's \(expected.crc32c)" : nil
                 if let differs {
                     report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: \(differs)"))
                     continue
                 }
                 if let manifest, manifest.bucketPart(containing: entry.path) == nil {
-                    report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: not an object of a bucket (a backup's dump or rules)"))
+                    report.problems.append(
+                        VerifyJob.Problem(path: entry.path, message: "not restored: not an object of a bucket (a backup's dump or rules)"))
                     continue
                 }
             } else if manifest != nil {
-                report.problems.append(VerifyJob.Problem(path: entry.path, message: verify ? "not restored: not in the manifest, so it cannot be verified"
-                                                                                         : "not restored: not an object of the archived bucket"))
+                report.problems.append(
+                    VerifyJob.Problem(
+                        path: entry.path,
+                        message: verify
+                            ? "not restored: not in the manifest, so it cannot be verified"
+                            : "not restored: not an object of the archived bucket"))
                 continue
             } else {
                 guard let name = cleaned?.description else {
                     report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: not a valid object name"))
                     continue
                 }
-                metadata = digest.metadata(name: name, contentType: ContentTypeGuess.contentType(name: name, head: Array(content.prefix(64))))
+                metadata = digest.metadata(
+                    name: name, contentType: ContentTypeGuess.contentType(name: name, head: Array(content.prefix(64))))
                 metadata.updated = entry.modificationTime?.milliseconds
             }
             do {

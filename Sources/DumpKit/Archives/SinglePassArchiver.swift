@@ -39,7 +39,8 @@ struct SinglePassArchiver {
     ) throws {
         // The placeholder is only measured, and let go before the files are read.
         let manifestSize = try Self.jsonSize(
-            of: ArchiveManifest(created: created, kind: kind, parts: parts, objects: zip(items, collected).map { Self.placeholder($0, $1) }))
+            of: ArchiveManifest(created: created, kind: kind, parts: parts, objects: zip(items, collected).map { Self.placeholder($0, $1) })
+        )
         let entrySize = try manifestEntryHeader(jsonSize: manifestSize, created: created).bytes.count + Self.blockPadded(manifestSize)
         let gap = ZstdFrame.compressBound(entrySize) + ZstdFrame.skippableHeaderSize
 

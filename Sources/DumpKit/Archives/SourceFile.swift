@@ -14,7 +14,8 @@ enum SourceFile {
     static func open(_ path: String) throws -> Int32 {
         let descriptor = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw InputError(file: path, message: errno == ELOOP ? notRegular("a symbolic link") : "cannot open: \(String(cString: strerror(errno)))")
+            throw InputError(
+                file: path, message: errno == ELOOP ? notRegular("a symbolic link") : "cannot open: \(String(cString: strerror(errno)))")
         }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else {

@@ -22,9 +22,11 @@ public struct BlobMetadata: Hashable, Sendable {
     /// Modification time, milliseconds since the epoch.
     public var updated: Int64?
 
-    public init(name: String, size: Int64, contentType: String?, sha256: String, md5: String, crc32c: String,
-                customMetadata: [String: String] = [:], cacheControl: String? = nil, contentDisposition: String? = nil,
-                contentEncoding: String? = nil, contentLanguage: String? = nil, updated: Int64? = nil) {
+    public init(
+        name: String, size: Int64, contentType: String?, sha256: String, md5: String, crc32c: String,
+        customMetadata: [String: String] = [:], cacheControl: String? = nil, contentDisposition: String? = nil,
+        contentEncoding: String? = nil, contentLanguage: String? = nil, updated: Int64? = nil
+    ) {
         self.name = name
         self.size = size
         self.contentType = contentType
@@ -74,7 +76,9 @@ public struct BlobMetadata: Hashable, Sendable {
             guard let s = try string(k) else { throw BlobMetadataError("missing \"\(k)\"") }
             return s
         }
-        guard let size = o["size"]?.numberValue?.int64Value, size >= 0 else { throw BlobMetadataError("\"size\" must be a non-negative integer") }
+        guard let size = o["size"]?.numberValue?.int64Value, size >= 0 else {
+            throw BlobMetadataError("\"size\" must be a non-negative integer")
+        }
         var custom: [String: String] = [:]
         if let m = o["metadata"] {
             guard let mo = m.objectValue else { throw BlobMetadataError("\"metadata\" must be an object") }
@@ -83,11 +87,12 @@ public struct BlobMetadata: Hashable, Sendable {
                 custom[member.key] = s
             }
         }
-        self.init(name: try required("name"), size: size, contentType: try string("contentType"), sha256: try required("sha256"),
-                  md5: try required("md5"), crc32c: try required("crc32c"), customMetadata: custom,
-                  cacheControl: try string("cacheControl"), contentDisposition: try string("contentDisposition"),
-                  contentEncoding: try string("contentEncoding"), contentLanguage: try string("contentLanguage"),
-                  updated: o["updated"]?.numberValue?.int64Value)
+        self.init(
+            name: try required("name"), size: size, contentType: try string("contentType"), sha256: try required("sha256"),
+            md5: try required("md5"), crc32c: try required("crc32c"), customMetadata: custom,
+            cacheControl: try string("cacheControl"), contentDisposition: try string("contentDisposition"),
+            contentEncoding: try string("contentEncoding"), contentLanguage: try string("contentLanguage"),
+            updated: o["updated"]?.numberValue?.int64Value)
     }
 }
 

@@ -33,6 +33,7 @@ public struct ContentDigest: Hashable, Sendable {
 
     /// Metadata for an object of this content.
     public func metadata(name: String, contentType: String?, customMetadata: [String: String] = [:]) -> BlobMetadata {
-        BlobMetadata(name: name, size: size, contentType: contentType, sha256: sha256, md5: md5, crc32c: crc32c, customMetadata: customMetadata)
+        BlobMetadata(
+            name: name, size: size, contentType: contentType, sha256: sha256, md5: md5, crc32c: crc32c, customMetadata: customMetadata)
     }
 }

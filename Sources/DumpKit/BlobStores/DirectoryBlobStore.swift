@@ -5,9 +5,9 @@ import JSONStream
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A blob store in a directory that mirrors a bucket: object `v1/todolist/-Kabc/image1.jpg` is the
@@ -235,7 +235,8 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         while let (fd, prefix) = stack.popLast() {
             guard let dir = fdopendir(fd) else {
                 Glibc.close(fd)
-                throw BlobStoreError(store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
+                throw BlobStoreError(
+                    store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
             }
             defer { closedir(dir) }
             rewinddir(dir)
@@ -301,7 +302,8 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         let fd = openat(parentFD, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOTDIR || errno == ELOOP {
-                throw BlobStoreError(store: directory, name: name, message: "\(String(reflecting: component)) is a file or a symbolic link, not a folder")
+                throw BlobStoreError(
+                    store: directory, name: name, message: "\(String(reflecting: component)) is a file or a symbolic link, not a folder")
             }
             throw ioError(name, "cannot open folder \(String(reflecting: component))")
         }
@@ -359,7 +361,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
                 let code = errno
                 if code == ENOENT && !create { return nil }
                 if code == ENOTDIR || code == ELOOP {
-                    throw BlobStoreError(store: directory, name: name, message: "\(String(reflecting: component)) is a file or a symbolic link, not a folder")
+                    throw BlobStoreError(
+                        store: directory, name: name, message: "\(String(reflecting: component)) is a file or a symbolic link, not a folder"
+                    )
                 }
                 throw ioError(name, "cannot open folder \(String(reflecting: component))")
             }
@@ -403,7 +407,8 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             throw BlobStoreError(store: directory, name: name, message: "unreadable metadata file \(path): \(error)")
         }
         guard metadata.name == name else {
-            throw BlobStoreError(store: directory, name: name, message: "metadata file \(path) describes \(String(reflecting: metadata.name))")
+            throw BlobStoreError(
+                store: directory, name: name, message: "metadata file \(path) describes \(String(reflecting: metadata.name))")
         }
         return metadata
     }
@@ -426,7 +431,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         let index = Int(folder, radix: 16)!
         return try lock.withLock {
             if metaFolders[index] >= 0 { return metaFolders[index] }
-            if mkdirat(metaFD, folder, 0o777) != 0 && errno != EEXIST { throw ioError(name, "cannot create folder \(Self.controlDirectory)/meta/\(folder)") }
+            if mkdirat(metaFD, folder, 0o777) != 0 && errno != EEXIST {
+                throw ioError(name, "cannot create folder \(Self.controlDirectory)/meta/\(folder)")
+            }
             let fd = openat(metaFD, folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard fd >= 0 else { throw ioError(name, "cannot open folder \(Self.controlDirectory)/meta/\(folder)") }
             metaFolders[index] = fd
@@ -437,7 +444,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     /// The size and SHA-256 (hex) of the regular file `leaf`, read in blocks of up to 1 MiB, or `nil`
     /// when there is none (missing, a folder, a link, a FIFO: opened without blocking). With
     /// `expected`, a file of another size is not read (its SHA-256 is then empty).
-    private func hashContent(_ parent: Int32, _ leaf: String, name: String, unlessSizeIsNot expected: Int64?) throws -> (size: Int64, sha256: String)? {
+    private func hashContent(_ parent: Int32, _ leaf: String, name: String, unlessSizeIsNot expected: Int64?) throws -> (
+        size: Int64, sha256: String
+    )? {
         let fd = openat(parent, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 {
             if errno == ENOENT || errno == ELOOP { return nil }
@@ -651,7 +660,9 @@ extension DirectoryBlobStore {
             Glibc.close(fd)
             guard empty else { return }
         }
-        guard rmdir(control + "/meta") == 0, rmdir(control + "/tmp") == 0, unlink(control + "/lock") == 0, rmdir(control) == 0 else { return }
+        guard rmdir(control + "/meta") == 0, rmdir(control + "/tmp") == 0, unlink(control + "/lock") == 0, rmdir(control) == 0 else {
+            return
+        }
         if directory { rmdir(store) }
     }
 }

@@ -163,9 +163,10 @@ public final class BlobExtractionReport: @unchecked Sendable {
             "skipped": .object(skipped),
             "mimeMismatches": .object([
                 "count": .number(JSONNumber(t.mismatches)),
-                "samples": .array(t.mismatchSamples.map {
-                    .object(["pointer": .string($0.pointer), "declared": .string($0.declared), "detected": .string($0.detected)])
-                }),
+                "samples": .array(
+                    t.mismatchSamples.map {
+                        .object(["pointer": .string($0.pointer), "declared": .string($0.declared), "detected": .string($0.detected)])
+                    }),
             ]),
         ])
     }
@@ -174,9 +175,13 @@ public final class BlobExtractionReport: @unchecked Sendable {
     public var text: String {
         let t = snapshot
         let mb = { (b: Int64) in ProgressMeter.format(bytes: b) }
-        var lines = ["extracted \(t.extracted.count) strings (\(mb(t.encodedBytes)) of text, \(mb(t.extracted.bytes)) of files) into \(t.objects.count) objects"]
+        var lines = [
+            "extracted \(t.extracted.count) strings (\(mb(t.encodedBytes)) of text, \(mb(t.extracted.bytes)) of files) into \(t.objects.count) objects"
+        ]
         if !t.types.isEmpty {
-            lines.append("  types: " + t.types.keys.sorted().map { "\($0) \(t.types[$0]!.count) (\(mb(t.types[$0]!.bytes)))" }.joined(separator: ", "))
+            lines.append(
+                "  types: "
+                    + t.types.keys.sorted().map { "\($0) \(t.types[$0]!.count) (\(mb(t.types[$0]!.bytes)))" }.joined(separator: ", "))
         }
         lines.append("  duplicates: \(t.duplicates.count) strings (\(mb(t.duplicates.bytes)))")
         if t.stored.count + t.unchanged.count + t.replaced.count > 0 {
@@ -184,7 +189,8 @@ public final class BlobExtractionReport: @unchecked Sendable {
         }
         if t.replaced.count > 0 {
             let shown = t.replacedNames.prefix(5).map { String(reflecting: $0) }.joined(separator: ", ")
-            lines.append("  replaced (other bytes were there, --replace): \(t.replaced.count): \(shown)\(t.replaced.count > 5 ? ", ..." : "")")
+            lines.append(
+                "  replaced (other bytes were there, --replace): \(t.replaced.count): \(shown)\(t.replaced.count > 5 ? ", ..." : "")")
         }
         for reason in EmbeddedFile.Skip.allCases where (t.skipped[reason] ?? 0) > 0 {
             let first = t.skippedSamples[reason]?.first.map { ", e.g. \($0)" } ?? ""

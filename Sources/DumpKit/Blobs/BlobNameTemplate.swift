@@ -59,7 +59,9 @@ public struct BlobNameTemplate: Hashable, Sendable, CustomStringConvertible {
 
     /// The object name for a value; throws if the template uses a capture the value's patterns
     /// did not make.
-    public func render(path: [String], recordPath: [String], captures: [String: String], fileExtension: String, sha256: String) throws(BlobNameError) -> String {
+    public func render(path: [String], recordPath: [String], captures: [String: String], fileExtension: String, sha256: String)
+        throws(BlobNameError) -> String
+    {
         var out = ""
         for part in parts {
             switch part {

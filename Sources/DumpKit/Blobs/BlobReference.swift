@@ -36,7 +36,10 @@ public struct BlobReference: Hashable, Sendable {
     /// How the original string was written, when the reference says.
     public var form: EmbeddedFile.Form?
 
-    public init(name: String, contentType: String?, size: Int64? = nil, sha256: String? = nil, md5: String? = nil, token: String? = nil, form: EmbeddedFile.Form? = nil) {
+    public init(
+        name: String, contentType: String?, size: Int64? = nil, sha256: String? = nil, md5: String? = nil, token: String? = nil,
+        form: EmbeddedFile.Form? = nil
+    ) {
         self.name = name
         self.contentType = contentType
         self.size = size
@@ -101,12 +104,15 @@ public struct BlobReference: Hashable, Sendable {
         case (.object, .object(let o)):
             let allowed: Set<String> = ["path", "contentType", "size", "sha256", "md5", "encoding", "header"]
             guard o.keys.allSatisfy(allowed.contains), let name = o["path"]?.stringValue, let sha = o["sha256"]?.stringValue,
-                  let size = o["size"]?.numberValue?.int64Value, let form = Self.form(o) else { return nil }
-            self.init(name: name, contentType: o["contentType"]?.stringValue, size: size, sha256: sha, md5: o["md5"]?.stringValue, form: form)
+                let size = o["size"]?.numberValue?.int64Value, let form = Self.form(o)
+            else { return nil }
+            self.init(
+                name: name, contentType: o["contentType"]?.stringValue, size: size, sha256: sha, md5: o["md5"]?.stringValue, form: form)
         case (.salada, .object(let o)):
             let allowed: Set<String> = ["name", "url", "mimeType", "encoding", "header"]
             guard o.keys.allSatisfy(allowed.contains), o["name"]?.stringValue != nil, let url = o["url"]?.stringValue,
-                  let (name, token) = Self.parseDownloadURL(url), let form = Self.form(o) else { return nil }
+                let (name, token) = Self.parseDownloadURL(url), let form = Self.form(o)
+            else { return nil }
             self.init(name: name, contentType: o["mimeType"]?.stringValue, token: token, form: form)
         default:
             return nil
@@ -155,8 +161,8 @@ public struct BlobReference: Hashable, Sendable {
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "!"), UInt8(ascii: "~"),
-                 UInt8(ascii: "*"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "!"), UInt8(ascii: "~"),
+                UInt8(ascii: "*"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"):
                 out.unicodeScalars.append(Unicode.Scalar(b))
             default:
                 out += "%" + String(b >> 4, radix: 16, uppercase: true) + String(b & 0xF, radix: 16, uppercase: true)
@@ -175,7 +181,8 @@ extension BlobReference {
             return .flatObjects { BlobReference(.object($0), style: style) != nil }
         case .path:
             return .strings { s in
-                s.count > 0 && s.count <= BlobObjectName.maximumLength && s[0] != UInt8(ascii: "/") && !s.contains(0x0A) && !s.contains(0x0D)
+                s.count > 0 && s.count <= BlobObjectName.maximumLength && s[0] != UInt8(ascii: "/") && !s.contains(0x0A)
+                    && !s.contains(0x0D)
             }
         case .url:
             let prefix = Array(urlPrefix.utf8)

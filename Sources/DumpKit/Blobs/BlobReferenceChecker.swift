@@ -43,7 +43,9 @@ public final class BlobReferenceChecker {
         try walk(value, path: &path, locate: locate, emit: emit)
     }
 
-    private func walk(_ value: JSONValue, path: inout [String], locate: ([String]) -> (line: Int, column: Int)?, emit: (Finding) -> Void) throws {
+    private func walk(_ value: JSONValue, path: inout [String], locate: ([String]) -> (line: Int, column: Int)?, emit: (Finding) -> Void)
+        throws
+    {
         if let reference = BlobReference(value, style: style) {
             let location = locate(path)
             try check(reference, pointer: JSONPointer.string(path)) { finding in
@@ -87,7 +89,9 @@ public final class BlobReferenceChecker {
         // Bytes that differ from the reference are one cause, one finding: named by the first fact
         // that differs, the others as detail, and the store's metadata said where it agrees.
         var differs: [(rule: String, text: String)] = []
-        if let size = reference.size, size != facts.size { differs.append(("size", "has \(facts.size) bytes, the reference records \(size)")) }
+        if let size = reference.size, size != facts.size {
+            differs.append(("size", "has \(facts.size) bytes, the reference records \(size)"))
+        }
         if let sha256 = reference.sha256, sha256 != facts.sha256 {
             differs.append(("sha256", "has SHA-256 \(facts.sha256), the reference records \(sha256)"))
         }
@@ -95,7 +99,12 @@ public final class BlobReferenceChecker {
         var metadataExplained = false
         if let first = differs.first {
             var message = "object \(quoted) \(first.text)"
-            if differs.count > 1 { message += " (its " + differs.dropFirst().map { $0.rule == "md5" ? "MD5" : $0.rule == "sha256" ? "SHA-256" : "size" }.joined(separator: " and ") + " differ too)" }
+            if differs.count > 1 {
+                message +=
+                    " (its "
+                    + differs.dropFirst().map { $0.rule == "md5" ? "MD5" : $0.rule == "sha256" ? "SHA-256" : "size" }.joined(
+                        separator: " and ") + " differ too)"
+            }
             if let meta = facts.metadataProblem, meta.sha256 == reference.sha256 {
                 message += "; the store's metadata records the same as the reference: the object was changed after it was written"
                 metadataExplained = true
@@ -109,15 +118,22 @@ public final class BlobReferenceChecker {
             if let e = facts.metadataError {
                 error("metadata", e)
             } else if let meta = facts.metadataProblem, !metadataExplained {
-                error("metadata", "object \(quoted) holds \(facts.size) bytes with SHA-256 \(facts.sha256), but the store's metadata records \(meta.size) bytes with SHA-256 \(meta.sha256)")
+                error(
+                    "metadata",
+                    "object \(quoted) holds \(facts.size) bytes with SHA-256 \(facts.sha256), but the store's metadata records \(meta.size) bytes with SHA-256 \(meta.sha256)"
+                )
             }
         }
         if style.needsBucket, !facts.tokens.contains(reference.token ?? "") {
-            error("token", "the download URL's token is not among the firebaseStorageDownloadTokens of object \(quoted), so the URL will not work")
+            error(
+                "token",
+                "the download URL's token is not among the firebaseStorageDownloadTokens of object \(quoted), so the URL will not work")
         }
         if let declared = reference.contentType, let stored = facts.contentType, declared != stored {
-            emit(Finding(severity: .warning, rule: "blobs:content-type", pointer: pointer,
-                         message: "the reference says \(declared), object \(quoted) is stored as \(stored)"))
+            emit(
+                Finding(
+                    severity: .warning, rule: "blobs:content-type", pointer: pointer,
+                    message: "the reference says \(declared), object \(quoted) is stored as \(stored)"))
         }
     }
 
@@ -133,7 +149,9 @@ public final class BlobReferenceChecker {
                 if let metadata = try store.metadata(name) {
                     facts.contentType = metadata.contentType
                     facts.tokens = (metadata.customMetadata["firebaseStorageDownloadTokens"] ?? "").split(separator: ",").map(String.init)
-                    if metadata.sha256 != digest.sha256 || metadata.size != digest.size { facts.metadataProblem = (metadata.size, metadata.sha256) }
+                    if metadata.sha256 != digest.sha256 || metadata.size != digest.size {
+                        facts.metadataProblem = (metadata.size, metadata.sha256)
+                    }
                 }
             } catch let e as BlobStoreError {
                 facts.metadataError = e.message
@@ -151,15 +169,21 @@ public final class BlobReferenceChecker {
             if objects[key]?.exists != true { orphans.append(name) }
         }
         for name in orphans.sorted() {
-            emit(Finding(severity: .warning, rule: "blobs:orphan", pointer: "", message: "object \(String(reflecting: name)) is not referenced by the dump"))
+            emit(
+                Finding(
+                    severity: .warning, rule: "blobs:orphan", pointer: "",
+                    message: "object \(String(reflecting: name)) is not referenced by the dump"))
         }
     }
 
     /// Checks a whole dump (the values `match` allows; none: all) and then the orphans.
-    public static func findings(in source: JSONByteSource, sourceName: String? = nil, store: BlobStore, style: BlobReferenceStyle,
-                                match: [PathPattern] = []) throws -> (findings: [Finding], references: Int) {
+    public static func findings(
+        in source: JSONByteSource, sourceName: String? = nil, store: BlobStore, style: BlobReferenceStyle,
+        match: [PathPattern] = []
+    ) throws -> (findings: [Finding], references: Int) {
         let checker = BlobReferenceChecker(store: store, style: style)
-        let reader = CandidateReader(source: source, patterns: match, selection: BlobReference.candidates(style: style), sourceName: sourceName)
+        let reader = CandidateReader(
+            source: source, patterns: match, selection: BlobReference.candidates(style: style), sourceName: sourceName)
         reader.locatesCandidates = true
         var findings: [Finding] = []
         while let record = try reader.next(passThrough: nil) {

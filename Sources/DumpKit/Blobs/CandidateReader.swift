@@ -126,8 +126,10 @@ public final class CandidateReader: RecordReader {
     public var locatesCandidates = false
 
     /// Reads `source`, yielding the subtrees with values `selection` picks out, where `patterns` allow.
-    public init(source: JSONByteSource, patterns: [PathPattern] = [], selection: Selection, bufferLimit: Int = 4 << 20,
-                options: JSONReader.Options = .init(), sourceName: String? = nil) {
+    public init(
+        source: JSONByteSource, patterns: [PathPattern] = [], selection: Selection, bufferLimit: Int = 4 << 20,
+        options: JSONReader.Options = .init(), sourceName: String? = nil
+    ) {
         reader = JSONReader(source: source, options: options, sourceName: sourceName)
         self.patterns = patterns
         self.selection = selection
@@ -246,7 +248,9 @@ public final class CandidateReader: RecordReader {
             case .text(let text, candidate: true):
                 let recordPath = key.map { path + [$0] } ?? []
                 if locatesCandidates { candidateLocations[recordPath] = reader.location }
-                return Record(path: recordPath, captures: captures, value: .string(text.map { String(decoding: $0, as: UTF8.self) } ?? reader.stringValue))
+                return Record(
+                    path: recordPath, captures: captures,
+                    value: .string(text.map { String(decoding: $0, as: UTF8.self) } ?? reader.stringValue))
             case .text(let text, candidate: false):
                 if let sink {
                     if let name { try sink.name(name) }
@@ -365,8 +369,10 @@ public final class CandidateReader: RecordReader {
             switch k {
             case .beginObject, .beginArray:
                 if k == .beginObject { try scratch.beginObject() } else { try scratch.beginArray() }
-                opens.append(Open(isObject: k == .beginObject, nameStart: memberStart, index: opens.last?.count ?? 0,
-                                  start: valueStart, firstChild: children.count, location: reader.location))
+                opens.append(
+                    Open(
+                        isObject: k == .beginObject, nameStart: memberStart, index: opens.last?.count ?? 0,
+                        start: valueStart, firstChild: children.count, location: reader.location))
                 memberStart = -1
                 flatMembers.removeAll(keepingCapacity: true)  // the enclosing object is not flat
                 continue
@@ -382,10 +388,12 @@ public final class CandidateReader: RecordReader {
                 let range = done.start..<scratch.bytesWritten
                 var candidate = done.candidate
                 if done.isObject, !candidate, done.flat, done.count <= Self.flatObjectLimit, let test = selection.object,
-                   test(JSONObject(flatMembers)) {
+                    test(JSONObject(flatMembers))
+                {
                     candidate = true
                     if locatesCandidates {
-                        let at = opens.isEmpty ? basePath : try openPath(opens.count - 1) + [try self.key(of: done.nameStart, index: done.index)]
+                        let at =
+                            opens.isEmpty ? basePath : try openPath(opens.count - 1) + [try self.key(of: done.nameStart, index: done.index)]
                         candidateLocations[at] = done.location
                     }
                 }
@@ -449,7 +457,8 @@ public final class CandidateReader: RecordReader {
         try scratch.flush()
         // Read in place, through a buffer of at most 1 MiB: a huge string in the value is then
         // gathered once, as the reader moves it into the value, not copied twice before.
-        let options = JSONReader.Options(maxDepth: reader.options.maxDepth, maxValueBytes: .max, bufferSize: min(max(range.count, 64), 1 << 20))
+        let options = JSONReader.Options(
+            maxDepth: reader.options.maxDepth, maxValueBytes: .max, bufferSize: min(max(range.count, 64), 1 << 20))
         return try JSONReader(source: MemoryByteSource(scratchBytes.bytes[range]), options: options).readValue()
     }
 
@@ -499,8 +508,10 @@ public final class CandidateReader: RecordReader {
     /// Queues what was read of containers that outgrew the limit (`read`'s open containers and their
     /// complete children): each is opened as structure, its complete children become records or pass
     /// through, and streaming resumes in the innermost.
-    private func spill(_ opens: [Open], _ children: [Child], basePath: [String], memberStart: Int, name: String?,
-                       captures: [String: String], files: [[String]: EmbeddedFile]) throws {
+    private func spill(
+        _ opens: [Open], _ children: [Child], basePath: [String], memberStart: Int, name: String?,
+        captures: [String: String], files: [[String]: EmbeddedFile]
+    ) throws {
         try scratch.flush()
         var levelPath = basePath
         for (depth, open) in opens.enumerated() {

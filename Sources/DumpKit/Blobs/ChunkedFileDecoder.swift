@@ -154,7 +154,9 @@ final class ChunkedFileDecoder {
         decoded.append(contentsOf: repeatElement(0, count: carry.count / 4 * 3 + 3))
         let ok = carry.withUnsafeBytes { quads in
             decoded.withUnsafeMutableBufferPointer { out in
-                last ? StrictBase64.decode(quads, into: out.baseAddress! + start) : StrictBase64.decodeQuads(quads, into: out.baseAddress! + start)
+                last
+                    ? StrictBase64.decode(quads, into: out.baseAddress! + start)
+                    : StrictBase64.decodeQuads(quads, into: out.baseAddress! + start)
             }
         }
         guard ok else {

@@ -47,7 +47,8 @@ public struct EmbeddedFile: Hashable, Sendable {
     public static func scan(_ s: UnsafeRawBufferPointer, minimumBytes: Int, dataURIsOnly: Bool = false) -> Scan {
         guard s.count >= minimumEncodedLength(minimumBytes) else { return .none }
         if s.count >= 5, s[0] == UInt8(ascii: "d"), s[1] == UInt8(ascii: "a"), s[2] == UInt8(ascii: "t"),
-           s[3] == UInt8(ascii: "a"), s[4] == UInt8(ascii: ":") {
+            s[3] == UInt8(ascii: "a"), s[4] == UInt8(ascii: ":")
+        {
             guard let headerLength = Base64Sniffer.dataURIHeaderLength(s) else { return .none }
             let header = String(decoding: UnsafeRawBufferPointer(rebasing: s[0..<headerLength]), as: UTF8.self)
             let payload = UnsafeRawBufferPointer(rebasing: s[headerLength...])
@@ -71,18 +72,24 @@ public struct EmbeddedFile: Hashable, Sendable {
         let detected = MediaType.detect(bytes)
         guard let header else {
             guard let detected else { return .skipped(.unknownType) }
-            return .file(EmbeddedFile(bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
-                                      form: .bare, mismatchedDeclaredType: nil, encodedBytes: encodedBytes))
+            return .file(
+                EmbeddedFile(
+                    bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
+                    form: .bare, mismatchedDeclaredType: nil, encodedBytes: encodedBytes))
         }
         let declared = declaredType(header)
         if let detected {
             let mismatch = declared.isEmpty || sameType(declared, detected.mimeType) ? nil : declared
-            return .file(EmbeddedFile(bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
-                                      form: .dataURI(header: header), mismatchedDeclaredType: mismatch, encodedBytes: encodedBytes))
+            return .file(
+                EmbeddedFile(
+                    bytes: bytes, contentType: detected.mimeType, fileExtension: detected.fileExtension,
+                    form: .dataURI(header: header), mismatchedDeclaredType: mismatch, encodedBytes: encodedBytes))
         }
         if declared.isEmpty || isRecognisable(declared) { return .skipped(.unknownType) }
-        return .file(EmbeddedFile(bytes: bytes, contentType: declared, fileExtension: fileExtension(forType: declared),
-                                  form: .dataURI(header: header), mismatchedDeclaredType: nil, encodedBytes: encodedBytes))
+        return .file(
+            EmbeddedFile(
+                bytes: bytes, contentType: declared, fileExtension: fileExtension(forType: declared),
+                form: .dataURI(header: header), mismatchedDeclaredType: nil, encodedBytes: encodedBytes))
     }
 
     /// The string the file was read from (canonical base64 re-encodes to the same text).

@@ -47,14 +47,17 @@ public final class ExtractBlobs: RecordTransformer {
     /// files in them decoded by the reader (`Record.files`).
     public var candidates: CandidateReader.Selection {
         let minimumLength = EmbeddedFile.minimumEncodedLength(options.minimumBytes)
-        return CandidateReader.Selection(string: { $0.count >= minimumLength },
-                                         files: .init(minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly))
+        return CandidateReader.Selection(
+            string: { $0.count >= minimumLength },
+            files: .init(minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly))
     }
 
     /// Checks the options (see `check`); a `nil` store makes a dry run. With `listsConflicts`, objects
     /// that exist with other bytes are gathered in `report` (`BlobExistsError` otherwise stops the run).
-    public init(store: BlobStore?, options: Options = Options(), report: BlobExtractionReport = BlobExtractionReport(),
-                listsConflicts: Bool = false) throws(UsageError) {
+    public init(
+        store: BlobStore?, options: Options = Options(), report: BlobExtractionReport = BlobExtractionReport(),
+        listsConflicts: Bool = false
+    ) throws(UsageError) {
         try Self.check(options)
         self.store = store
         self.options = options
@@ -102,7 +105,8 @@ public final class ExtractBlobs: RecordTransformer {
                     } else {
                         var s = string
                         scan = s.withUTF8 {
-                            EmbeddedFile.scan(UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly)
+                            EmbeddedFile.scan(
+                                UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly)
                         }
                     }
                     if case .file = scan { sites.append((index, path, captures)) }
@@ -122,9 +126,10 @@ public final class ExtractBlobs: RecordTransformer {
         for (file, (site, digest)) in zip(files, zip(sites, digests)) {
             let record = records[site.record]
             do {
-                let name = try options.naming.render(path: site.path, recordPath: record.path,
-                                                     captures: record.captures.merging(site.captures) { _, new in new },
-                                                     fileExtension: file.fileExtension, sha256: digest.sha256)
+                let name = try options.naming.render(
+                    path: site.path, recordPath: record.path,
+                    captures: record.captures.merging(site.captures) { _, new in new },
+                    fileExtension: file.fileExtension, sha256: digest.sha256)
                 try BlobObjectName.validate(name)
                 names.append(name)
             } catch {
@@ -219,7 +224,9 @@ public final class ExtractBlobs: RecordTransformer {
         if let declared = file.mismatchedDeclaredType {
             report.mismatch(pointer: JSONPointer.string(path), declared: declared, detected: file.contentType)
         }
-        let reference = BlobReference(name: name, contentType: file.contentType, size: digest.size, sha256: digest.sha256, md5: digest.md5, token: token, form: file.form)
+        let reference = BlobReference(
+            name: name, contentType: file.contentType, size: digest.size, sha256: digest.sha256, md5: digest.md5, token: token,
+            form: file.form)
         return reference.jsonValue(style: options.referenceStyle, bucket: options.bucket)
     }
 }

@@ -35,7 +35,11 @@ public struct InlineBlobs: RecordTransformer {
         /// Salada or URL references left alone: their name is not a valid object name, their object
         /// is not in the store, or their token is not the one extract-blobs made.
         public var foreign: Int { lock.withLock { counts.foreign } }
-        func add(bytes: Int64) { lock.withLock { counts.inlined += 1; counts.bytes += bytes } }
+        func add(bytes: Int64) {
+            lock.withLock {
+                counts.inlined += 1; counts.bytes += bytes
+            }
+        }
         func addForeign() { lock.withLock { counts.foreign += 1 } }
     }
 
@@ -90,7 +94,8 @@ public struct InlineBlobs: RecordTransformer {
         }
         guard let metadata = try store.metadata(reference.name) else {
             switch options.referenceStyle {
-            case .object: throw InlineBlobsError(pointer: pointer, name: reference.name, problem: "is not in the store (\(store.description))")
+            case .object:
+                throw InlineBlobsError(pointer: pointer, name: reference.name, problem: "is not in the store (\(store.description))")
             case .salada, .url: tally.addForeign()
             case .path: break  // a string that merely looks like a name
             }
@@ -104,8 +109,11 @@ public struct InlineBlobs: RecordTransformer {
         let sha256 = Hex.lowercase(SHA256.hash(data: bytes))
         let expected = (size: reference.size ?? metadata.size, sha256: reference.sha256 ?? metadata.sha256)
         guard Int64(bytes.count) == expected.size, sha256 == expected.sha256 else {
-            throw InlineBlobsError(pointer: pointer, name: reference.name,
-                                   problem: "has \(bytes.count) bytes with SHA-256 \(sha256), but \(expected.size) bytes with SHA-256 \(expected.sha256) were recorded")
+            throw InlineBlobsError(
+                pointer: pointer, name: reference.name,
+                problem:
+                    "has \(bytes.count) bytes with SHA-256 \(sha256), but \(expected.size) bytes with SHA-256 \(expected.sha256) were recorded"
+            )
         }
         tally.add(bytes: Int64(bytes.count))
         return .string(bytes.withUnsafeBytes { Base64.encode($0, after: reference.originalHeader(contentType: metadata.contentType)) })

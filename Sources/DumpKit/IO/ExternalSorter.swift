@@ -182,7 +182,12 @@ final class ExternalSorter {
         /// Reads the next entry of the run; false at its end.
         func advance() throws -> Bool {
             guard try take(8) else { return false }
-            let counts = buffer.withUnsafeBytes { ($0.loadUnaligned(fromByteOffset: position, as: UInt32.self).littleEndian, $0.loadUnaligned(fromByteOffset: position + 4, as: UInt32.self).littleEndian) }
+            let counts = buffer.withUnsafeBytes {
+                (
+                    $0.loadUnaligned(fromByteOffset: position, as: UInt32.self).littleEndian,
+                    $0.loadUnaligned(fromByteOffset: position + 4, as: UInt32.self).littleEndian
+                )
+            }
             position += 8
             key = try bytes(Int(counts.0))
             payload = try bytes(Int(counts.1))
@@ -210,7 +215,9 @@ final class ExternalSorter {
             while filled < n {
                 let want = min(buffer.count - filled, Int(end - offset))
                 guard want > 0 else { throw InputError(file: "sort file", message: "truncated entry") }
-                let got = try buffer.withUnsafeMutableBytes { try file.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[filled..<(filled + want)])) }
+                let got = try buffer.withUnsafeMutableBytes {
+                    try file.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[filled..<(filled + want)]))
+                }
                 guard got > 0 else { throw InputError(file: "sort file", message: "truncated entry") }
                 filled += got
                 offset += Int64(got)

@@ -2,9 +2,9 @@ import ArchiveKit
 import JSONStream
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// An input path or `-` (standard input), decompressed on the fly when its magic bytes say gzip,
@@ -132,4 +132,3 @@ private enum Decompressor {
         }
     }
 }
-

@@ -3,9 +3,9 @@ import CPlatform
 import JSONStream
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// An output path or `-` (standard output), written to a temporary file beside the target and

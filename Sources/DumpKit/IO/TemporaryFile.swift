@@ -1,9 +1,9 @@
 import JSONStream
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// An anonymous temporary file: written first, then read back from the start; unlinked on creation,
@@ -15,7 +15,9 @@ final class TemporaryFile: JSONByteSink, JSONByteSource, PositionalByteSource {
 
     init(directory: String? = nil) throws {
         guard let d = UniqueFile.anonymous(in: directory) else {
-            throw OutputError(file: directory ?? UniqueFile.temporaryDirectory, message: "cannot create a temporary file: \(String(cString: strerror(errno)))")
+            throw OutputError(
+                file: directory ?? UniqueFile.temporaryDirectory,
+                message: "cannot create a temporary file: \(String(cString: strerror(errno)))")
         }
         fd = d
     }

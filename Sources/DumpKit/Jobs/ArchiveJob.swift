@@ -82,8 +82,9 @@ public struct ArchiveJob {
     public func resolvedFormat() throws -> (format: ArchiveFormat, compression: CompressionFilter) {
         let named = ArchiveFormat.forPath(output)
         if named == nil && format == nil && output != "-" {
-            throw UsageError("\(output): the name does not say what to write: end it in .tar.zst, .tar.gz, .tar.xz, .tar.bz2, .tar "
-                             + "or .zip, or give --format tar or --format zip")
+            throw UsageError(
+                "\(output): the name does not say what to write: end it in .tar.zst, .tar.gz, .tar.xz, .tar.bz2, .tar "
+                    + "or .zip, or give --format tar or --format zip")
         }
         let format = self.format ?? named?.format ?? .tar
         // A zip's name says nothing about its compression; a tar's does (`.tar` is plain).

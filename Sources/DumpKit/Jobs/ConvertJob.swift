@@ -71,8 +71,9 @@ public struct ConvertJob {
             try watch?.check()
             try outFile.commit()
             progress?.finish()
-            return Summary(records: pipeline.recordsRead, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten, fileBytesOut: outFile.fileSize,
-                           duplicatesDropped: duplicates?.members ?? 0)
+            return Summary(
+                records: pipeline.recordsRead, bytesIn: inFile.bytesRead, bytesOut: outFile.bytesWritten, fileBytesOut: outFile.fileSize,
+                duplicatesDropped: duplicates?.members ?? 0)
         } catch {
             outFile.abort()
             progress?.finish()

@@ -44,7 +44,9 @@ public struct ExtractBlobsJob {
     public static func check(_ options: ExtractBlobs.Options) throws(UsageError) {
         try ExtractBlobs.check(options)
         for capture in options.naming.captureNames {
-            if options.match.isEmpty { throw UsageError("name template '\(options.naming)' uses {\(capture)}, but no --match pattern captures it") }
+            if options.match.isEmpty {
+                throw UsageError("name template '\(options.naming)' uses {\(capture)}, but no --match pattern captures it")
+            }
             for p in options.match where !p.captureNames.contains(capture) {
                 throw UsageError("name template '\(options.naming)' uses {\(capture)}, which --match '\(p)' does not capture")
             }
@@ -89,9 +91,11 @@ public struct ExtractBlobsJob {
         do {
             // A read buffer that stays in the core's cache: the kernel copies into it and the scanner
             // reads it while it is still there (longer strings go to the decoder in pieces).
-            let reader = CandidateReader(source: inFile, patterns: options.match, selection: transformer.candidates,
-                                         options: .init(bufferSize: 256 << 10), sourceName: inFile.name)
-            let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
+            let reader = CandidateReader(
+                source: inFile, patterns: options.match, selection: transformer.candidates,
+                options: .init(bufferSize: 256 << 10), sourceName: inFile.name)
+            let writer: RecordWriter =
+                outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
             let pipeline = Pipeline(transformers: [transformer])
             pipeline.onRecord = { progress?.recordDone() }
             try pipeline.run(reader: reader, writer: writer)
@@ -105,7 +109,8 @@ public struct ExtractBlobsJob {
             try outFile?.commit()
             progress?.finish()
             if let reportPath { try OutputFile.writeJSON(transformer.report.jsonValue, to: reportPath) }
-            return Summary(report: transformer.report, bytesIn: inFile.bytesRead, bytesOut: outFile?.bytesWritten ?? 0, staleTemporaryFilesRemoved: 0)
+            return Summary(
+                report: transformer.report, bytesIn: inFile.bytesRead, bytesOut: outFile?.bytesWritten ?? 0, staleTemporaryFilesRemoved: 0)
         } catch {
             outFile?.abort()
             progress?.finish()

@@ -41,10 +41,13 @@ public struct InlineBlobsJob {
         progress?.attach(inFile)
         let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel)
         do {
-            let reader = CandidateReader(source: inFile, patterns: options.match, selection: BlobReference.candidates(style: options.referenceStyle), sourceName: inFile.name)
+            let reader = CandidateReader(
+                source: inFile, patterns: options.match, selection: BlobReference.candidates(style: options.referenceStyle),
+                sourceName: inFile.name)
             let pipeline = Pipeline(transformers: [transformer])
             pipeline.onRecord = { progress?.recordDone() }
-            let writer: RecordWriter = outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
+            let writer: RecordWriter =
+                outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
             try pipeline.run(reader: reader, writer: writer)
             try outFile?.commit()
             progress?.finish()

@@ -69,7 +69,9 @@ public struct MigrateJob {
         public var seconds: Double
 
         /// Whether the run changed nothing because the dump is already in the target shape.
-        public var nothingToDo: Bool { stats.changed == 0 && stats.rejects == 0 && moveConflicts == 0 && (blobs?.snapshot.extracted.count ?? 0) == 0 }
+        public var nothingToDo: Bool {
+            stats.changed == 0 && stats.rejects == 0 && moveConflicts == 0 && (blobs?.snapshot.extracted.count ?? 0) == 0
+        }
     }
 
     /// Loads the plans (reversed and in reverse order for `reverse`).
@@ -102,7 +104,9 @@ public struct MigrateJob {
         }
         var rejectsPath = self.rejectsPath
         if rejectsPath == nil && onError != .fail && !dryRun {
-            guard output != "-" else { throw UsageError("--on-error \(onError.rawValue) writes rejected values to a file: give --rejects FILE") }
+            guard output != "-" else {
+                throw UsageError("--on-error \(onError.rawValue) writes rejected values to a file: give --rejects FILE")
+            }
             rejectsPath = output + ".rejects.ndjson"
         }
 
@@ -153,7 +157,10 @@ public struct MigrateJob {
             let stats = runner.stats
             if stats.records == 0 && migrate.probed == 0 {
                 let expected = runner.patterns.map(\.text).joined(separator: ", ")
-                throw MigrationMismatch(message: "\(inFile.name) has no data at the plans' patterns (\(expected)): it does not look like a '\(plans.first?.from ?? "")' dump; nothing was written")
+                throw MigrationMismatch(
+                    message:
+                        "\(inFile.name) has no data at the plans' patterns (\(expected)): it does not look like a '\(plans.first?.from ?? "")' dump; nothing was written"
+                )
             }
             // The objects the extract-blobs steps wrote reach the disk before the output that names
             // them; the rejects go first: a crash between the renames can leave new rejects beside
@@ -164,9 +171,12 @@ public struct MigrateJob {
             try rejectsFile?.publish()
             try outFile?.publish()
             progress?.finish()
-            var summary = Summary(plans: plans, stats: stats, moveConflicts: conflicts.load(ordering: .relaxed), warnings: runner.warnings, alreadyMigrated: migrate.probed,
-                                  inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
-                                  rejectsPath: stats.rejects + conflicts.load(ordering: .relaxed) > 0 ? rejectsPath : nil, blobs: blobs, seconds: Date().timeIntervalSince(started))
+            var summary = Summary(
+                plans: plans, stats: stats, moveConflicts: conflicts.load(ordering: .relaxed), warnings: runner.warnings,
+                alreadyMigrated: migrate.probed,
+                inputSHA256: hashedInput?.hex, outputSHA256: (sink as? HashingByteSink)?.hex,
+                rejectsPath: stats.rejects + conflicts.load(ordering: .relaxed) > 0 ? rejectsPath : nil, blobs: blobs,
+                seconds: Date().timeIntervalSince(started))
             summary.rejectExamples = rejects?.examples ?? []
             summary.staleBlobFilesRemoved = (store as? DirectoryBlobStore)?.staleTemporaryFilesRemoved ?? 0
             summary.duplicatesDropped = earlier?.members ?? 0
@@ -196,7 +206,8 @@ public struct MigrateJob {
         // records whole, and the step would never see the records inside them.
         let blobPatterns = runner.blobExtractions.flatMap(\.step.patterns)
         var probes: [PathPattern] = []
-        for p in outputs.filter({ !Self.shadows($0, runner.patterns) }) + blobPatterns where !runner.patterns.contains(p) && !probes.contains(p) {
+        for p in outputs.filter({ !Self.shadows($0, runner.patterns) }) + blobPatterns
+        where !runner.patterns.contains(p) && !probes.contains(p) {
             probes.append(p)
         }
         return probes
@@ -205,10 +216,11 @@ public struct MigrateJob {
     /// Whether a path `probe` matches can be above a path one of `patterns` matches.
     static func shadows(_ probe: PathPattern, _ patterns: [PathPattern]) -> Bool {
         patterns.contains { p in
-            p.depth > probe.depth && zip(probe.segments, p.segments).allSatisfy { a, b in
-                if case .literal(let x) = a, case .literal(let y) = b { return x == y }
-                return true
-            }
+            p.depth > probe.depth
+                && zip(probe.segments, p.segments).allSatisfy { a, b in
+                    if case .literal(let x) = a, case .literal(let y) = b { return x == y }
+                    return true
+                }
         }
     }
 
@@ -228,16 +240,21 @@ public struct MigrateJob {
     /// from where it was read.
     static func reject(_ conflict: MoveConflict, _ plans: [MigrationPlan]) -> Reject {
         for plan in plans {
-            for step in plan.steps where step.operations.contains(where: { $0 is MoveOperation }) && step.patterns.contains(where: { $0.match(conflict.source) != nil }) {
-                return Reject(pointer: JSONPointer.string(conflict.source), outputPointer: JSONPointer.string(conflict.target), value: conflict.value,
-                              plan: plan.name, step: step.index, stepName: step.name,
-                              operation: MoveOperation.name, reason: conflict.description)
+            for step in plan.steps
+            where step.operations.contains(where: { $0 is MoveOperation })
+                && step.patterns.contains(where: { $0.match(conflict.source) != nil })
+            {
+                return Reject(
+                    pointer: JSONPointer.string(conflict.source), outputPointer: JSONPointer.string(conflict.target), value: conflict.value,
+                    plan: plan.name, step: step.index, stepName: step.name,
+                    operation: MoveOperation.name, reason: conflict.description)
             }
         }
         let plan = plans.last
-        return Reject(pointer: JSONPointer.string(conflict.source), outputPointer: JSONPointer.string(conflict.target), value: conflict.value,
-                      plan: plan?.name ?? "", step: 0, stepName: nil,
-                      operation: MoveOperation.name, reason: conflict.description)
+        return Reject(
+            pointer: JSONPointer.string(conflict.source), outputPointer: JSONPointer.string(conflict.target), value: conflict.value,
+            plan: plan?.name ?? "", step: 0, stepName: nil,
+            operation: MoveOperation.name, reason: conflict.description)
     }
 
     /// Refuses extract-blobs steps the run would silently not apply: in a plan before the last one of a
@@ -249,12 +266,14 @@ public struct MigrateJob {
             for step in plan.steps where step.extractBlobs != nil {
                 if index < plans.count - 1 {
                     throw UsageError(
-                        "\(plan.sourceFile): \(step.label): extract-blobs steps run after the whole chain of plans; put them in the last plan (here '\(plans.last!.name)')")
+                        "\(plan.sourceFile): \(step.label): extract-blobs steps run after the whole chain of plans; put them in the last plan (here '\(plans.last!.name)')"
+                    )
                 }
                 for pattern in step.patterns {
                     if let other = others.first(where: { PlanLinter.isInside(pattern, $0) || PlanLinter.isInside($0, pattern) }) {
                         throw UsageError(
-                            "\(plan.sourceFile): \(step.label): extract-blobs at \(pattern) nests with \(other), where another step reads or moves whole records; match the same records (\(other)) and name the field with 'fields'")
+                            "\(plan.sourceFile): \(step.label): extract-blobs at \(pattern) nests with \(other), where another step reads or moves whole records; match the same records (\(other)) and name the field with 'fields'"
+                        )
                     }
                 }
             }
@@ -267,10 +286,13 @@ public struct MigrateJob {
         var o = JSONObject()
         o["tool"] = .string("dumpkit \(DumpKitVersion.string)")
         // Plans run in reverse order under --reverse.
-        o["plans"] = .array(zip(s.plans, reverse ? Array(planPaths.reversed()) : planPaths).map { plan, file in
-            .object(["name": .string(plan.name), "from": .string(plan.from), "to": .string(plan.to), "file": .string(file),
-                     "sha256": .string(plan.sourceSHA256 ?? "")])
-        })
+        o["plans"] = .array(
+            zip(s.plans, reverse ? Array(planPaths.reversed()) : planPaths).map { plan, file in
+                .object([
+                    "name": .string(plan.name), "from": .string(plan.from), "to": .string(plan.to), "file": .string(file),
+                    "sha256": .string(plan.sourceSHA256 ?? ""),
+                ])
+            })
         o["reverse"] = .bool(reverse)
         o["onError"] = .string(onError.rawValue)
         o["input"] = .object(["path": .string(input), "sha256": .string(s.inputSHA256 ?? "")])

@@ -92,7 +92,8 @@ public struct RestoreJob {
                 Self.disagreement(size: size, sha256: sha256, digest: digest, object: object, verifying: verify && manifest != nil)
             }
             handed += 1
-            let outcome = try extractor?.extract(entry, from: input.reader, observe: observe, approve: approve)
+            let outcome =
+                try extractor?.extract(entry, from: input.reader, observe: observe, approve: approve)
                 ?? dryRunOutcome(entry, number: handed, cleaned: cleaned, reader: input.reader, observe: observe, approve: approve)
             progress?.set(bytes: input.reader.compressedBytesRead)
             switch outcome {
@@ -144,7 +145,8 @@ public struct RestoreJob {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
             defer { buffer.deallocate() }
             while case let count = try reader.read(into: buffer), count > 0 {
-                try limits.check(dataBytes: reader.dataBytesRead, archiveBytes: reader.compressedBytesRead, path: entry.path, archive: reader.name)
+                try limits.check(
+                    dataBytes: reader.dataBytesRead, archiveBytes: reader.compressedBytesRead, path: entry.path, archive: reader.name)
                 observe(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
             }
             if let reason = approve() { return .refused(reason) }
@@ -152,7 +154,8 @@ public struct RestoreJob {
         case .directory:
             return .unchanged
         case .symbolicLink(let target):
-            return SafeExtractor.staysInside(linkTarget: target) ? .written : .refused("symbolic link to '\(target)' could lead outside the destination (absolute or with '..')")
+            return SafeExtractor.staysInside(linkTarget: target)
+                ? .written : .refused("symbolic link to '\(target)' could lead outside the destination (absolute or with '..')")
         case .hardLink(let target):
             do {
                 _ = try EntryPath(sanitizing: target)
@@ -206,7 +209,8 @@ public struct RestoreJob {
     {
         guard let part = manifest.bucketPart(containing: object.path), part.blobStore else { return }
         let components =
-            part.path.split(separator: "/").map(String.init) + DirectoryBlobStore.metadataPath(of: object.metadata.name).split(separator: "/").map(String.init)
+            part.path.split(separator: "/").map(String.init)
+            + DirectoryBlobStore.metadataPath(of: object.metadata.name).split(separator: "/").map(String.init)
         let path: EntryPath
         do {
             path = try EntryPath(components: components)

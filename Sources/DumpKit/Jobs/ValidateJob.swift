@@ -47,7 +47,8 @@ public struct ValidateJob {
         let store = try blobs.map { try $0.openStore($0.store, false) }
         progress?.attach(file)
         var report = FindingsReport(source: file.name, maxFindings: maxFindings)
-        report.checkedRules = Self.limitRules + schemas.map { "schema:\($0.file)" } + (rules.map { _ in ["rules:.validate"] } ?? [])
+        report.checkedRules =
+            Self.limitRules + schemas.map { "schema:\($0.file)" } + (rules.map { _ in ["rules:.validate"] } ?? [])
             + (blobs.map { Self.blobRules(style: $0.style) } ?? [])
         let seekable = file.compression == .none && file.size != nil
         let spool = (rules != nil && !seekable) || (blobs != nil && file.size == nil) ? try Self.spool(file) : nil
@@ -67,7 +68,9 @@ public struct ValidateJob {
                 for (i, binding) in schemas.enumerated() {
                     Self.forEachMatch(of: binding.pattern, in: dump) { path, value in
                         unmatched.remove(i)
-                        findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map { binding.tagged(Finding($0)) }
+                        findings += binding.schema.validate(value, pointerPrefix: JSONPointer.string(path)).map {
+                            binding.tagged(Finding($0))
+                        }
                     }
                 }
                 findings += evaluator(rules).validateDump(InMemoryRulesSource(dump), strict: strict).map(Finding.init)
@@ -117,7 +120,8 @@ public struct ValidateJob {
         progress?.finish()
         if let blobs, let store {
             let again: JSONByteSource = try spool?.stream() ?? InputFile(path: input)
-            let checked = try BlobReferenceChecker.findings(in: again, sourceName: file.name, store: store, style: blobs.style, match: blobs.match)
+            let checked = try BlobReferenceChecker.findings(
+                in: again, sourceName: file.name, store: store, style: blobs.style, match: blobs.match)
             findings += checked.findings
             flush(&findings, into: &report)
         }
@@ -128,7 +132,8 @@ public struct ValidateJob {
     private func locate(_ findings: inout [Finding], in source: JSONByteSource, name: String) throws {
         let unplaced = findings.indices.filter { findings[$0].line == nil }
         guard !unplaced.isEmpty else { return }
-        let located = try PointerLocator.locate(Set(unplaced.compactMap { JSONPointer.segments(findings[$0].pointer) }), in: source, sourceName: name)
+        let located = try PointerLocator.locate(
+            Set(unplaced.compactMap { JSONPointer.segments(findings[$0].pointer) }), in: source, sourceName: name)
         for i in unplaced {
             guard let path = JSONPointer.segments(findings[i].pointer), let at = located[path] else { continue }
             findings[i].line = at.line
@@ -158,8 +163,10 @@ public struct ValidateJob {
     }
 
     /// The limit checks, each a test case in JUnit output.
-    static let limitRules = ["limits:key-characters", "limits:key-length", "limits:depth", "limits:string-size",
-                             "limits:value-beside-children", "limits:server-value", "limits:non-finite", "json:duplicate-key"]
+    static let limitRules = [
+        "limits:key-characters", "limits:key-length", "limits:depth", "limits:string-size",
+        "limits:value-beside-children", "limits:server-value", "limits:non-finite", "json:duplicate-key",
+    ]
 
     /// The blob checks of a reference style, each a test case in JUnit output.
     static func blobRules(style: BlobReferenceStyle) -> [String] {
@@ -169,7 +176,8 @@ public struct ValidateJob {
 
     /// The error for a schema whose pattern matched no record (a typo would make it check nothing).
     static func unmatchedFinding(_ binding: SchemaBinding) -> Finding {
-        let message = "no record matches \(binding.pattern): the schema \(binding.file) checked nothing "
+        let message =
+            "no record matches \(binding.pattern): the schema \(binding.file) checked nothing "
             + "(check the pattern, or pass --allow-unmatched)"
         return binding.tagged(Finding(severity: .error, rule: "schema:unmatched", pointer: "", message: message))
     }
@@ -180,14 +188,14 @@ public struct ValidateJob {
         return bindings.filter { seen.insert($0.file).inserted }.flatMap { binding in
             binding.schema.unknownKeywords.map { unknown in
                 let hint = unknown.suggestion.map { "; did you mean \"\($0)\"?" } ?? ""
-                var f = Finding(severity: .warning, rule: "schema:unknown-keyword", pointer: "",
-                                message: "\(binding.file): \(unknown.schemaPath): unknown keyword \"\(unknown.name)\" checks nothing\(hint)")
+                var f = Finding(
+                    severity: .warning, rule: "schema:unknown-keyword", pointer: "",
+                    message: "\(binding.file): \(unknown.schemaPath): unknown keyword \"\(unknown.name)\" checks nothing\(hint)")
                 f.schemaPath = unknown.schemaPath
                 return binding.tagged(f)
             }
         }
     }
-
 
     /// Calls `body` with every subtree of `value` whose path `pattern` matches.
     static func forEachMatch(of pattern: PathPattern, in value: JSONValue, path: [String] = [], _ body: ([String], JSONValue) -> Void) {

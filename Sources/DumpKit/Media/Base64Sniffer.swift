@@ -7,7 +7,8 @@ public enum Base64Sniffer {
     /// Whether `s` (UTF-8) looks like an embedded file, judged from its first characters only.
     public static func looksLikeEmbeddedFile(_ s: UnsafeRawBufferPointer) -> Bool {
         if s.count >= 5, s[0] == UInt8(ascii: "d"), s[1] == UInt8(ascii: "a"), s[2] == UInt8(ascii: "t"),
-           s[3] == UInt8(ascii: "a"), s[4] == UInt8(ascii: ":") {
+            s[3] == UInt8(ascii: "a"), s[4] == UInt8(ascii: ":")
+        {
             return dataURIHeaderLength(s) != nil
         }
         guard s.count >= minimumBareLength else { return false }

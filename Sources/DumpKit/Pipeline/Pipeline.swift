@@ -77,7 +77,8 @@ public final class Pipeline {
             } catch {
                 throw PipelineError(step: t.name, pointer: flat.first?.pointer ?? "", underlying: error)
             }
-            precondition(results.count == flat.count, "\(t.name): transform(batch:) gave \(results.count) results for \(flat.count) records")
+            precondition(
+                results.count == flat.count, "\(t.name): transform(batch:) gave \(results.count) results for \(flat.count) records")
             var next: [[Record]] = []
             var index = 0
             for group in current {
@@ -138,7 +139,9 @@ public final class Pipeline {
         // With `recordValues`, the batch's values as compact JSON, one a line.
         let values = MemoryByteSink()
         let valueWriter = JSONWriter(sink: values)
-        let valueOptions = recordValues.map { JSONReader.Options(maxDepth: $0.options.maxDepth, maxValueBytes: $0.options.maxValueBytes, multipleDocuments: true) }
+        let valueOptions = recordValues.map {
+            JSONReader.Options(maxDepth: $0.options.maxDepth, maxValueBytes: $0.options.maxValueBytes, multipleDocuments: true)
+        }
 
         func drain(all: Bool) throws {
             while head < queue.count {
@@ -155,7 +158,8 @@ public final class Pipeline {
                             case .record(let r): try writer.write(r, from: job.originals[index])
                             case .json(let path, let range):
                                 try batch.json.withUnsafeBytes {
-                                    try writer.write(path: path, compactJSON: UnsafeRawBufferPointer(rebasing: $0[range]), from: job.originals[index])
+                                    try writer.write(
+                                        path: path, compactJSON: UnsafeRawBufferPointer(rebasing: $0[range]), from: job.originals[index])
                                 }
                             }
                         }

@@ -74,7 +74,9 @@ public struct MigrationPlan: Sendable {
         } catch {
             throw PlanError(file: path, message: "cannot read the plan: \(error)")
         }
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw PlanError(file: path, message: "the plan is not UTF-8 text") }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw PlanError(file: path, message: "the plan is not UTF-8 text")
+        }
         var plan = try parse(text: text, fileName: path)
         plan.sourceSHA256 = Hex.lowercase(SHA256.hash(data: bytes))
         return plan
@@ -82,13 +84,16 @@ public struct MigrationPlan: Sendable {
 
     /// Reads a plan from text; `fileName` names it in errors and picks the syntax (`.json` or YAML).
     public static func parse(text: String, fileName: String) throws(PlanError) -> MigrationPlan {
-        let root = fileName.lowercased().hasSuffix(".json")
+        let root =
+            fileName.lowercased().hasSuffix(".json")
             ? try PlanNode.parseJSON(text, file: fileName) : try PlanNode.parseYAML(text, file: fileName)
         let d = PlanDecoder(file: fileName)
         let members = try d.mapping(root, "a plan")
         let allowed = ["name", "description", "from", "to", "steps"]
         for m in members where !allowed.contains(m.key) {
-            throw d.error(m.keyNode.location, "unknown key '\(m.key)' in a plan (a plan has \(allowed.joined(separator: ", ")))" + d.suggestion(m.key, allowed))
+            throw d.error(
+                m.keyNode.location,
+                "unknown key '\(m.key)' in a plan (a plan has \(allowed.joined(separator: ", ")))" + d.suggestion(m.key, allowed))
         }
         func member(_ key: String) throws(PlanError) -> PlanNode {
             guard let node = members.first(where: { $0.key == key })?.value else { throw d.error(root.location, "a plan needs '\(key)'") }
@@ -107,7 +112,8 @@ public struct MigrationPlan: Sendable {
             if step.extractBlobs == nil, let blobStep = steps.last(where: { $0.extractBlobs != nil }) {
                 throw PlanError(
                     file: fileName, line: step.location.line, column: step.location.column, step: step.index, stepName: step.name,
-                    message: "comes after the extract-blobs \(blobStep.label), which runs after the migration; put extract-blobs steps last")
+                    message: "comes after the extract-blobs \(blobStep.label), which runs after the migration; put extract-blobs steps last"
+                )
             }
             steps.append(step)
         }
@@ -130,7 +136,9 @@ public struct MigrationPlan: Sendable {
             } else if let blobs = step.extractBlobs {
                 throw PlanError(
                     file: sourceFile, line: blobs.location.line, column: blobs.location.column, step: step.index, stepName: step.name,
-                    message: "cannot reverse 'extract-blobs': it moves images out of the records; give the step an 'inverse:' list of operations")
+                    message:
+                        "cannot reverse 'extract-blobs': it moves images out of the records; give the step an 'inverse:' list of operations"
+                )
             } else {
                 var inverted: [any PlanOperation] = []
                 for op in step.operations.reversed() {

@@ -1,5 +1,5 @@
-import RegexEngine
 import JSONStream
+import RegexEngine
 
 /// One test of a step's `where`: a field and what it must be. A step applies to a record only when
 /// all its conditions hold.
@@ -51,7 +51,8 @@ public struct PlanCondition: Sendable, CustomStringConvertible {
                 out.append(PlanCondition(field: field, test: .equals(m.value.jsonValue), location: m.keyNode.location, regex: nil))
                 continue
             }
-            let tests = try d.options(m.value, operation: "where \(field)", allowed: ["equals", "exists", "in", "matches", "type"], required: [])
+            let tests = try d.options(
+                m.value, operation: "where \(field)", allowed: ["equals", "exists", "in", "matches", "type"], required: [])
             if tests.members.isEmpty { throw d.error(m.value.location, "the condition on '\(field)' is empty") }
             for t in tests.members {
                 let test: Test

@@ -35,18 +35,24 @@ struct PlanDecoder {
 
     /// A scalar's text; numbers and booleans count as their text (`from: 1` is `"1"`).
     func text(_ node: PlanNode, _ what: String) throws(PlanError) -> String {
-        guard case .scalar(let v, let t) = node.content, !v.isNull else { throw error(node.location, "\(what) must be a string, not \(node.kindName)") }
+        guard case .scalar(let v, let t) = node.content, !v.isNull else {
+            throw error(node.location, "\(what) must be a string, not \(node.kindName)")
+        }
         return t
     }
 
     /// A string value (quoted or plain text in YAML).
     func string(_ node: PlanNode, _ what: String) throws(PlanError) -> String {
-        guard case .scalar(.string(let s), _) = node.content else { throw error(node.location, "\(what) must be a string, not \(node.kindName)") }
+        guard case .scalar(.string(let s), _) = node.content else {
+            throw error(node.location, "\(what) must be a string, not \(node.kindName)")
+        }
         return s
     }
 
     func bool(_ node: PlanNode, _ what: String) throws(PlanError) -> Bool {
-        guard case .scalar(.bool(let b), _) = node.content else { throw error(node.location, "\(what) must be true or false, not \(node.kindName)") }
+        guard case .scalar(.bool(let b), _) = node.content else {
+            throw error(node.location, "\(what) must be true or false, not \(node.kindName)")
+        }
         return b
     }
 
@@ -61,7 +67,9 @@ struct PlanDecoder {
     func choice(_ node: PlanNode, _ what: String, _ allowed: [String]) throws(PlanError) -> String {
         let s = try string(node, what)
         guard allowed.contains(s) else {
-            throw error(node.location, "\(what) must be one of \(allowed.map { "'\($0)'" }.joined(separator: ", ")), not '\(s)'" + suggestion(s, allowed))
+            throw error(
+                node.location,
+                "\(what) must be one of \(allowed.map { "'\($0)'" }.joined(separator: ", ")), not '\(s)'" + suggestion(s, allowed))
         }
         return s
     }
@@ -69,7 +77,9 @@ struct PlanDecoder {
     /// A field path such as `meta/created`.
     func field(_ node: PlanNode, _ what: String) throws(PlanError) -> FieldPath {
         let s = try text(node, what)
-        guard let f = FieldPath(s) else { throw error(node.location, "\(what) '\(s)' is not a field path (keys separated by '/', none empty)") }
+        guard let f = FieldPath(s) else {
+            throw error(node.location, "\(what) '\(s)' is not a field path (keys separated by '/', none empty)")
+        }
         return f
     }
 
@@ -89,7 +99,9 @@ struct PlanDecoder {
     func options(_ node: PlanNode, operation: String, allowed: [String], required: [String]) throws(PlanError) -> PlanOptions {
         let members = try mapping(node, "the options of '\(operation)'")
         for m in members where !allowed.contains(m.key) {
-            throw error(m.keyNode.location, "unknown option '\(m.key)' for '\(operation)' (it takes \(allowed.joined(separator: ", ")))" + suggestion(m.key, allowed))
+            throw error(
+                m.keyNode.location,
+                "unknown option '\(m.key)' for '\(operation)' (it takes \(allowed.joined(separator: ", ")))" + suggestion(m.key, allowed))
         }
         for r in required where !members.contains(where: { $0.key == r }) {
             throw error(node.location, "'\(operation)' needs the option '\(r)'")

@@ -6,13 +6,20 @@ enum PlanLinter {
     static func warnings(for steps: [PlanStep], file: String) -> [String] {
         var out: [String] = []
         func warn(_ step: PlanStep, _ message: String) {
-            out.append(PlanError(file: file, line: step.location.line, column: step.location.column, step: step.index, stepName: step.name, message: message).description)
+            out.append(
+                PlanError(
+                    file: file, line: step.location.line, column: step.location.column, step: step.index, stepName: step.name,
+                    message: message
+                ).description)
         }
         let recordSteps = steps.filter { $0.extractBlobs == nil }
         for step in steps {
             for p in step.patterns {
                 if let key = forbiddenKey(in: p) {
-                    warn(step, "\(p) can never match: the key '\(key)' has a character the Realtime Database forbids in keys (. $ # [ ] / or a control character)")
+                    warn(
+                        step,
+                        "\(p) can never match: the key '\(key)' has a character the Realtime Database forbids in keys (. $ # [ ] / or a control character)"
+                    )
                 }
             }
             for case let move as MoveOperation in step.operations {
@@ -34,7 +41,10 @@ enum PlanLinter {
                 // One warning per pattern: the first step whose records enclose it.
                 for other in recordSteps where other.index != step.index {
                     if let outer = other.patterns.first(where: { isInside(p, $0) }) {
-                        warn(step, "\(p) lies inside \(outer) of \(other.label): the reader hands over whole records at that depth, so this step never sees them")
+                        warn(
+                            step,
+                            "\(p) lies inside \(outer) of \(other.label): the reader hands over whole records at that depth, so this step never sees them"
+                        )
                         break
                     } else if let target = other.outputPatterns.first(where: { isInside(p, $0) }), other.index < step.index {
                         warn(step, "\(p) lies inside \(target), where \(other.label) moves whole records, so this step never sees them")
@@ -45,8 +55,15 @@ enum PlanLinter {
                 if let shadow = earlier.first(where: { e in
                     e.conditions.isEmpty && e.operations.contains { $0 is MoveOperation || $0 is DeleteOperation }
                         && e.patterns.contains { covers($0, p) }
-                }), !earlier.contains(where: { e in e.outputPatterns.contains { overlaps($0, p) } && e.operations.contains { $0 is MoveOperation } }) {
-                    warn(step, "\(p) can never match anything: \(shadow.label) moves or deletes every record there first, and no step moves records there")
+                }),
+                    !earlier.contains(where: { e in
+                        e.outputPatterns.contains { overlaps($0, p) } && e.operations.contains { $0 is MoveOperation }
+                    })
+                {
+                    warn(
+                        step,
+                        "\(p) can never match anything: \(shadow.label) moves or deletes every record there first, and no step moves records there"
+                    )
                 }
             }
         }
@@ -55,7 +72,8 @@ enum PlanLinter {
 
     /// A literal key of `pattern` that no database key can equal.
     private static func forbiddenKey(in pattern: PathPattern) -> String? {
-        for case .literal(let key) in pattern.segments where key.unicodeScalars.contains(where: { ".$#[]/".unicodeScalars.contains($0) || $0.value < 0x20 || $0.value == 0x7F }) {
+        for case .literal(let key) in pattern.segments
+        where key.unicodeScalars.contains(where: { ".$#[]/".unicodeScalars.contains($0) || $0.value < 0x20 || $0.value == 0x7F }) {
             return key
         }
         return nil

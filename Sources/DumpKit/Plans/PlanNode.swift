@@ -45,7 +45,9 @@ struct PlanNode {
         try! Resolver.basic
             .appending(.bool, "^(?:true|True|TRUE|false|False|FALSE)$")
             .appending(.int, "^[-+]?[0-9]+$")
-            .appending(.float, "^(?:[-+]?(?:\\.[0-9]+|[0-9]+(?:\\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$")
+            .appending(
+                .float, "^(?:[-+]?(?:\\.[0-9]+|[0-9]+(?:\\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\\.(?:inf|Inf|INF)|\\.(?:nan|NaN|NAN))$"
+            )
             .appending(.null, "^(?:~|null|Null|NULL|)$")
     }()
 
@@ -101,7 +103,8 @@ struct PlanNode {
             case .null: value = .null
             case .int, .float:
                 guard let n = jsonNumber(s.string) else {
-                    throw PlanError(file: file, line: location.line, column: location.column, message: "'\(s.string)' is not a number JSON can hold")
+                    throw PlanError(
+                        file: file, line: location.line, column: location.column, message: "'\(s.string)' is not a number JSON can hold")
                 }
                 value = .number(n)
             default: value = .string(s.string)

@@ -35,7 +35,8 @@ public final class PlanRunner: @unchecked Sendable {
         for (i, plan) in plans.enumerated() {
             warnings += plan.warnings
             if i > 0, plans[i - 1].to != plan.from {
-                warnings.append("\(plan.sourceFile): plan '\(plan.name)' starts at \(plan.from) but the plan before it ends at \(plans[i - 1].to)")
+                warnings.append(
+                    "\(plan.sourceFile): plan '\(plan.name)' starts at \(plan.from) but the plan before it ends at \(plans[i - 1].to)")
             }
             for step in plan.steps {
                 if let options = step.extractBlobs {
@@ -115,7 +116,12 @@ public final class PlanRunner: @unchecked Sendable {
                 if edit.value == nil { break }
             }
             if let before {
-                rare.examples.append((si, MigrationExample(before: before, after: edit.value.map { Record(path: edit.path, captures: edit.captures, value: $0) })))
+                rare.examples.append(
+                    (
+                        si,
+                        MigrationExample(
+                            before: before, after: edit.value.map { Record(path: edit.path, captures: edit.captures, value: $0) })
+                    ))
             }
             if first == nil { first = t } else { more.append(t) }
         }

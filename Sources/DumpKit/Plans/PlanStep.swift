@@ -65,11 +65,15 @@ public struct PlanStep: Sendable {
         let members = try d.mapping(node, "a step")
         let allowed = ["name", "match", "where", "ops", "inverse"]
         for m in members where !allowed.contains(m.key) {
-            throw d.error(m.keyNode.location, "unknown key '\(m.key)' in a step (a step has \(allowed.joined(separator: ", ")))" + d.suggestion(m.key, allowed))
+            throw d.error(
+                m.keyNode.location,
+                "unknown key '\(m.key)' in a step (a step has \(allowed.joined(separator: ", ")))" + d.suggestion(m.key, allowed))
         }
         func member(_ key: String) -> PlanNode? { members.first { $0.key == key }?.value }
         if let n = member("name") { d.stepName = try d.text(n, "'name'") }
-        guard let matchNode = member("match") else { throw d.error(node.location, "a step needs 'match' (a path pattern or a list of them)") }
+        guard let matchNode = member("match") else {
+            throw d.error(node.location, "a step needs 'match' (a path pattern or a list of them)")
+        }
         var patterns: [PathPattern] = []
         let matchItems: [PlanNode]
         if case .sequence(let items) = matchNode.content { matchItems = items } else { matchItems = [matchNode] }
@@ -97,7 +101,9 @@ public struct PlanStep: Sendable {
 
     /// Reads a list of operations, each a mapping of one key (its name) to its options, or a bare name;
     /// an `inverse` list may be empty (the reversed step then changes nothing) but not extract blobs.
-    private static func decodeOperations(_ node: PlanNode, _ d: PlanDecoder, patterns: [PathPattern], inverse: Bool) throws(PlanError) -> ([any PlanOperation], ExtractBlobsOptions?) {
+    private static func decodeOperations(_ node: PlanNode, _ d: PlanDecoder, patterns: [PathPattern], inverse: Bool) throws(PlanError) -> (
+        [any PlanOperation], ExtractBlobsOptions?
+    ) {
         let items = try d.list(node, "'ops'")
         var ops: [any PlanOperation] = []
         var blobs: ExtractBlobsOptions?
@@ -112,7 +118,9 @@ public struct PlanStep: Sendable {
                 guard let key = pairs[0].key.text else { throw d.error(item.location, "an operation's name must be a string") }
                 (name, options, nameLocation) = (key, pairs[0].value, pairs[0].key.location)
             default:
-                throw d.error(item.location, "an operation is a mapping of one key, its name, to its options (e.g. '- rename: { old: new }'), not \(item.kindName)")
+                throw d.error(
+                    item.location,
+                    "an operation is a mapping of one key, its name, to its options (e.g. '- rename: { old: new }'), not \(item.kindName)")
             }
             let context = OperationContext(decoder: d, patterns: patterns, location: nameLocation)
             if name == ExtractBlobsOptions.name {
@@ -124,7 +132,8 @@ public struct PlanStep: Sendable {
         }
         if items.isEmpty && !inverse { throw d.error(node.location, "'ops' must not be empty") }
         if blobs != nil && items.count > 1 {
-            throw d.error(node.location, "'extract-blobs' must be the only operation of its step (the blob extractor runs it after the migration)")
+            throw d.error(
+                node.location, "'extract-blobs' must be the only operation of its step (the blob extractor runs it after the migration)")
         }
         return (ops, blobs)
     }

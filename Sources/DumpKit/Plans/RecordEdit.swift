@@ -68,7 +68,8 @@ public struct RecordEdit {
         guard value != nil else { return }
         let recordPointer = JSONPointer.string(path)
         for (i, made) in rejectFields.enumerated() {
-            rejects[i].outputPointer = recordPointer + (made.field.map { Self.follow($0, through: fieldMoves[made.moves...]).pointer } ?? "")
+            rejects[i].outputPointer =
+                recordPointer + (made.field.map { Self.follow($0, through: fieldMoves[made.moves...]).pointer } ?? "")
         }
     }
 
@@ -102,7 +103,9 @@ public struct RecordEdit {
             try value?.setField(path, newValue)
             return value != nil
         } catch {
-            try reject(at: error.at.isEmpty ? nil : FieldPath(segments: error.at), value: error.found, reason: "cannot set '\(path)': \(error.reason)")
+            try reject(
+                at: error.at.isEmpty ? nil : FieldPath(segments: error.at), value: error.found,
+                reason: "cannot set '\(path)': \(error.reason)")
             return false
         }
     }
@@ -119,7 +122,9 @@ public struct RecordEdit {
             noteMoved(from, to: to)
             return true
         } catch {
-            try reject(at: error.at.isEmpty ? nil : FieldPath(segments: error.at), value: error.found, reason: "cannot rename '\(from)' to '\(to)': \(error.reason)")
+            try reject(
+                at: error.at.isEmpty ? nil : FieldPath(segments: error.at), value: error.found,
+                reason: "cannot rename '\(from)' to '\(to)': \(error.reason)")
             return false
         }
     }
@@ -167,12 +172,15 @@ public struct RecordEdit {
     /// - Parameters:
     ///   - at: the field holding the value; `nil` for the record itself.
     ///   - name: what the reject names instead of the running operation (`where`).
-    public mutating func reject(at field: FieldPath?, value bad: JSONValue, reason: String, removing: [FieldPath]? = nil,
-                                operation name: String? = nil) throws(MigrationError) {
+    public mutating func reject(
+        at field: FieldPath?, value bad: JSONValue, reason: String, removing: [FieldPath]? = nil,
+        operation name: String? = nil
+    ) throws(MigrationError) {
         // The field's name in the input: the moves undone, the last one first.
         let inputField = field.map { Self.follow($0, through: fieldMoves.reversed().lazy.map { (from: $0.to, to: $0.from) }) }
         let r = Reject(
-            pointer: JSONPointer.string(inputPath) + (inputField?.pointer ?? ""), value: bad, plan: context?.plan ?? "", step: context?.step ?? 0,
+            pointer: JSONPointer.string(inputPath) + (inputField?.pointer ?? ""), value: bad, plan: context?.plan ?? "",
+            step: context?.step ?? 0,
             stepName: context?.stepName,
             operation: name ?? operation, reason: reason)
         switch policy {

@@ -24,8 +24,10 @@ public struct Reject: Hashable, Sendable, CustomStringConvertible {
     public var reason: String
 
     /// A reject with every fact given.
-    public init(pointer: String, outputPointer: String? = nil, value: JSONValue, plan: String, step: Int, stepName: String?, operation: String,
-                reason: String) {
+    public init(
+        pointer: String, outputPointer: String? = nil, value: JSONValue, plan: String, step: Int, stepName: String?, operation: String,
+        reason: String
+    ) {
         self.pointer = pointer
         self.outputPointer = outputPointer
         self.value = value

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import JSONStream
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// What `convert` and `migrate` do with a name that is twice in one object.
 public enum DuplicateKeyPolicy: String, Sendable, CaseIterable {

@@ -22,7 +22,9 @@ public final class NDJSONReader: RecordReader {
         if k == .end { return nil }
         line += 1
         let startLine = reader.location.line
-        guard k == .beginObject else { throw reader.error(.typeMismatch, "record \(line): expected an object {\"path\": ..., \"value\": ...}") }
+        guard k == .beginObject else {
+            throw reader.error(.typeMismatch, "record \(line): expected an object {\"path\": ..., \"value\": ...}")
+        }
         var path: [String]? = nil
         var value: JSONValue? = nil
         while try reader.next() == .name {
@@ -30,7 +32,8 @@ public final class NDJSONReader: RecordReader {
             switch key {
             case "path":
                 guard try reader.next() == .string, let segments = JSONPointer.segments(reader.stringValue) else {
-                    throw reader.error(.typeMismatch, "record \(line): \"path\" must be a JSON Pointer string such as \"/v1/todolist/-Kabc\"")
+                    throw reader.error(
+                        .typeMismatch, "record \(line): \"path\" must be a JSON Pointer string such as \"/v1/todolist/-Kabc\"")
                 }
                 path = segments
             case "value":

@@ -56,7 +56,9 @@ public struct PathPattern: Hashable, Sendable, CustomStringConvertible {
 
     /// This pattern with literal keys after it (`/v2/todolist/{id}` and `images`: `/v2/todolist/{id}/images`).
     public func appending(_ keys: [String]) -> PathPattern {
-        PathPattern(segments: segments + keys.map { .literal($0) }, text: (segments.isEmpty ? "" : text) + keys.map { "/" + JSONPointer.escape($0) }.joined())
+        PathPattern(
+            segments: segments + keys.map { .literal($0) },
+            text: (segments.isEmpty ? "" : text) + keys.map { "/" + JSONPointer.escape($0) }.joined())
     }
 
     public var description: String { text }

@@ -5,7 +5,8 @@ extension ConvertJob {
     var shardOptions: String {
         let to = outputFormat
         let patterns = to == .ndjson && records.isEmpty ? ["/*"] : records.map(\.text)
-        return "to=\(to.rawValue) canonical=\(writerOptions.sortKeys)" + (to == .ndjson ? " records=\(patterns.joined(separator: ","))" : "")
+        return "to=\(to.rawValue) canonical=\(writerOptions.sortKeys)"
+            + (to == .ndjson ? " records=\(patterns.joined(separator: ","))" : "")
     }
 
     /// Runs shard `spec` of this conversion from the index at `indexPath`: reads only the shard's
@@ -19,13 +20,17 @@ extension ConvertJob {
             let patterns = records.isEmpty ? ["/*"] : records.map(\.text)
             guard run.trailer.records == patterns else {
                 run.abort()
-                throw UsageError("\(indexPath) was made with " + (run.trailer.records.isEmpty ? "no --records" : "--records \(run.trailer.records.joined(separator: " "))")
-                    + ", but NDJSON output writes the records \(patterns.joined(separator: " ")): make the index with the same --records")
+                throw UsageError(
+                    "\(indexPath) was made with "
+                        + (run.trailer.records.isEmpty ? "no --records" : "--records \(run.trailer.records.joined(separator: " "))")
+                        + ", but NDJSON output writes the records \(patterns.joined(separator: " ")): make the index with the same --records"
+                )
             }
             guard !run.trailer.hasPieces else {
                 run.abort()
-                throw UsageError("\(indexPath) split values no record pattern reaches into pieces, and NDJSON output writes each such value as one record: "
-                    + "make the index with a larger --unit-bytes or with --records naming records inside them")
+                throw UsageError(
+                    "\(indexPath) split values no record pattern reaches into pieces, and NDJSON output writes each such value as one record: "
+                        + "make the index with a larger --unit-bytes or with --records naming records inside them")
             }
         }
         do {
@@ -41,9 +46,10 @@ extension ConvertJob {
             }
             let part = try run.commit(tree: to == .json)
             progress?.finish()
-            let manifest = ShardManifest(command: "convert", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions,
-                                         units: run.units, records: to == .ndjson ? run.units : 0, bytesIn: part.bytesIn,
-                                         partBytes: part.bytes, partSHA256: part.sha256, partCRC32C: part.crc32c)
+            let manifest = ShardManifest(
+                command: "convert", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions,
+                units: run.units, records: to == .ndjson ? run.units : 0, bytesIn: part.bytesIn,
+                partBytes: part.bytes, partSHA256: part.sha256, partCRC32C: part.crc32c)
             try manifest.write(output: output)
             return manifest
         } catch {
@@ -56,14 +62,22 @@ extension ConvertJob {
     /// Refuses what a shard cannot write so that the joined parts equal the unsharded output.
     private func checkShardable(to: DumpFormat) throws {
         try ShardRun.checkFiles(input: input, output: output)
-        if inputFormat != .json { throw UsageError("sharded runs read a JSON tree through its index; NDJSON input is converted unsharded (dumpkit convert without --index)") }
-        if writerOptions.pretty { throw UsageError("--pretty cannot be sharded yet: run unsharded, or shard to compact JSON and re-format the merged file") }
+        if inputFormat != .json {
+            throw UsageError(
+                "sharded runs read a JSON tree through its index; NDJSON input is converted unsharded (dumpkit convert without --index)")
+        }
+        if writerOptions.pretty {
+            throw UsageError("--pretty cannot be sharded yet: run unsharded, or shard to compact JSON and re-format the merged file")
+        }
         if writerOptions.sortKeys && to == .json {
-            throw UsageError("--canonical reorders members of objects that several shards write, so it cannot be sharded: run unsharded, "
-                + "or shard to compact JSON and run dumpkit convert --canonical on the merged file")
+            throw UsageError(
+                "--canonical reorders members of objects that several shards write, so it cannot be sharded: run unsharded, "
+                    + "or shard to compact JSON and run dumpkit convert --canonical on the merged file")
         }
         if duplicateKeys == .keepLast {
-            throw UsageError("--duplicate-keys keep-last reads the whole dump first, so it cannot be sharded: run unsharded (the index refuses duplicate names)")
+            throw UsageError(
+                "--duplicate-keys keep-last reads the whole dump first, so it cannot be sharded: run unsharded (the index refuses duplicate names)"
+            )
         }
     }
 }

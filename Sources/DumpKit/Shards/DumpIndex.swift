@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import JSONStream
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The index of a dump that sharded runs split it by (`dumpkit index`): the byte ranges of its
 /// units (records, or values of a size worth one unit) in document order, each with the compact
@@ -88,14 +89,17 @@ public enum DumpIndex {
         init(json v: JSONValue, file: String) throws {
             func bad(_ what: String) -> UsageError { UsageError("\(file): not a dumpkit index (\(what)); make one with dumpkit index") }
             guard let o = v.objectValue, let version = o["dumpkitIndex"]?.numberValue?.int64Value else { throw bad("no trailer line") }
-            guard version == DumpIndex.version else { throw UsageError("\(file): index format \(version), this dumpkit reads \(DumpIndex.version); make the index again") }
+            guard version == DumpIndex.version else {
+                throw UsageError("\(file): index format \(version), this dumpkit reads \(DumpIndex.version); make the index again")
+            }
             guard let size = o["size"]?.numberValue?.int64Value, let sha = o["sha256"]?.stringValue,
-                  let units = o["units"]?.numberValue?.int64Value, let unitBytes = o["unitBytes"]?.numberValue?.int64Value,
-                  let records = o["records"]?.arrayValue?.compactMap(\.stringValue), let end = o["end"]?.stringValue,
-                  let crc = o["endCRC"]?.numberValue?.int64Value, let pieces = o["pieces"]?.boolValue
+                let units = o["units"]?.numberValue?.int64Value, let unitBytes = o["unitBytes"]?.numberValue?.int64Value,
+                let records = o["records"]?.arrayValue?.compactMap(\.stringValue), let end = o["end"]?.stringValue,
+                let crc = o["endCRC"]?.numberValue?.int64Value, let pieces = o["pieces"]?.boolValue
             else { throw bad("trailer fields missing") }
-            self.init(size: size, sha256: sha, units: Int(units), unitBytes: unitBytes, records: records, end: end,
-                      endCRC: UInt32(truncatingIfNeeded: crc), hasPieces: pieces)
+            self.init(
+                size: size, sha256: sha, units: Int(units), unitBytes: unitBytes, records: records, end: end,
+                endCRC: UInt32(truncatingIfNeeded: crc), hasPieces: pieces)
         }
     }
 
@@ -108,7 +112,9 @@ public enum DumpIndex {
     }
 
     /// Writes one entry line (numbers as digits, no values built).
-    static func writeEntry(offset: Int64, length: Int64, crc: UInt32, structure: [UInt8], pointer: String, kind: Kind, to w: JSONWriter) throws {
+    static func writeEntry(offset: Int64, length: Int64, crc: UInt32, structure: [UInt8], pointer: String, kind: Kind, to w: JSONWriter)
+        throws
+    {
         try w.beginArray()
         try number(offset, to: w)
         try number(length, to: w)
@@ -182,7 +188,9 @@ public final class DumpIndexReader {
         var bytes = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {
-            let n = try bytes.withUnsafeMutableBytes { try file.read(at: start + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got...])) }
+            let n = try bytes.withUnsafeMutableBytes {
+                try file.read(at: start + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got...]))
+            }
             if n == 0 { break }
             got += n
         }
@@ -242,7 +250,8 @@ public final class DumpIndexReader {
 
     /// The entry on the line starting at `offset`.
     private func entry(at offset: Int64) throws -> DumpIndex.Entry {
-        let r = JSONReader(source: file.stream(from: offset, to: entriesEnd), options: .init(multipleDocuments: true, bufferSize: 4096), sourceName: path)
+        let r = JSONReader(
+            source: file.stream(from: offset, to: entriesEnd), options: .init(multipleDocuments: true, bufferSize: 4096), sourceName: path)
         return try Self.entry(from: r, file: path)
     }
 
@@ -266,6 +275,7 @@ public final class DumpIndexReader {
         let offset = try integer(), length = try integer(), crc = try integer()
         let structure = try string(), pointer = try string()
         guard let kind = DumpIndex.Kind(rawValue: try string()), try r.next() == .endArray else { throw bad() }
-        return DumpIndex.Entry(offset: offset, length: length, crc: UInt32(truncatingIfNeeded: crc), structure: structure, pointer: pointer, kind: kind)
+        return DumpIndex.Entry(
+            offset: offset, length: length, crc: UInt32(truncatingIfNeeded: crc), structure: structure, pointer: pointer, kind: kind)
     }
 }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import ArchiveKit
 import JSONStream
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `dumpkit index`: one streaming pass over a plain dump that writes its `DumpIndex`, so sharded runs
 /// can each read only their byte ranges.
@@ -41,13 +42,16 @@ public struct DumpIndexJob {
 
     /// Writes the index; it appears only if the whole dump was read.
     public func run(progress: ProgressMeter? = nil) throws -> Summary {
-        if input == "-" { throw UsageError("index needs a file: shards read the dump at their own offsets, which standard input cannot give") }
+        if input == "-" {
+            throw UsageError("index needs a file: shards read the dump at their own offsets, which standard input cannot give")
+        }
         guard depth >= 0 else { throw UsageError("--depth must be at least 0") }
         guard unitBytes >= 1 else { throw UsageError("--unit-bytes must be at least 1") }
         let inFile = try InputFile(path: input)
         if inFile.compression != .none {
-            throw UsageError("\(input) is \(inFile.compression)-compressed, and a compressed stream cannot be read from the middle, "
-                + "so it cannot be sharded: decompress it first (dumpkit convert \(input) -o DUMP.json)")
+            throw UsageError(
+                "\(input) is \(inFile.compression)-compressed, and a compressed stream cannot be read from the middle, "
+                    + "so it cannot be sharded: decompress it first (dumpkit convert \(input) -o DUMP.json)")
         }
         progress?.attach(inFile)
         let hashing = HashingByteSource(inFile)
@@ -55,19 +59,24 @@ public struct DumpIndexJob {
         let watch = DuplicateKeyError.Watch(reader, file: inFile.name)
         let outFile = try OutputFile(path: output, compression: CompressionFilter.none)
         do {
-            let scan = try IndexScan(file: try ReadOnlyFile(path: input), name: inFile.name, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes)
+            let scan = try IndexScan(
+                file: try ReadOnlyFile(path: input), name: inFile.name, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes
+            )
             try scan.walk(reader)
             try watch.check()
             let size = inFile.bytesRead
-            let trailer = DumpIndex.Trailer(size: size, sha256: hashing.hex, units: scan.units, unitBytes: unitBytes, records: records.map(\.text),
-                                            end: String(decoding: scan.structure, as: UTF8.self), endCRC: try scan.crc(from: scan.previousEnd, to: size),
-                                            hasPieces: scan.hasPieces)
+            let trailer = DumpIndex.Trailer(
+                size: size, sha256: hashing.hex, units: scan.units, unitBytes: unitBytes, records: records.map(\.text),
+                end: String(decoding: scan.structure, as: UTF8.self), endCRC: try scan.crc(from: scan.previousEnd, to: size),
+                hasPieces: scan.hasPieces)
             try scan.writer.value(trailer.json())
             try scan.writer.raw("\n")
             try scan.writer.flush()
             try outFile.commit()
             progress?.finish()
-            return Summary(units: scan.units, records: scan.records, bytesIn: size, indexBytes: outFile.bytesWritten, sha256: trailer.sha256, hasPieces: scan.hasPieces)
+            return Summary(
+                units: scan.units, records: scan.records, bytesIn: size, indexBytes: outFile.bytesWritten, sha256: trailer.sha256,
+                hasPieces: scan.hasPieces)
         } catch {
             outFile.abort()
             progress?.finish()
@@ -215,7 +224,8 @@ private final class IndexScan {
 
     private func emit(start: Int64, end: Int64, path: [String], kind: DumpIndex.Kind) throws {
         let crc = try crc(from: previousEnd, to: end)
-        try DumpIndex.writeEntry(offset: start, length: end - start, crc: crc, structure: structure, pointer: JSONPointer.string(path), kind: kind, to: writer)
+        try DumpIndex.writeEntry(
+            offset: start, length: end - start, crc: crc, structure: structure, pointer: JSONPointer.string(path), kind: kind, to: writer)
         structure.removeAll(keepingCapacity: true)
         previousEnd = end
         units += 1

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import ArchiveKit
 import JSONStream
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `dumpkit merge OUT`: joins the parts `OUT.part-I-of-N` of a sharded run into `OUT`, after checking
 /// that all N manifests are there and agree and that every part is the one its manifest describes
@@ -41,19 +42,26 @@ public struct MergeJob {
             let path = ShardManifest.manifestPath(output: output, shard: i, of: n)
             guard let m = try ShardManifest.read(path: path) else {
                 let part = ShardManifest.partPath(output: output, shard: i, of: n)
-                throw ShardError(message: "shard \(i) of \(n) has not finished: \(path) is missing"
-                    + (Self.exists(part) ? " (its part is there, its manifest, written last, is not)" : "") + "; run it again with --shard \(i)/\(n)")
+                throw ShardError(
+                    message: "shard \(i) of \(n) has not finished: \(path) is missing"
+                        + (Self.exists(part) ? " (its part is there, its manifest, written last, is not)" : "")
+                        + "; run it again with --shard \(i)/\(n)")
             }
             guard m.shard == i, m.shards == n else {
-                throw ShardError(message: "\(path) is the manifest of shard \(m.shard) of \(m.shards), not of \(i) of \(n); run shard \(i)/\(n) again")
+                throw ShardError(
+                    message: "\(path) is the manifest of shard \(m.shard) of \(m.shards), not of \(i) of \(n); run shard \(i)/\(n) again")
             }
             if let first = manifests.first {
-                let differs = m.command != first.command ? "command \(m.command), not \(first.command)"
-                    : m.index != first.index ? "index \(m.index), not \(first.index)"
-                    : m.options != first.options ? "options '\(m.options)', not '\(first.options)'" : nil
+                let differs =
+                    m.command != first.command
+                    ? "command \(m.command), not \(first.command)"
+                    : m.index != first.index
+                        ? "index \(m.index), not \(first.index)"
+                        : m.options != first.options ? "options '\(m.options)', not '\(first.options)'" : nil
                 if let differs {
-                    throw ShardError(message: "shard \(i) of \(n) is stale: its manifest has \(differs) (as shard 0's has); "
-                        + "run it again with --shard \(i)/\(n) and the same index and options")
+                    throw ShardError(
+                        message: "shard \(i) of \(n) is stale: its manifest has \(differs) (as shard 0's has); "
+                            + "run it again with --shard \(i)/\(n) and the same index and options")
                 }
             }
             try Self.checkPart(ShardManifest.partPath(output: output, shard: i, of: n), against: m, shard: i, of: n)
@@ -63,7 +71,8 @@ public struct MergeJob {
         for m in manifests { counts.merge(m.counts, uniquingKeysWith: +) }
         let records = manifests.reduce(0) { $0 + $1.records }
         if manifests[0].command == "migrate" && records + (counts["alreadyMigrated"] ?? 0) == 0 {
-            throw MigrationMismatch(message: "no shard found data at the plans' patterns: the dump does not look like the plans' input; nothing was written")
+            throw MigrationMismatch(
+                message: "no shard found data at the plans' patterns: the dump does not look like the plans' input; nothing was written")
         }
         let rejectsTarget = manifests[0].rejects
         let rejects = try rejectsTarget.map { try OutputFile(path: $0, compression: CompressionFilter.none) }
@@ -85,8 +94,9 @@ public struct MergeJob {
             rejects?.abort()
             throw error
         }
-        return Summary(command: manifests[0].command, shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
-                       bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: out.bytesWritten, counts: counts, rejects: rejectsTarget)
+        return Summary(
+            command: manifests[0].command, shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
+            bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: out.bytesWritten, counts: counts, rejects: rejectsTarget)
     }
 
     /// Checks that the part has the size and CRC-32C its manifest says: a part rewritten by another
@@ -107,8 +117,10 @@ public struct MergeJob {
             size += Int64(got)
         }
         guard size == m.partBytes, crc.value == m.partCRC32C else {
-            throw ShardError(message: "shard \(i) of \(n) is stale: \(path) is not the part its manifest describes (\(size) bytes, manifest \(m.partBytes)); "
-                + "run it again with --shard \(i)/\(n)")
+            throw ShardError(
+                message:
+                    "shard \(i) of \(n) is stale: \(path) is not the part its manifest describes (\(size) bytes, manifest \(m.partBytes)); "
+                    + "run it again with --shard \(i)/\(n)")
         }
     }
 
@@ -131,9 +143,13 @@ public struct MergeJob {
             guard parts.count == 3, parts[1] == "of", Int(parts[0]) != nil, let n = Int(parts[2]) else { continue }
             counts.insert(n)
         }
-        guard let n = counts.first else { throw ShardError(message: "no parts of \(output) found (\(base).part-I-of-N): run the shards first") }
+        guard let n = counts.first else {
+            throw ShardError(message: "no parts of \(output) found (\(base).part-I-of-N): run the shards first")
+        }
         guard counts.count == 1 else {
-            throw UsageError("parts of \(output) from runs with \(counts.sorted().map(String.init).joined(separator: " and ")) shards are there: pass --shards N")
+            throw UsageError(
+                "parts of \(output) from runs with \(counts.sorted().map(String.init).joined(separator: " and ")) shards are there: pass --shards N"
+            )
         }
         return n
     }

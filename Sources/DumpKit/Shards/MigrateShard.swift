@@ -9,7 +9,9 @@ extension MigrateJob {
     /// Only plans that keep every record where it is can be sharded: a `move` places records into
     /// objects another shard writes, and a `delete` (or `--on-error skip`, which drops a record)
     /// removes a member whose comma and name are in the structure around other shards' units.
-    public func runShard(_ spec: ShardSpec, indexPath: String, plans loaded: [MigrationPlan]? = nil, progress: ProgressMeter? = nil) throws -> ShardManifest {
+    public func runShard(_ spec: ShardSpec, indexPath: String, plans loaded: [MigrationPlan]? = nil, progress: ProgressMeter? = nil) throws
+        -> ShardManifest
+    {
         let plans = try loaded ?? loadPlans()
         try checkShardable(plans)
         let runner = PlanRunner(plans: plans, onError: onError)
@@ -18,12 +20,16 @@ extension MigrateJob {
         let run = try ShardRun(spec, indexPath: indexPath, input: input, output: output, writerOptions: writerOptions)
         guard run.trailer.records == patterns.map(\.text) else {
             run.abort()
-            throw UsageError("\(indexPath) was made with " + (run.trailer.records.isEmpty ? "no --records" : "--records \(run.trailer.records.joined(separator: " "))")
-                + ", but these plans read the records " + patterns.map(\.text).joined(separator: " ") + ": make the index with "
-                + patterns.map { "--records '\($0.text)'" }.joined(separator: " "))
+            throw UsageError(
+                "\(indexPath) was made with "
+                    + (run.trailer.records.isEmpty ? "no --records" : "--records \(run.trailer.records.joined(separator: " "))")
+                    + ", but these plans read the records " + patterns.map(\.text).joined(separator: " ") + ": make the index with "
+                    + patterns.map { "--records '\($0.text)'" }.joined(separator: " "))
         }
         let rejectsTarget = onError == .keep ? rejectsPath ?? output + ".rejects.ndjson" : nil
-        let rejectsFile = try rejectsTarget.map { try OutputFile(path: ShardManifest.partPath(output: $0, shard: spec.index, of: spec.count)) }
+        let rejectsFile = try rejectsTarget.map {
+            try OutputFile(path: ShardManifest.partPath(output: $0, shard: spec.index, of: spec.count))
+        }
         do {
             let rejects = rejectsFile.map { RejectsWriter(file: $0, writesKeys: true) }
             let migrate = Migrate(runner: runner, probes: probes, rejects: rejects, concurrency: 1)
@@ -38,7 +44,8 @@ extension MigrateJob {
                 let captures = patterns.lazy.compactMap { $0.match(path) }.first ?? [:]
                 let results = try migrate.transform(Record(path: path, captures: captures, value: try run.reader.readValue()))
                 guard results.count == 1, results[0].path == path, let value = results[0].value else {
-                    throw UsageError("\(entry.pointer): the plans did not keep this record where it was, which a shard cannot write: run unsharded")
+                    throw UsageError(
+                        "\(entry.pointer): the plans did not keep this record where it was, which a shard cannot write: run unsharded")
                 }
                 try run.writer.value(value)
                 records += 1
@@ -49,9 +56,13 @@ extension MigrateJob {
             try rejectsFile?.commit()
             progress?.finish()
             let stats = runner.stats
-            var manifest = ShardManifest(command: "migrate", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions(plans),
-                                         units: run.units, records: stats.records, bytesIn: part.bytesIn, partBytes: part.bytes, partSHA256: part.sha256, partCRC32C: part.crc32c)
-            manifest.counts = ["matched": stats.matched, "changed": stats.changed, "rejects": stats.rejects, "alreadyMigrated": migrate.probed]
+            var manifest = ShardManifest(
+                command: "migrate", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions(plans),
+                units: run.units, records: stats.records, bytesIn: part.bytesIn, partBytes: part.bytes, partSHA256: part.sha256,
+                partCRC32C: part.crc32c)
+            manifest.counts = [
+                "matched": stats.matched, "changed": stats.changed, "rejects": stats.rejects, "alreadyMigrated": migrate.probed,
+            ]
             manifest.rejects = rejectsTarget
             try manifest.write(output: output)
             return manifest
@@ -76,20 +87,37 @@ extension MigrateJob {
         for plan in plans {
             for step in plan.steps {
                 if let op = step.operations.first(where: { $0 is MoveOperation || $0 is DeleteOperation }) {
-                    let why = op is MoveOperation ? "moves records into objects that other shards write"
+                    let why =
+                        op is MoveOperation
+                        ? "moves records into objects that other shards write"
                         : "deletes records, whose names and commas are in the structure around other shards' records"
-                    throw UsageError("\(plan.sourceFile): \(step.label): '\(type(of: op).name)' \(why), so the plan cannot be sharded: \(unsharded)")
+                    throw UsageError(
+                        "\(plan.sourceFile): \(step.label): '\(type(of: op).name)' \(why), so the plan cannot be sharded: \(unsharded)")
                 }
                 if step.extractBlobs != nil {
                     throw UsageError("\(plan.sourceFile): \(step.label): extract-blobs steps cannot be sharded yet: \(unsharded)")
                 }
             }
         }
-        if onError == .skip { throw UsageError("--on-error skip drops records, whose names and commas are in the structure around other shards' records: use --on-error keep, or \(unsharded)") }
+        if onError == .skip {
+            throw UsageError(
+                "--on-error skip drops records, whose names and commas are in the structure around other shards' records: use --on-error keep, or \(unsharded)"
+            )
+        }
         if dryRun { throw UsageError("--dry-run cannot be sharded: \(unsharded)") }
-        if reportPath != nil { throw UsageError("--report cannot be sharded yet (merge sums the counts; the report's digests and examples need the whole run): \(unsharded)") }
-        if writerOptions.pretty { throw UsageError("--pretty cannot be sharded yet: \(unsharded), or shard to compact JSON and re-format the merged file") }
-        if writerOptions.sortKeys { throw UsageError("--canonical reorders members of objects that several shards write: \(unsharded), or run dumpkit convert --canonical on the merged file") }
+        if reportPath != nil {
+            throw UsageError(
+                "--report cannot be sharded yet (merge sums the counts; the report's digests and examples need the whole run): \(unsharded)"
+            )
+        }
+        if writerOptions.pretty {
+            throw UsageError("--pretty cannot be sharded yet: \(unsharded), or shard to compact JSON and re-format the merged file")
+        }
+        if writerOptions.sortKeys {
+            throw UsageError(
+                "--canonical reorders members of objects that several shards write: \(unsharded), or run dumpkit convert --canonical on the merged file"
+            )
+        }
         if duplicateKeys == .keepLast { throw UsageError("--duplicate-keys keep-last reads the whole dump first: \(unsharded)") }
     }
 }

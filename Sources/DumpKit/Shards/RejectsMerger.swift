@@ -54,14 +54,18 @@ struct RejectsMerger {
                     return (record[record.startIndex..<space], record[(space + 1)...])
                 }
                 if atEnd {
-                    guard start == buffer.count else { throw ShardError(message: "\(name) ends in the middle of a line; run that shard again") }
+                    guard start == buffer.count else {
+                        throw ShardError(message: "\(name) ends in the middle of a line; run that shard again")
+                    }
                     return nil
                 }
                 buffer.removeFirst(start)
                 start = 0
                 let old = buffer.count
                 buffer += [UInt8](repeating: 0, count: 1 << 16)
-                let n = try buffer.withUnsafeMutableBytes { try file.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[old...])) }
+                let n = try buffer.withUnsafeMutableBytes {
+                    try file.read(at: offset, into: UnsafeMutableRawBufferPointer(rebasing: $0[old...]))
+                }
                 buffer.removeLast((1 << 16) - n)
                 offset += Int64(n)
                 if n == 0 { atEnd = true }

@@ -33,14 +33,19 @@ public struct ShardManifest: Sendable, Equatable {
     public static func partPath(output: String, shard: Int, of shards: Int) -> String { "\(output).part-\(shard)-of-\(shards)" }
 
     /// `OUT.part-I-of-N.manifest`.
-    public static func manifestPath(output: String, shard: Int, of shards: Int) -> String { partPath(output: output, shard: shard, of: shards) + ".manifest" }
+    public static func manifestPath(output: String, shard: Int, of shards: Int) -> String {
+        partPath(output: output, shard: shard, of: shards) + ".manifest"
+    }
 
     func json() -> JSONValue {
         .object([
-            "dumpkitShard": .number(JSONNumber(1)), "command": .string(command), "shard": .number(JSONNumber(shard)), "shards": .number(JSONNumber(shards)),
-            "index": .string(index), "options": .string(options), "units": .number(JSONNumber(units)), "records": .number(JSONNumber(records)),
+            "dumpkitShard": .number(JSONNumber(1)), "command": .string(command), "shard": .number(JSONNumber(shard)),
+            "shards": .number(JSONNumber(shards)),
+            "index": .string(index), "options": .string(options), "units": .number(JSONNumber(units)),
+            "records": .number(JSONNumber(records)),
             "bytesIn": .number(JSONNumber(bytesIn)), "partBytes": .number(JSONNumber(partBytes)), "partSHA256": .string(partSHA256),
-            "partCRC32C": .number(JSONNumber(partCRC32C)), "counts": .object(JSONObject(counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(counts[$0]!))) })),
+            "partCRC32C": .number(JSONNumber(partCRC32C)),
+            "counts": .object(JSONObject(counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(counts[$0]!))) })),
             "rejects": rejects.map { .string($0) } ?? .null,
         ])
     }
@@ -68,19 +73,21 @@ public struct ShardManifest: Sendable, Equatable {
         let v: JSONValue
         do { v = try JSONReader(source: file, sourceName: path).readValue() } catch { throw bad("not JSON") }
         guard let o = v.objectValue, o["dumpkitShard"] != nil, let command = o["command"]?.stringValue,
-              let shard = o["shard"]?.numberValue?.int64Value, let shards = o["shards"]?.numberValue?.int64Value,
-              let index = o["index"]?.stringValue, let options = o["options"]?.stringValue,
-              let units = o["units"]?.numberValue?.int64Value, let records = o["records"]?.numberValue?.int64Value,
-              let bytesIn = o["bytesIn"]?.numberValue?.int64Value, let partBytes = o["partBytes"]?.numberValue?.int64Value,
-              let sha = o["partSHA256"]?.stringValue, let crc = o["partCRC32C"]?.numberValue?.int64Value
+            let shard = o["shard"]?.numberValue?.int64Value, let shards = o["shards"]?.numberValue?.int64Value,
+            let index = o["index"]?.stringValue, let options = o["options"]?.stringValue,
+            let units = o["units"]?.numberValue?.int64Value, let records = o["records"]?.numberValue?.int64Value,
+            let bytesIn = o["bytesIn"]?.numberValue?.int64Value, let partBytes = o["partBytes"]?.numberValue?.int64Value,
+            let sha = o["partSHA256"]?.stringValue, let crc = o["partCRC32C"]?.numberValue?.int64Value
         else { throw bad("fields missing") }
         var counts: [String: Int] = [:]
         for member in o["counts"]?.objectValue ?? JSONObject() {
             guard let n = member.value.numberValue?.int64Value else { throw bad("count \(member.key) is not a number") }
             counts[member.key] = Int(n)
         }
-        return ShardManifest(command: command, shard: Int(shard), shards: Int(shards), index: index, options: options, units: Int(units),
-                             records: Int(records), bytesIn: bytesIn, partBytes: partBytes, partSHA256: sha, partCRC32C: UInt32(truncatingIfNeeded: crc), counts: counts, rejects: o["rejects"]?.stringValue)
+        return ShardManifest(
+            command: command, shard: Int(shard), shards: Int(shards), index: index, options: options, units: Int(units),
+            records: Int(records), bytesIn: bytesIn, partBytes: partBytes, partSHA256: sha, partCRC32C: UInt32(truncatingIfNeeded: crc),
+            counts: counts, rejects: o["rejects"]?.stringValue)
     }
 }
 

@@ -21,12 +21,14 @@ final class ShardRun {
         trailer = index.trailer
         let size = try Self.fileSize(input)
         guard size == trailer.size else {
-            throw UsageError("\(indexPath) was made for a file of \(trailer.size) bytes (SHA-256 \(trailer.sha256)), but \(input) has \(size): "
-                + "make the index from this file (dumpkit index \(input))")
+            throw UsageError(
+                "\(indexPath) was made for a file of \(trailer.size) bytes (SHA-256 \(trailer.sha256)), but \(input) has \(size): "
+                    + "make the index from this file (dumpkit index \(input))")
         }
         source = try ShardUnitSource(index: index, file: try ReadOnlyFile(path: input), fileName: input, spec: spec)
         reader = JSONReader(source: source, options: .init(multipleDocuments: true), sourceName: input)
-        part = try OutputFile(path: ShardManifest.partPath(output: output, shard: spec.index, of: spec.count), compression: CompressionFilter.none)
+        part = try OutputFile(
+            path: ShardManifest.partPath(output: output, shard: spec.index, of: spec.count), compression: CompressionFilter.none)
         hashing = HashingByteSink(part, crc32c: true)
         writer = JSONWriter(sink: hashing, options: writerOptions)
     }
@@ -67,7 +69,8 @@ final class ShardRun {
     private static func fileSize(_ path: String) throws -> Int64 {
         let f = try InputFile(path: path)
         if f.compression != .none {
-            throw UsageError("\(path) is \(f.compression)-compressed, and a compressed stream cannot be read from the middle: decompress it first")
+            throw UsageError(
+                "\(path) is \(f.compression)-compressed, and a compressed stream cannot be read from the middle: decompress it first")
         }
         guard let size = f.size else { throw UsageError("\(path) is not a regular file: shards read it at their own offsets") }
         return size
@@ -79,8 +82,9 @@ final class ShardRun {
         if output == "-" { throw UsageError("a shard writes OUT.part-I-of-N beside its output: give -o OUT, not standard output") }
         let compression = CompressionFilter.forPath(output)
         if compression != .none {
-            throw UsageError("\(output) would be \(compression)-compressed, and compressed parts do not join into the unsharded bytes: "
-                + "shard to a plain output and compress the merged file (dumpkit convert OUT -o OUT.zst), or run unsharded")
+            throw UsageError(
+                "\(output) would be \(compression)-compressed, and compressed parts do not join into the unsharded bytes: "
+                    + "shard to a plain output and compress the merged file (dumpkit convert OUT -o OUT.zst), or run unsharded")
         }
     }
 }

@@ -7,7 +7,9 @@ public struct ShardSpec: Sendable, Equatable, CustomStringConvertible {
 
     public init(index: Int, count: Int) throws {
         guard count >= 1 else { throw UsageError("the shard count must be at least 1 (got \(count))") }
-        guard index >= 0 && index < count else { throw UsageError("shard \(index) is not in 0..<\(count): shards are numbered from 0 to N-1") }
+        guard index >= 0 && index < count else {
+            throw UsageError("shard \(index) is not in 0..<\(count): shards are numbered from 0 to N-1")
+        }
         self.index = index
         self.count = count
     }
@@ -47,8 +49,9 @@ public struct ShardSpec: Sendable, Equatable, CustomStringConvertible {
             return try ShardSpec(index: i, count: n)
         }
         if let count {
-            throw UsageError("--shard-count \(count) without a shard index: pass --shard I/N, or run under a job runner that sets "
-                + runnerVariables.map(\.index).joined(separator: ", "))
+            throw UsageError(
+                "--shard-count \(count) without a shard index: pass --shard I/N, or run under a job runner that sets "
+                    + runnerVariables.map(\.index).joined(separator: ", "))
         }
         return nil
     }

@@ -71,7 +71,7 @@ final class ShardUnitSource: JSONByteSource {
             let chunkEnd = chunkOffset + Int64(chunkCount)
             var n = Int(min(unitStarted ? e.end : e.offset, chunkEnd) - position)
             if unitStarted { n = min(n, buffer.count - filled) }
-            try chunk.withUnsafeBytes { c in
+            chunk.withUnsafeBytes { c in
                 let bytes = UnsafeRawBufferPointer(rebasing: c[Int(position - chunkOffset)..<(Int(position - chunkOffset) + n)])
                 crc.update(bytes)
                 if unitStarted { (buffer.baseAddress! + filled).copyMemory(from: bytes.baseAddress!, byteCount: n) }
@@ -81,8 +81,9 @@ final class ShardUnitSource: JSONByteSource {
             bytesRead += Int64(n)
             if position == e.end {
                 guard crc.value == e.crc else {
-                    throw UsageError("\(fileName): bytes \(rangeStart)..<\(e.end) (\(e.pointer)) are not those the index was made from: "
-                        + "the index is for another file or the file changed; make the index again")
+                    throw UsageError(
+                        "\(fileName): bytes \(rangeStart)..<\(e.end) (\(e.pointer)) are not those the index was made from: "
+                            + "the index is for another file or the file changed; make the index again")
                 }
                 current = nil
                 separatorDue = true
@@ -96,7 +97,10 @@ final class ShardUnitSource: JSONByteSource {
     private func refillChunk(upTo end: Int64) throws {
         chunkOffset = position
         chunkCount = try chunk.withUnsafeMutableBytes { try file.read(at: position, into: $0) }
-        if chunkCount == 0 { throw UsageError("\(fileName) ends at byte \(position), but the index has a unit up to byte \(end): it was made for another file") }
+        if chunkCount == 0 {
+            throw UsageError(
+                "\(fileName) ends at byte \(position), but the index has a unit up to byte \(end): it was made for another file")
+        }
     }
 
     /// Moves to this shard's next entry, skipping others'; false when there are no more.
@@ -136,8 +140,9 @@ final class ShardUnitSource: JSONByteSource {
         }
         bytesRead += at - previousEnd
         guard at == index.trailer.size, crc.value == index.trailer.endCRC else {
-            throw UsageError("\(fileName): its bytes after \(previousEnd) are not those the index was made from: "
-                + "the index is for another file or the file changed; make the index again")
+            throw UsageError(
+                "\(fileName): its bytes after \(previousEnd) are not those the index was made from: "
+                    + "the index is for another file or the file changed; make the index again")
         }
     }
 }

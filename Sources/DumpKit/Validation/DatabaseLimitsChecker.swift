@@ -52,15 +52,19 @@ public final class DatabaseLimitsChecker {
         }
         pushIDPatterns = list
         duplicates = DuplicateKeyDetector { d in
-            report(Finding(severity: .error, rule: "json:duplicate-key", pointer: d.pointer,
-                           message: "the name is in this object twice (first at byte \(d.firstOffset)): the dump is ambiguous",
-                           line: d.line, column: d.column))
+            report(
+                Finding(
+                    severity: .error, rule: "json:duplicate-key", pointer: d.pointer,
+                    message: "the name is in this object twice (first at byte \(d.firstOffset)): the dump is ambiguous",
+                    line: d.line, column: d.column))
         }
     }
 
     private func finding(_ severity: Finding.Severity, _ rule: String, _ reader: JSONReader, _ message: String) {
         let loc = reader.location
-        report(Finding(severity: severity, rule: "limits:" + rule, pointer: reader.pointer, message: message, line: loc.line, column: loc.column))
+        report(
+            Finding(
+                severity: severity, rule: "limits:" + rule, pointer: reader.pointer, message: message, line: loc.line, column: loc.column))
     }
 
     /// Looks at the token `reader.next()` just returned.
@@ -78,8 +82,10 @@ public final class DatabaseLimitsChecker {
                 finding(.error, "value-beside-children", reader, "\".value\" stands beside other children")
             }
             if s.integerKeysOnly && s.count > 0 && s.maxIntegerKey < 2 * s.count && s.count < s.maxIntegerKey + 1 {
-                finding(.warning, "array-with-holes", reader,
-                        "keys are integers 0...\(s.maxIntegerKey) with \(s.maxIntegerKey + 1 - s.count) missing: the database reads this back as an array with null holes")
+                finding(
+                    .warning, "array-with-holes", reader,
+                    "keys are integers 0...\(s.maxIntegerKey) with \(s.maxIntegerKey + 1 - s.count) missing: the database reads this back as an array with null holes"
+                )
             }
         case .name:
             if reader.depth > Self.maxDepth && tooDeepAt == nil {
@@ -139,7 +145,9 @@ public final class DatabaseLimitsChecker {
             finding(.error, "key-length", reader, "key of \(key.count) bytes is over the \(Self.maxKeyBytes)-byte limit")
         }
         if let bad = Self.firstForbiddenKeyByte(key) {
-            let shown = bad < 0x20 || bad == 0x7F ? "control character 0x" + String(bad, radix: 16, uppercase: true) : "'\(Character(Unicode.Scalar(bad)))'"
+            let shown =
+                bad < 0x20 || bad == 0x7F
+                ? "control character 0x" + String(bad, radix: 16, uppercase: true) : "'\(Character(Unicode.Scalar(bad)))'"
             finding(.error, "key-characters", reader, "key contains \(shown); keys cannot contain . $ # [ ] / or control characters")
         }
         if !pushIDPatterns.isEmpty { checkPushID(key, reader) }
@@ -196,7 +204,8 @@ public final class DatabaseLimitsChecker {
     /// Follows `{".sv": "timestamp"}` and `{".sv": {"increment": n}}`.
     private func checkServerValue(_ token: JSONToken, _ reader: JSONReader) {
         let bad = { (what: String) in
-            self.finding(.error, "server-value", reader, "malformed .sv placeholder: \(what); expected \"timestamp\" or {\"increment\": number}")
+            self.finding(
+                .error, "server-value", reader, "malformed .sv placeholder: \(what); expected \"timestamp\" or {\"increment\": number}")
             self.sv = .none
         }
         switch sv {
@@ -204,14 +213,22 @@ public final class DatabaseLimitsChecker {
             return
         case .expectValue:
             if token == .string {
-                if reader.bytes.elementsEqual("timestamp".utf8) { sv = .none } else { bad("unknown server value \"\(reader.stringValue)\"") }
+                if reader.bytes.elementsEqual("timestamp".utf8) {
+                    sv = .none
+                } else {
+                    bad("unknown server value \"\(reader.stringValue)\"")
+                }
             } else if token == .beginObject {
                 sv = .expectIncrementName
             } else if token != .name {
                 bad("a \(token) value")
             }
         case .expectIncrementName:
-            if token == .name && reader.bytes.elementsEqual("increment".utf8) { sv = .expectIncrementNumber } else { bad("an object without \"increment\"") }
+            if token == .name && reader.bytes.elementsEqual("increment".utf8) {
+                sv = .expectIncrementNumber
+            } else {
+                bad("an object without \"increment\"")
+            }
         case .expectIncrementNumber:
             if token == .number { sv = .expectIncrementEnd } else { bad("\"increment\" is not a number") }
         case .expectIncrementEnd:

@@ -63,13 +63,16 @@ public struct FindingsReport: Sendable {
             let hidden = n - min(firstPerRule, list.count)
             if hidden > 0 {
                 // `json` and the other formats list every kept finding: the first `maxFindings`.
-                out.append("  ... and \(hidden) more (--json lists "
-                           + (n > list.count ? "the first \(maxFindings) findings; --max-findings N keeps more)" : "them all)"))
+                out.append(
+                    "  ... and \(hidden) more (--json lists "
+                        + (n > list.count ? "the first \(maxFindings) findings; --max-findings N keeps more)" : "them all)"))
             }
         }
-        let summary = source.escapingControlCharacters + (total == 0
-            ? ": no findings" + (checkedRules.isEmpty ? "" : " (\(checkedRules.count) checks)")
-            : ": \(errorCount) error\(errorCount == 1 ? "" : "s"), \(warningCount) warning\(warningCount == 1 ? "" : "s")")
+        let summary =
+            source.escapingControlCharacters
+            + (total == 0
+                ? ": no findings" + (checkedRules.isEmpty ? "" : " (\(checkedRules.count) checks)")
+                : ": \(errorCount) error\(errorCount == 1 ? "" : "s"), \(warningCount) warning\(warningCount == 1 ? "" : "s")")
         out.append(summary)
         return out.joined(separator: "\n") + "\n"
     }
@@ -80,17 +83,18 @@ public struct FindingsReport: Sendable {
         o["errors"] = .number(JSONNumber(errorCount))
         o["warnings"] = .number(JSONNumber(warningCount))
         o["counts"] = .object(JSONObject(countsByRule.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(countsByRule[$0]!))) }))
-        o["findings"] = .array(findings.map { f in
-            var m = JSONObject()
-            m["severity"] = .string(f.severity.rawValue)
-            m["rule"] = .string(f.rule)
-            m["pointer"] = .string(f.pointer)
-            if let line = f.line { m["line"] = .number(JSONNumber(line)) }
-            if let column = f.column { m["column"] = .number(JSONNumber(column)) }
-            if let schemaPath = f.schemaPath { m["schemaPath"] = .string(schemaPath) }
-            m["message"] = .string(f.message)
-            return .object(m)
-        })
+        o["findings"] = .array(
+            findings.map { f in
+                var m = JSONObject()
+                m["severity"] = .string(f.severity.rawValue)
+                m["rule"] = .string(f.rule)
+                m["pointer"] = .string(f.pointer)
+                if let line = f.line { m["line"] = .number(JSONNumber(line)) }
+                if let column = f.column { m["column"] = .number(JSONNumber(column)) }
+                if let schemaPath = f.schemaPath { m["schemaPath"] = .string(schemaPath) }
+                m["message"] = .string(f.message)
+                return .object(m)
+            })
         o["truncated"] = .bool(total > findings.count)
         let sink = MemoryByteSink()
         let w = JSONWriter(sink: sink, options: .init(pretty: true))
@@ -117,7 +121,8 @@ public struct FindingsReport: Sendable {
                 continue
             }
             out += ">\n"
-            let body = list.map { "\(location($0))\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.rule): \($0.message)" }.joined(separator: "\n")
+            let body = list.map { "\(location($0))\($0.pointer.isEmpty ? "/" : $0.pointer): \($0.rule): \($0.message)" }.joined(
+                separator: "\n")
             let n = list.count
             if !errors.isEmpty {
                 out += "      <failure message=\"\(n) finding\(n == 1 ? "" : "s")\" type=\"\(xml(rule))\">\(xml(body))</failure>\n"

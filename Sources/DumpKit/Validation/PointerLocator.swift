@@ -8,7 +8,9 @@ import JSONStream
 /// rules) learn their input line:column this way.
 enum PointerLocator {
     /// The 1-based line and column of each of `paths` that exists in the dump.
-    static func locate(_ paths: Set<[String]>, in source: JSONByteSource, sourceName: String?) throws -> [[String]: (line: Int, column: Int)] {
+    static func locate(_ paths: Set<[String]>, in source: JSONByteSource, sourceName: String?) throws -> [[String]: (
+        line: Int, column: Int
+    )] {
         var prefixes = Set<[String]>()
         for p in paths {
             for n in 0..<p.count { prefixes.insert(Array(p.prefix(n))) }

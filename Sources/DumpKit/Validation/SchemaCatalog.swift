@@ -69,7 +69,9 @@ public final class SchemaCatalog: Sendable {
         }
         guard let declaring else { return nil }
         guard declaring.count == 1 else {
-            throw InputError(file: declaring[0].path, message: "its $id \(uri) is also that of \(declaring.dropFirst().map(\.path).joined(separator: ", "))")
+            throw InputError(
+                file: declaring[0].path,
+                message: "its $id \(uri) is also that of \(declaring.dropFirst().map(\.path).joined(separator: ", "))")
         }
         return declaring[0].schema
     }

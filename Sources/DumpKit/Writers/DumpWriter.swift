@@ -133,7 +133,9 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
     public func write(path: [String], compactJSON json: UnsafeRawBufferPointer, from original: [String]?) throws {
         if let original, original != path {
             let value = { try JSONReader(bytes: Array(json)).readValue() }
-            return try move(path, from: original, nesting: MoveSpool.nesting(compactJSON: json), value: value) { try $0.value(compactJSON: json) }
+            return try move(path, from: original, nesting: MoveSpool.nesting(compactJSON: json), value: value) {
+                try $0.value(compactJSON: json)
+            }
         }
         try write(path: path, from: original) { try $0.value(compactJSON: json) }
     }
@@ -166,7 +168,9 @@ public final class DumpWriter: RecordWriter, PassThroughSink {
 
     /// Spools a record moved from `original` to `path`, or hands it over as a conflict when the path
     /// breaks the database's limits.
-    private func move(_ path: [String], from original: [String], nesting: Int, value: () throws -> JSONValue, writeValue: (JSONWriter) throws -> Void) throws {
+    private func move(
+        _ path: [String], from original: [String], nesting: Int, value: () throws -> JSONValue, writeValue: (JSONWriter) throws -> Void
+    ) throws {
         markChild()
         guard let spool else { throw PlacementError.undeclaredMove(from: JSONPointer.string(original), to: JSONPointer.string(path)) }
         if let reason = MoveConflict.limitProblem(target: path, valueDepth: nesting) {

@@ -51,10 +51,12 @@ public struct MoveConflict: Error, DataError, CustomStringConvertible, Sendable 
             if let problem = k.withUTF8({ utf8 -> String? in
                 if utf8.isEmpty { return "an empty key, which the database forbids" }
                 if utf8.count > DatabaseLimitsChecker.maxKeyBytes {
-                    return "key '\(key.prefix(40))...' is \(utf8.count) bytes long, longer than the database's \(DatabaseLimitsChecker.maxKeyBytes)"
+                    return
+                        "key '\(key.prefix(40))...' is \(utf8.count) bytes long, longer than the database's \(DatabaseLimitsChecker.maxKeyBytes)"
                 }
                 if let b = DatabaseLimitsChecker.firstForbiddenKeyByte(UnsafeRawBufferPointer(utf8)) {
-                    let shown = b < 0x20 || b == 0x7F ? "byte 0x" + String(b, radix: 16, uppercase: true) : "'\(Character(UnicodeScalar(b)))'"
+                    let shown =
+                        b < 0x20 || b == 0x7F ? "byte 0x" + String(b, radix: 16, uppercase: true) : "'\(Character(UnicodeScalar(b)))'"
                     return "key '\(JSONPointer.escape(key))' holds \(shown), which the database forbids in keys"
                 }
                 return nil

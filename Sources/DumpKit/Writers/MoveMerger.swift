@@ -46,7 +46,8 @@ final class MoveMerger {
                 try writeMembers(to: writer)
                 return try writer.endObject()
             }
-            return try walk(writer: writer, beforeClosing: { _, depth in if depth == 0 { try self.writeMembers(to: writer) } }, anchor: { _, _, _ in })
+            return try walk(
+                writer: writer, beforeClosing: { _, depth in if depth == 0 { try self.writeMembers(to: writer) } }, anchor: { _, _, _ in })
         }
         let anchors = ExternalSorter(temporaryDirectory: temporaryDirectory)
         try walk(writer: nil, beforeClosing: { _, _ in }) { path, number, isObject in
@@ -104,7 +105,9 @@ final class MoveMerger {
             while hasAnchor && !target.lexicographicallyPrecedes(anchors.key) {
                 let key = anchors.key
                 while let top = stack.last, !PathKey.isPrefix(top.key[...], of: key[...]) { stack.removeLast() }
-                let (number, isObject) = anchors.payload.withUnsafeBytes { (UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)), $0[8] == 1) }
+                let (number, isObject) = anchors.payload.withUnsafeBytes {
+                    (UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)), $0[8] == 1)
+                }
                 stack.append(Anchor(key: key, number: number, isObject: isObject))
                 hasAnchor = try anchors.next()
             }
@@ -118,7 +121,10 @@ final class MoveMerger {
                 reason = .notAnObject(parent: PathKey.path(top.key))
             }
             if let reason {
-                try onConflict(MoveConflict(source: PathKey.path(move.sourceKey), target: PathKey.path(move.targetKey), reason: reason, value: spool.value(move.range)))
+                try onConflict(
+                    MoveConflict(
+                        source: PathKey.path(move.sourceKey), target: PathKey.path(move.targetKey), reason: reason,
+                        value: spool.value(move.range)))
                 continue
             }
             var key: [UInt8] = []
@@ -154,7 +160,9 @@ final class MoveMerger {
             anchor = key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
             path = PathKey.path(key[8...])
             range = reader.payload.withUnsafeBytes {
-                Int64($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self).littleEndian)..<Int64($0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
+                Int64(
+                    $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self).littleEndian)..<Int64(
+                        $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
             }
         }
     }
@@ -172,9 +180,11 @@ final class MoveMerger {
 
     /// Copies the tree to `writer` with the placements; without a tree, they make the root.
     private func walk(writer: JSONWriter, placing placement: inout Placement) throws {
-        try walk(writer: writer, beforeClosing: { number, depth in
-            try self.place(&placement, anchor: number, depth: depth, writer: writer)
-        }, anchor: { _, _, _ in })
+        try walk(
+            writer: writer,
+            beforeClosing: { number, depth in
+                try self.place(&placement, anchor: number, depth: depth, writer: writer)
+            }, anchor: { _, _, _ in })
         if placement.anchor == Self.noRoot {
             try writer.beginObject()
             try place(&placement, anchor: Self.noRoot, depth: 0, writer: writer)
@@ -186,7 +196,9 @@ final class MoveMerger {
     /// `anchor` with each anchor's path, number and objectness as it ends; with a `writer`, copies
     /// the tree to it and calls `beforeClosing` with each anchor object's number and depth before it
     /// closes.
-    private func walk(writer: JSONWriter?, beforeClosing: (UInt64, Int) throws -> Void, anchor: ([String], UInt64, Bool) throws -> Void) throws {
+    private func walk(writer: JSONWriter?, beforeClosing: (UInt64, Int) throws -> Void, anchor: ([String], UInt64, Bool) throws -> Void)
+        throws
+    {
         let reader = JSONReader(source: tree.stream(from: 0), sourceName: "tree of moved records")
         var path: [String] = []
         var containers: [(isObject: Bool, index: Int)] = []

@@ -156,7 +156,10 @@ final class MoveSpool {
         init(key: [UInt8], payload: [UInt8]) {
             targetKey = key[..<(key.count - PathKey.separator.count - 8)]
             let (offset, length) = payload.withUnsafeBytes {
-                (Int64($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self).littleEndian), Int64($0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian))
+                (
+                    Int64($0.loadUnaligned(fromByteOffset: 0, as: UInt64.self).littleEndian),
+                    Int64($0.loadUnaligned(fromByteOffset: 8, as: UInt64.self).littleEndian)
+                )
             }
             range = offset..<(offset + length)
             sourceKey = payload[16...]
@@ -192,7 +195,9 @@ final class MoveSpool {
                 position = 0
                 if buffer.count < max(n, 1 << 16) { buffer += [UInt8](repeating: 0, count: max(n, 1 << 16) - buffer.count) }
                 while filled < n {
-                    let got = try buffer.withUnsafeMutableBytes { try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) }
+                    let got = try buffer.withUnsafeMutableBytes {
+                        try source.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...]))
+                    }
                     guard got > 0 else { throw InputError(file: "moved records", message: "truncated log") }
                     filled += got
                 }
@@ -238,7 +243,10 @@ final class MoveSpool {
         if direct.count < range.count { direct = [UInt8](repeating: 0, count: Int(range.count)) }
         var got = 0
         while got < range.count {
-            let n = try direct.withUnsafeMutableBytes { try values.read(at: range.lowerBound + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got..<Int(range.count)])) }
+            let n = try direct.withUnsafeMutableBytes {
+                try values.read(
+                    at: range.lowerBound + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got..<Int(range.count)]))
+            }
             guard n > 0 else { throw InputError(file: "moved records", message: "truncated value") }
             got += n
         }
@@ -249,7 +257,9 @@ final class MoveSpool {
         if cache.count != Self.cacheSize { cache = [UInt8](repeating: 0, count: Self.cacheSize) }
         var got = 0
         while got < cache.count {
-            let n = try cache.withUnsafeMutableBytes { try values.read(at: offset + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got...])) }
+            let n = try cache.withUnsafeMutableBytes {
+                try values.read(at: offset + Int64(got), into: UnsafeMutableRawBufferPointer(rebasing: $0[got...]))
+            }
             if n == 0 { break }
             got += n
         }
@@ -262,7 +272,9 @@ final class MoveSpool {
     func value(_ range: Range<Int64>) throws -> JSONValue { try reader(range).readValue() }
 
     private func reader(_ range: Range<Int64>) -> JSONReader {
-        JSONReader(source: values.stream(from: range.lowerBound, to: range.upperBound), options: .init(bufferSize: 1 << 16), sourceName: "moved records")
+        JSONReader(
+            source: values.stream(from: range.lowerBound, to: range.upperBound), options: .init(bufferSize: 1 << 16),
+            sourceName: "moved records")
     }
 
     // MARK: - Order and depth
@@ -273,7 +285,8 @@ final class MoveSpool {
     private static func order(_ a: [String], _ b: [String]) -> Order {
         for i in 0..<min(a.count, b.count) where a[i] != b[i] {
             var x = a[i], y = b[i]
-            let less = x.withUTF8 { xb in y.withUTF8 { yb in DatabaseKeyOrder.less(UnsafeRawBufferPointer(xb), UnsafeRawBufferPointer(yb)) } }
+            let less = x.withUTF8 { xb in y.withUTF8 { yb in DatabaseKeyOrder.less(UnsafeRawBufferPointer(xb), UnsafeRawBufferPointer(yb)) }
+            }
             return less ? .before : .after
         }
         return a.count <= b.count ? .above : .after

@@ -29,7 +29,8 @@ public struct BackfillOperation: PlanOperation {
         guard edit.field(field) == nil else { return false }
         let key = edit.path.last ?? ""
         guard let ms = PushID.timestamp(key) else {
-            try edit.reject(at: field, value: .string(key), reason: "the key '\(key)' is not a push ID, so it holds no creation time", removing: [])
+            try edit.reject(
+                at: field, value: .string(key), reason: "the key '\(key)' is not a push ID, so it holds no creation time", removing: [])
             return false
         }
         let time = ExactDecimal(ms)

@@ -40,7 +40,9 @@ public struct CollectOperation: PlanOperation {
     /// Refuses lists that name a field twice or that overlap the array field.
     static func checkDistinct(_ fields: [FieldPath], _ array: FieldPath, _ d: PlanDecoder, _ location: PlanLocation) throws(PlanError) {
         for (i, f) in fields.enumerated() {
-            if fields[..<i].contains(where: { $0.overlaps(f) }) { throw d.error(location, "'\(f)' is listed twice or inside another listed field") }
+            if fields[..<i].contains(where: { $0.overlaps(f) }) {
+                throw d.error(location, "'\(f)' is listed twice or inside another listed field")
+            }
             if f.overlaps(array) { throw d.error(location, "'\(f)' overlaps the array field '\(array)'") }
         }
     }
@@ -79,7 +81,8 @@ public struct CollectOperation: PlanOperation {
             for (f, v) in zip(fields, values) { if let v { group[f.description] = v } }
             try edit.reject(
                 at: nil, value: .object(group),
-                reason: "'\(fields[gap])' is missing but a later field is present; spreading '\(into)' back would shift the values (set 'exact: false' to accept)",
+                reason:
+                    "'\(fields[gap])' is missing but a later field is present; spreading '\(into)' back would shift the values (set 'exact: false' to accept)",
                 removing: fields)
             return false
         }

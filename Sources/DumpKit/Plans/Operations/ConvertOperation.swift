@@ -25,7 +25,8 @@ public struct ConvertOperation: PlanOperation {
 
     init(_ options: PlanNode, _ context: OperationContext) throws(PlanError) {
         let d = context.decoder
-        let o = try d.options(options, operation: Self.name, allowed: ["field", "from", "to", "format", "time-zone", "exact"], required: ["field", "to"])
+        let o = try d.options(
+            options, operation: Self.name, allowed: ["field", "from", "to", "format", "time-zone", "exact"], required: ["field", "to"])
         fields = try d.fields(o["field"]!, "'field'")
         let kinds = ValueConverter.Kind.allCases.map(\.rawValue)
         let to = ValueConverter.Kind(rawValue: try d.choice(o["to"]!, "'to'", kinds))!
@@ -39,7 +40,9 @@ public struct ConvertOperation: PlanOperation {
         }
         guard ValueConverter.pairs.contains([from, to]) else {
             let targets = ValueConverter.pairs.filter { $0[0] == from }.map { $0[1].rawValue }.sorted()
-            throw d.error(o.location, "cannot convert \(from.rawValue) to \(to.rawValue) (\(from.rawValue) converts to \(targets.joined(separator: ", ")))")
+            throw d.error(
+                o.location,
+                "cannot convert \(from.rawValue) to \(to.rawValue) (\(from.rawValue) converts to \(targets.joined(separator: ", ")))")
         }
         var template: DateTemplate?
         if from == .date || to == .date {

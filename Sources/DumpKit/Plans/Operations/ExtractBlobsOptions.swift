@@ -48,20 +48,30 @@ public struct ExtractBlobsOptions: Hashable, Sendable, CustomStringConvertible {
         let o = try d.options(
             options ?? PlanNode(content: .mapping([]), location: context.location), operation: Self.name,
             allowed: ["match", "fields", "min-bytes", "name", "ref-style"], required: [])
-        match = Match(rawValue: try o["match"].map { n throws(PlanError) in try d.choice(n, "'match'", Match.allCases.map(\.rawValue)) } ?? "data-uri")!
+        match = Match(
+            rawValue: try o["match"].map { n throws(PlanError) in try d.choice(n, "'match'", Match.allCases.map(\.rawValue)) } ?? "data-uri"
+        )!
         fields = try o["fields"].map { n throws(PlanError) in try d.fields(n, "'fields'") } ?? []
         minBytes = try o["min-bytes"].map { n throws(PlanError) in try d.integer(n, "'min-bytes'") } ?? 0
-        refStyle = RefStyle(rawValue: try o["ref-style"].map { n throws(PlanError) in try d.choice(n, "'ref-style'", RefStyle.allCases.map(\.rawValue)) } ?? "object")!
+        refStyle = RefStyle(
+            rawValue: try o["ref-style"].map { n throws(PlanError) in try d.choice(n, "'ref-style'", RefStyle.allCases.map(\.rawValue)) }
+                ?? "object")!
         let nameNode = o["name"]
         nameTemplate = try nameNode.map { n throws(PlanError) in try d.string(n, "'name'") } ?? "blobs/{sha256}.{ext}"
         location = context.location
-        let captures = context.patterns.first?.captureNames.filter { name in context.patterns.allSatisfy { $0.captureNames.contains(name) } } ?? []
+        let captures =
+            context.patterns.first?.captureNames.filter { name in context.patterns.allSatisfy { $0.captureNames.contains(name) } } ?? []
         let known = Self.placeholders + captures
         for placeholder in try Self.placeholders(in: nameTemplate, d, nameNode?.location ?? o.location) where !known.contains(placeholder) {
-            throw d.error(nameNode?.location ?? o.location, "'name' uses {\(placeholder)}, which is neither a capture of the step's pattern nor one of {\(Self.placeholders.joined(separator: "}, {"))}")
+            throw d.error(
+                nameNode?.location ?? o.location,
+                "'name' uses {\(placeholder)}, which is neither a capture of the step's pattern nor one of {\(Self.placeholders.joined(separator: "}, {"))}"
+            )
         }
         if !["{sha256}", "{key}", "{field}", "{path}"].contains(where: { nameTemplate.contains($0) }) {
-            throw d.error(nameNode?.location ?? o.location, "'name' must contain {sha256}, {key}, {field} or {path}, or every blob would get the same name")
+            throw d.error(
+                nameNode?.location ?? o.location,
+                "'name' must contain {sha256}, {key}, {field} or {path}, or every blob would get the same name")
         }
     }
 

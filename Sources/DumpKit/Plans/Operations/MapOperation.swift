@@ -37,7 +37,8 @@ public struct MapOperation: PlanOperation {
 
     init(_ options: PlanNode, _ context: OperationContext) throws(PlanError) {
         let d = context.decoder
-        let o = try d.options(options, operation: Self.name, allowed: ["field", "values", "unmapped", "default", "exact"], required: ["field", "values"])
+        let o = try d.options(
+            options, operation: Self.name, allowed: ["field", "values", "unmapped", "default", "exact"], required: ["field", "values"])
         fields = try d.fields(o["field"]!, "'field'")
         var table: [(from: JSONValue, to: JSONValue)] = []
         let values = o["values"]!
@@ -59,11 +60,15 @@ public struct MapOperation: PlanOperation {
             throw d.error(values.location, "'values' lists \(entry.from.preview()) twice")
         }
         self.table = table
-        let rule = try o["unmapped"].map { node throws(PlanError) in try d.choice(node, "'unmapped'", ["fail", "keep", "default"]) } ?? (o["default"] == nil ? "fail" : "default")
+        let rule =
+            try o["unmapped"].map { node throws(PlanError) in try d.choice(node, "'unmapped'", ["fail", "keep", "default"]) }
+            ?? (o["default"] == nil ? "fail" : "default")
         switch rule {
         case "keep": unmapped = .keep
         case "default":
-            guard let value = o["default"] else { throw d.error(o.location, "'unmapped: default' needs the option 'default' (the value to use)") }
+            guard let value = o["default"] else {
+                throw d.error(o.location, "'unmapped: default' needs the option 'default' (the value to use)")
+            }
             unmapped = .default(value.jsonValue)
         default: unmapped = .fail
         }
@@ -116,7 +121,9 @@ public struct MapOperation: PlanOperation {
                 if exact, isOneToOne, let entry = table.first(where: { $0.to.isEquivalent(to: value) }) {
                     try edit.reject(
                         at: field, value: value,
-                        reason: "\(value.preview()) is not in the table but equals what \(entry.from.preview()) maps to, so reversing the plan would change it (set 'exact: false' to accept)")
+                        reason:
+                            "\(value.preview()) is not in the table but equals what \(entry.from.preview()) maps to, so reversing the plan would change it (set 'exact: false' to accept)"
+                    )
                 }
             case .default(let d):
                 if try edit.set(field, d) { changed = true }

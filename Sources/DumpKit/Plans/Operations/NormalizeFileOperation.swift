@@ -42,10 +42,12 @@ public struct NormalizeFileOperation: PlanOperation {
 
     init(_ options: PlanNode, _ context: OperationContext) throws(PlanError) {
         let d = context.decoder
-        let o = try d.options(options, operation: Self.name, allowed: ["field", "shape", "restore", "exact"], required: ["field", "shape"])
+        let o = try d.options(
+            options, operation: Self.name, allowed: ["field", "shape", "restore", "exact"], required: ["field", "shape"])
         self.init(
             field: try d.field(o["field"]!, "'field'"),
-            shape: Shape(rawValue: try d.choice(o["shape"]!, "'shape'", [Shape.object.rawValue, Shape.name.rawValue, Shape.bareNames.rawValue]))!,
+            shape: Shape(
+                rawValue: try d.choice(o["shape"]!, "'shape'", [Shape.object.rawValue, Shape.name.rawValue, Shape.bareNames.rawValue]))!,
             restore: try o["restore"].map { node throws(PlanError) in try d.bool(node, "'restore'") } ?? false,
             exact: try o["exact"].map { node throws(PlanError) in try d.bool(node, "'exact'") } ?? true,
             location: context.location)
@@ -87,9 +89,13 @@ public struct NormalizeFileOperation: PlanOperation {
 
     /// The normalised value, or `nil` after reporting a bad one.
     /// `path` is only built for a reject.
-    private func normalize(_ value: JSONValue, at path: @autoclosure () -> FieldPath, in edit: inout RecordEdit, removing: [FieldPath]?) throws(MigrationError) -> JSONValue? {
+    private func normalize(_ value: JSONValue, at path: @autoclosure () -> FieldPath, in edit: inout RecordEdit, removing: [FieldPath]?)
+        throws(MigrationError) -> JSONValue?
+    {
         guard let n = Self.normalized(value, to: shape) else {
-            try edit.reject(at: path(), value: value, reason: "not a Salada File value (a name string or an object with a 'name' string)", removing: removing)
+            try edit.reject(
+                at: path(), value: value, reason: "not a Salada File value (a name string or an object with a 'name' string)",
+                removing: removing)
             return nil
         }
         if restore, exact, shape != .bareNames, let back = Self.normalized(n, to: .bareNames), !back.isEquivalent(to: value) {

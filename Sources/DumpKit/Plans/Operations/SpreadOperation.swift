@@ -46,7 +46,8 @@ public struct SpreadOperation: PlanOperation {
     public func apply(to edit: inout RecordEdit) throws(MigrationError) -> Bool {
         guard let value = edit.field(field) else { return false }
         guard case .array(let items) = value else {
-            try edit.reject(at: field, value: value, reason: "expected an array to spread, found \(value.typeName.article) \(value.typeName)")
+            try edit.reject(
+                at: field, value: value, reason: "expected an array to spread, found \(value.typeName.article) \(value.typeName)")
             return false
         }
         if items.count > into.count {
@@ -58,7 +59,8 @@ public struct SpreadOperation: PlanOperation {
             return false
         }
         if exact, let hole = items.firstIndex(where: \.isNull) {
-            try edit.reject(at: field, value: value, reason: "element \(hole) is null, which collecting would drop (set 'exact: false' to accept)")
+            try edit.reject(
+                at: field, value: value, reason: "element \(hole) is null, which collecting would drop (set 'exact: false' to accept)")
             return false
         }
         edit.remove(field)

@@ -38,7 +38,8 @@ struct DateTemplate: Sendable {
         } else if let tz = TimeZone(identifier: timeZone) {
             zone = .named(tz)
         } else {
-            throw TemplateError(message: "unknown time zone '\(timeZone)' (use an IANA name such as Asia/Tokyo, UTC, or an offset such as +09:00)")
+            throw TemplateError(
+                message: "unknown time zone '\(timeZone)' (use an IANA name such as Asia/Tokyo, UTC, or an offset such as +09:00)")
         }
     }
 
@@ -91,7 +92,10 @@ struct DateTemplate: Sendable {
                 continue
             default:
                 if c.isLetter {
-                    throw TemplateError(message: "unsupported field '\(String(repeating: c, count: run))' in date format '\(format)' (use yyyy MM M dd d HH H mm ss SSS XXX, and quotes for literal letters)")
+                    throw TemplateError(
+                        message:
+                            "unsupported field '\(String(repeating: c, count: run))' in date format '\(format)' (use yyyy MM M dd d HH H mm ss SSS XXX, and quotes for literal letters)"
+                    )
                 }
                 field = nil
                 width = 0
