@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" != "--check" ]; then
-    swift format format --in-place --recursive --parallel Sources Tests Package.swift
+    swift format format --in-place --recursive --parallel Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources
 fi
-swift format lint --strict --recursive --parallel Sources Tests Package.swift
+swift format lint --strict --recursive --parallel Sources Tests Package.swift Fuzz/Package.swift Fuzz/Sources

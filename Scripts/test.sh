@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: installs missing system packages, builds, runs the Swift test suites, runs each
+# Runs every test: installs missing system packages, fails on unformatted Swift code (Scripts/format.sh
+# --check: `make format` formats it), builds, runs the Swift test suites, runs each
 # fuzz harness briefly (Fuzz/, docs/FUZZING.md: FUZZ_SECONDS, 15 by default, fails on any crash, leak
 # or timeout), builds the DocC documentation (it must keep building), then the benchmark scripts at a
 # tiny size (they must keep working; timings are never asserted).
@@ -7,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 Scripts/setup.sh
+Scripts/format.sh --check
 swift build --build-tests
 swift test --skip-build
 FUZZ_SECONDS=${FUZZ_SECONDS:-15} Scripts/fuzz.sh
