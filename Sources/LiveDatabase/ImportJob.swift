@@ -37,6 +37,8 @@ public struct ImportJob: Sendable {
         public var bytesSent: Int64 = 0
         /// Chunks that had to be split after the database refused them as too large.
         public var splits = 0
+        /// A merge into a location without data, so values were written whole.
+        public var targetWasEmpty = false
     }
 
     /// The dump breaks the database's limits: nothing was sent.
@@ -75,6 +77,11 @@ public struct ImportJob: Sendable {
 
     private var identity: String {
         "dumpkit import v1 \(target) mode=\(mode.rawValue) chunk-size=\(chunkSize) format=\(effectiveFormat.rawValue) input=\(input)"
+    }
+
+    /// The journal's first line: the run, how its chunks are cut, and the input's size and time.
+    private func journalHeader(cutting: ImportChunker.Mode) -> String {
+        identity + " cut=\(cutting.rawValue) " + Self.fileStamp(input)
     }
 
     /// Checks the dump's limits, without sending anything.
@@ -139,17 +146,17 @@ public struct ImportJob: Sendable {
     }
 
     /// The chunk planner over the input, as its format says.
-    private func chunker() throws -> (ImportChunker, InputFile) {
+    private func chunker(cutting: ImportChunker.Mode) throws -> (ImportChunker, InputFile) {
         let file = try InputFile(path: input)
         if effectiveFormat == .ndjson {
-            return (ImportChunker(records: NDJSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: mode), file)
+            return (ImportChunker(records: NDJSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: cutting), file)
         }
-        return (ImportChunker(reader: JSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: mode), file)
+        return (ImportChunker(reader: JSONReader(source: file, sourceName: input), chunkSize: chunkSize, mode: cutting), file)
     }
 
-    /// The chunks, in order, as a dry run lists them.
+    /// The chunks, in order, as a dry run lists them (cut as for a target that holds data).
     public func plan(_ each: (ImportChunk) throws -> Void) throws {
-        let (chunker, _) = try chunker()
+        let (chunker, _) = try chunker(cutting: mode)
         while let chunk = try chunker.next() { try each(chunk) }
     }
 
@@ -157,16 +164,27 @@ public struct ImportJob: Sendable {
     public func run(client: DatabaseClient, progress: ProgressMeter? = nil) async throws -> Summary {
         guard input != "-" else { throw UsageError("import reads the dump twice (limits first): give a file, not -") }
         try checkLimits()
+        // A merge into a location without data has nothing to keep: values are written whole, as
+        // --replace writes them (far fewer paths). A run resuming such an import goes on cutting so.
+        var cutting = mode
+        if mode == .merge {
+            if RunJournal.header(at: effectiveJournalPath) == journalHeader(cutting: .replace) {
+                cutting = .replace
+            } else if try await client.get(target, query: [("shallow", "true")]) == Array("null".utf8) {
+                cutting = .replace
+            }
+        }
         let journal: RunJournal
         do {
-            journal = try RunJournal(path: effectiveJournalPath, identity: identity + " " + Self.fileStamp(input))
+            journal = try RunJournal(path: effectiveJournalPath, identity: journalHeader(cutting: cutting))
         } catch let error as JournalError where journalPath == nil {
             throw JournalError(path: error.path, message: error.message + "; give --journal FILE in a writable folder")
         }
-        let (chunker, file) = try chunker()
+        let (chunker, file) = try chunker(cutting: cutting)
         progress?.attach(file)
         let sender = ChunkSender(client: client, target: target)
         var summary = Summary()
+        summary.targetWasEmpty = mode == .merge && cutting == .replace
         try await withThrowingTaskGroup(of: (Int, ChunkSender.Outcome).self) { group in
             var inFlight = 0
             var failure: (any Error)?

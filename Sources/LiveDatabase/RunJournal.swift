@@ -51,6 +51,14 @@ public final class RunJournal {
 
     deinit { try? handle.close() }
 
+    /// The first line of the journal at `path` (the run it belongs to), or `nil` when there is none.
+    public static func header(at path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let text = String(decoding: data, as: UTF8.self)
+        guard let end = text.firstIndex(of: "\n") else { return nil }
+        return String(text[..<end])
+    }
+
     /// Whether `unit` was finished (in this run or an earlier one).
     public func contains(_ unit: String) -> Bool { finished.contains(unit) }
 

@@ -21,7 +21,9 @@ struct ImportCommand: ParsableCommand {
 
             Never destructive: by default the dump is MERGED into the location: every value is written at \
             its own path, so nothing the dump does not name is deleted or overwritten (nulls and empty \
-            objects in the dump are left out: writing them would delete). With --replace each top-level \
+            objects in the dump are left out: writing them would delete). Into a location without data \
+            (checked first) there is nothing to keep, so values are written whole, as --replace writes \
+            them. With --replace each top-level \
             child the dump has replaces the one in the database (written whole, or deleted first and then \
             written in pieces when it is larger than a chunk); other top-level children are kept. There is \
             no way to wipe the location.
@@ -112,13 +114,15 @@ struct ImportCommand: ParsableCommand {
                     "target": .string(target.description), "chunks": .number(JSONNumber(summary.chunks)),
                     "resumedChunks": .number(JSONNumber(summary.chunksSkipped)), "entries": .number(JSONNumber(summary.entries)),
                     "bytesSent": .number(JSONNumber(summary.bytesSent)), "splits": .number(JSONNumber(summary.splits)),
+                    "targetWasEmpty": .bool(summary.targetWasEmpty),
                 ]))
         } else {
             common.note(
                 "imported \(input) into \(target): \(summary.chunks) chunks, \(summary.entries) paths, "
                     + "\(ProgressMeter.format(bytes: summary.bytesSent))"
                     + (summary.splits > 0 ? ", \(summary.splits) split as too large" : "")
-                    + (summary.chunksSkipped > 0 ? ", \(summary.chunksSkipped) chunks committed by the interrupted run" : ""))
+                    + (summary.chunksSkipped > 0 ? ", \(summary.chunksSkipped) chunks committed by the interrupted run" : "")
+                    + (summary.targetWasEmpty ? " (the location was empty: values written whole)" : ""))
         }
     }
 

@@ -74,6 +74,7 @@ final class ExportImportTests: XCTestCase {
             try target.database.load(json: Array(#"{"other":{"kept":true}}"#.utf8))
             let summary = try await importDump(first, into: target, "restored/copy")
             XCTAssertGreaterThan(summary.chunks, 0)
+            XCTAssertTrue(summary.targetWasEmpty, "\(name): the location had no data")
             let second = tmp.url.appendingPathComponent("\(name).2.json").path
             _ = try await export(target, "restored/copy", to: second, pageSize: 3)
             XCTAssertEqual(try contents(second), try contents(first), "\(name): export -> import -> export differs")
@@ -98,11 +99,17 @@ final class ExportImportTests: XCTestCase {
                 XCTAssertGreaterThan(exported.splits, 0, "\(name): an answer over the limit must have been split")
             }
             for mode in [ImportChunker.Mode.merge, .replace] {
+                // A value the dump does not name, so the target holds data and merge writes leaf by leaf.
                 let target = try server(limits)
+                try target.database.load(json: Array(#"{"r":{"zzz":1}}"#.utf8))
                 let imported = try await importDump(first, into: target, "r", chunkSize: 8192, mode: mode)
+                XCTAssertFalse(imported.targetWasEmpty)
                 if whole.count > 4096 {
                     XCTAssertGreaterThan(imported.splits, 0, "\(name): a chunk over the write limit must have been split")
                 }
+                XCTAssertEqual(
+                    target.database.contents(at: ["r", "zzz"]), Array("1".utf8), "\(name) \(mode) deleted what the dump does not name")
+                try target.database.load(json: Array("null".utf8), at: ["r", "zzz"])
                 let second = tmp.url.appendingPathComponent("\(name).\(mode).json").path
                 _ = try await export(target, "r", to: second, pageSize: 1000)
                 XCTAssertEqual(try contents(second), whole, "\(name) \(mode)")
@@ -208,7 +215,7 @@ final class ExportImportTests: XCTestCase {
             XCTFail("a refused chunk must stop the import")
         } catch let error as ImportJob.ChunkRefused {
             XCTAssertEqual(error.underlying.status, 401)
-            XCTAssertTrue("\(error)".contains("/k10/v"), "\(error)")
+            XCTAssertTrue("\(error)".contains("at /k10:"), "\(error)")
             XCTAssertTrue("\(error)".contains("Permission denied"), "\(error)")
         }
         let patches = s.requests.filter { $0.method == "PATCH" }
