@@ -371,7 +371,13 @@ final class BlobCommandTests: XCTestCase {
         XCTAssertEqual(run.status, 1, run.stderr)
         XCTAssertTrue(run.stderr.contains("has a segment of 304 bytes"), run.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("out.json")))
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, [])
+        // Nothing was stored, so the store this run created is removed again.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("blobs")))
+        // Into a store that exists, the record's first image is not there either.
+        try FileManager.default.createDirectory(atPath: dir.path("blobs/other"), withIntermediateDirectories: true)
+        XCTAssertEqual(
+            try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("out.json"), "--blobs", dir.path("blobs")]).status, 1)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir.path("blobs")).filter { $0 != ".dumpkit" }, ["other"])
     }
 
     /// A name restore would refuse (`..` between backslashes) is refused when extracting too, so a
