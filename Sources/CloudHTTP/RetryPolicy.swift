@@ -9,7 +9,7 @@ import NIOPosix
 ///
 /// Retried: HTTP 500, 502, 503, 504 (whatever the body), S3's `SlowDown`, `RequestTimeout` and
 /// `InternalError` codes, and transport failures (a connection refused, reset or dropped mid-body,
-/// a response cut short, connect and read timeouts). Everything else (a 4xx, a bad signature, a missing bucket) fails at once.
+/// a response cut short, connect and read timeouts, a request deadline passed). Everything else (a 4xx, a bad signature, a missing bucket) fails at once.
 public struct RetryPolicy: Sendable {
     /// Attempts in all, the first included (at least 1).
     public var maxAttempts: Int
@@ -48,7 +48,7 @@ public struct RetryPolicy: Sendable {
         case let e as HTTPClientError:
             return [
                 .remoteConnectionClosed, .readTimeout, .writeTimeout, .connectTimeout, .uncleanShutdown,
-                .bodyLengthMismatch, .getConnectionFromPoolTimeout,
+                .bodyLengthMismatch, .getConnectionFromPoolTimeout, .deadlineExceeded,
             ].contains(e)
         case is IOError, is NIOConnectionError, is ChannelError, is HTTPParserError:
             return true

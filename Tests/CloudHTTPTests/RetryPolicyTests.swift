@@ -16,6 +16,7 @@ final class RetryPolicyTests: XCTestCase {
         XCTAssertFalse(policy.isRetryable(status: 412, code: "PreconditionFailed"))
         XCTAssertTrue(policy.isRetryable(HTTPClientError.remoteConnectionClosed))
         XCTAssertTrue(policy.isRetryable(HTTPClientError.readTimeout))
+        XCTAssertTrue(policy.isRetryable(HTTPClientError.deadlineExceeded))
         XCTAssertTrue(policy.isRetryable(HTTPParserError.invalidEOFState), "a response cut short")
         XCTAssertFalse(policy.isRetryable(HTTPClientError.invalidURL))
         XCTAssertFalse(policy.isRetryable(Refused()))
