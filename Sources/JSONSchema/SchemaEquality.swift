@@ -19,12 +19,6 @@ enum SchemaEquality {
         }
     }
 
-    /// Code-point equality: Swift's `==` on strings treats canonically equivalent strings (`"é"`
-    /// and `"e\u{301}"`) as equal, JSON Schema does not.
-    static func sameScalars(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
-    }
-
     /// The indices of the first two equal elements of `items`, if any.
     static func firstDuplicate(in items: [JSONValue]) -> (Int, Int)? {
         if items.count <= 16 {

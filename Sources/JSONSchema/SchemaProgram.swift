@@ -160,7 +160,7 @@ struct SchemaEnum: Sendable {
         }
         let s = tape.string(i)
         guard let spellings = strings[s] else { return false }
-        return spellings.contains { SchemaEquality.sameScalars($0, s) }
+        return spellings.contains { JSONValue.sameCodePoints($0, s) }
     }
 }
 

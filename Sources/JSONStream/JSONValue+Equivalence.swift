@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 extension JSONValue {
     /// Whether two values hold the same data: object members in any order, numbers by exact
     /// decimal value (`1.50` equals `1.5`, `1e2` equals `100`, for any size), strings by their
@@ -7,7 +13,7 @@ extension JSONValue {
         switch (self, other) {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
-        case (.string(let a), .string(let b)): return a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): return Self.sameCodePoints(a, b)
         case (.number(let a), .number(let b)):
             if a.text == b.text { return true }
             guard let x = ExactDecimal(a.text), let y = ExactDecimal(b.text) else { return false }
@@ -24,6 +30,15 @@ extension JSONValue {
             return true
         default: return false
         }
+    }
+
+    /// Whether two strings have the same code points: their UTF-8 bytes compared with `memcmp`
+    /// (Swift's `==` is canonical equivalence, and comparing the UTF-8 views element by element is
+    /// slow on the hot path of plans' `map` and `where`).
+    public static func sameCodePoints(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        var a = a, b = b
+        return a.withUTF8 { x in b.withUTF8 { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 } }
     }
 
     /// Hashes consistently with `isEquivalent(to:)`: numbers by exact value, objects independent of

@@ -65,7 +65,7 @@ public struct RecordEdit {
 
     /// Gives the rejects their output pointers, once the plans are done with the record.
     mutating func finishRejects() {
-        guard value != nil else { return }
+        guard value != nil, !rejectFields.isEmpty else { return }
         let recordPointer = JSONPointer.string(path)
         for (i, made) in rejectFields.enumerated() {
             rejects[i].outputPointer =
