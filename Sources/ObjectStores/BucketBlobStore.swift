@@ -90,14 +90,7 @@ public final class BucketBlobStore: BlobStore {
             guard let object = try await client.head(key: key) else { return nil }
             if let complete = object.blobMetadata(name: name) { return complete }
             let body = try await client.get(key: key, range: nil)
-            let digest = body.withUnsafeReadableBytes { ContentDigest($0) }
-            var m = digest.metadata(name: name, contentType: object.contentType, customMetadata: object.customMetadata)
-            m.cacheControl = object.cacheControl
-            m.contentDisposition = object.contentDisposition
-            m.contentEncoding = object.contentEncoding
-            m.contentLanguage = object.contentLanguage
-            m.updated = object.updated
-            return m
+            return object.blobMetadata(name: name, digest: body.withUnsafeReadableBytes { ContentDigest($0) })
         }
     }
 

@@ -217,12 +217,7 @@ public struct StoreCopier {
             object.crc32c = digest.crc32c
             switch kind {
             case .directory(let store):
-                var m = digest.metadata(name: name, contentType: object.contentType, customMetadata: object.customMetadata)
-                m.cacheControl = object.cacheControl
-                m.contentDisposition = object.contentDisposition
-                m.contentEncoding = object.contentEncoding
-                m.contentLanguage = object.contentLanguage
-                m.updated = object.updated
+                let m = object.blobMetadata(name: name, digest: digest)
                 do {
                     _ = try body.withUnsafeReadableBytes { try store.put($0, metadata: m, replacing: false) }
                     return .created
@@ -247,12 +242,7 @@ public struct StoreCopier {
                 let body = try await source.read(name)
                 var o = object
                 let digest = body.withUnsafeReadableBytes { ContentDigest($0) }
-                var m = digest.metadata(name: name, contentType: o.contentType, customMetadata: o.customMetadata)
-                m.cacheControl = o.cacheControl
-                m.contentDisposition = o.contentDisposition
-                m.contentEncoding = o.contentEncoding
-                m.contentLanguage = o.contentLanguage
-                m.updated = o.updated
+                let m = o.blobMetadata(name: name, digest: digest)
                 o.sha256 = digest.sha256
                 _ = try body.withUnsafeReadableBytes { try store.put($0, metadata: m, replacing: false) }
             case .absentDirectory:

@@ -40,6 +40,18 @@ public struct StoredObject: Sendable, Hashable {
             contentEncoding: contentEncoding, contentLanguage: contentLanguage, updated: updated)
     }
 
+    /// The object's metadata as a blob store keeps it, with the hashes of its bytes (`digest`) where
+    /// the store's listing did not give them all.
+    public func blobMetadata(name: String, digest: ContentDigest) -> BlobMetadata {
+        var m = digest.metadata(name: name, contentType: contentType, customMetadata: customMetadata)
+        m.cacheControl = cacheControl
+        m.contentDisposition = contentDisposition
+        m.contentEncoding = contentEncoding
+        m.contentLanguage = contentLanguage
+        m.updated = updated
+        return m
+    }
+
     /// Whether the content is the same as that of an object of `size` with these hashes: equal sizes
     /// and an equal MD5 or CRC-32C (false when neither can be compared).
     public func hasSameContent(size: Int64, md5: String?, crc32c: String?) -> Bool {

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 
 /// Usage errors exit 2 with `dumpkit: error: ...`, like every other error; help and version exit 0.

@@ -86,7 +86,7 @@ final class FaultInjectionTests: XCTestCase {
         let folder = directory.appendingPathComponent("blobs").path
         let source = try DirectoryBlobStore(directory: folder, writable: true)
         for i in 0..<40 {
-            let bytes = testBytes(20_000, seed: UInt64(i))
+            let bytes = SampleBytes.random(count: 20_000, seed: UInt64(i))
             _ = try bytes.withUnsafeBytes { try source.put($0, metadata: metadata("o/\(i).png", bytes, token: "t\(i)"), replacing: false) }
         }
         source.close()
@@ -95,7 +95,7 @@ final class FaultInjectionTests: XCTestCase {
         // Upload: three SlowDowns, then a connection dropped after 1,500 bytes of responses.
         let (upProxy, upEndpoint) = try proxy("503,503,503,drop", "up.log")
         defer { upProxy.stop() }
-        let up = try DumpKitCLI.run(
+        let up = try CLI.run(
             ["copy", folder, "s3://\(bucket)/c", "--endpoint", upEndpoint, "--jobs", "8", "--json"], environment: s3.clientEnvironment)
         XCTAssertEqual(up.status, 0, up.stderr)
         XCTAssertGreaterThanOrEqual(
@@ -107,7 +107,7 @@ final class FaultInjectionTests: XCTestCase {
 
         // What the server holds, read without the proxy, is the folder.
         let direct = directory.appendingPathComponent("direct").path
-        let check = try DumpKitCLI.run(["copy", "s3://\(bucket)/c", direct, "-q"], environment: s3.clientEnvironment)
+        let check = try CLI.run(["copy", "s3://\(bucket)/c", direct, "-q"], environment: s3.clientEnvironment)
         XCTAssertEqual(check.status, 0, check.stderr)
         XCTAssertEqual(try tree(direct), try tree(folder))
 
@@ -115,7 +115,7 @@ final class FaultInjectionTests: XCTestCase {
         let (downProxy, downEndpoint) = try proxy("drop,drop,drop,503", "down.log")
         defer { downProxy.stop() }
         let back = directory.appendingPathComponent("back").path
-        let down = try DumpKitCLI.run(
+        let down = try CLI.run(
             ["copy", "s3://\(bucket)/c", back, "--endpoint", downEndpoint, "--jobs", "8", "-q"], environment: s3.clientEnvironment)
         XCTAssertEqual(down.status, 0, down.stderr)
         XCTAssertGreaterThanOrEqual(faults("down.log").filter { $0 == "drop" }.count, 1, "a response was cut")
@@ -124,7 +124,7 @@ final class FaultInjectionTests: XCTestCase {
         // With every connection failing, the bounded retries end in one clear line, exit 2.
         let (deadProxy, deadEndpoint) = try proxy(Array(repeating: "503", count: 200).joined(separator: ","), "dead.log")
         defer { deadProxy.stop() }
-        let dead = try DumpKitCLI.run(
+        let dead = try CLI.run(
             ["copy", folder, "s3://\(bucket)/d", "--endpoint", deadEndpoint, "--jobs", "2"], environment: s3.clientEnvironment)
         XCTAssertEqual(dead.status, 2, dead.stderr)
         XCTAssertEqual(dead.stderr.split(separator: "\n").count, 1, dead.stderr)

@@ -30,7 +30,7 @@ final class GCSStoreTests: XCTestCase {
     func testTheBlobStoreKeepsMetadataWithItsCase() throws {
         let client = try gcs(prefix: "images")
         let store = BucketBlobStore(client: client)
-        let bytes = testBytes(4000, seed: 11)
+        let bytes = SampleBytes.random(count: 4000, seed: 11)
         var m = metadata("v1/todolist/-K1/image1.png", bytes)
         m.cacheControl = "no-cache"
         m.contentDisposition = "attachment"
@@ -54,7 +54,7 @@ final class GCSStoreTests: XCTestCase {
         XCTAssertEqual(patched.customMetadata["Owner"] ?? "", "")
         XCTAssertEqual(patched.contentType, "image/x-png")
 
-        let other = testBytes(4000, seed: 12)
+        let other = SampleBytes.random(count: 4000, seed: 12)
         XCTAssertThrowsError(try other.withUnsafeBytes { try store.put($0, metadata: metadata(m.name, other), replacing: false) }) {
             XCTAssertTrue($0 is BlobExistsError, "\($0)")
         }
@@ -84,7 +84,7 @@ final class GCSStoreTests: XCTestCase {
         XCTAssertEqual(pages, [10, 10, 5])
         XCTAssertEqual(keys, (0..<25).map { String(format: "p/o%02d", $0) })
 
-        let bytes = testBytes(20 << 20 + 12345, seed: 5)
+        let bytes = SampleBytes.random(count: 20 << 20 + 12345, seed: 5)
         let body = ByteBuffer(bytes: bytes)
         var o = StoredObject(key: "p/big.bin", size: Int64(bytes.count))
         o.customMetadata = ["firebaseStorageDownloadTokens": "t1"]

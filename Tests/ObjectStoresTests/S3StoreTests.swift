@@ -46,7 +46,7 @@ final class S3StoreTests: XCTestCase {
             to: dump, atomically: true, encoding: .utf8)
         var environment = s3.clientEnvironment
         environment["AWS_SECRET_ACCESS_KEY"] = "wrong"
-        let r = try DumpKitCLI.run(["check-blobs", dump.path, "--blobs", "s3://\(bucket)/images"], environment: environment)
+        let r = try CLI.run(["check-blobs", dump.path, "--blobs", "s3://\(bucket)/images"], environment: environment)
         XCTAssertEqual(r.status, 2, r.stderr)
         let lines = r.stderr.split(separator: "\n")
         XCTAssertEqual(lines.count, 1, r.stderr)
@@ -56,7 +56,7 @@ final class S3StoreTests: XCTestCase {
         XCTAssertTrue(r.stderr.contains("HTTP 403"), r.stderr)
 
         environment = s3.clientEnvironment
-        let missing = try DumpKitCLI.run(
+        let missing = try CLI.run(
             ["check-blobs", dump.path, "--blobs", "s3://no-such-bucket-here/images"], environment: environment)
         XCTAssertEqual(missing.status, 2, missing.stderr)
         XCTAssertTrue(missing.stderr.contains("NoSuchBucket"), missing.stderr)
@@ -109,7 +109,7 @@ final class S3StoreTests: XCTestCase {
         let bucket = try seaweed().makeBucket()
         for checksum in ChecksumMode.allCases {
             let s3 = try client(bucket: bucket, checksum: checksum)
-            let bytes = testBytes(20 << 20, seed: 7)
+            let bytes = SampleBytes.random(count: 20 << 20, seed: 7)
             let body = ByteBuffer(bytes: bytes)
             var o = StoredObject(key: "big-\(checksum).bin", size: Int64(bytes.count))
             o.contentType = "application/octet-stream"
@@ -153,7 +153,7 @@ final class S3StoreTests: XCTestCase {
         let bucket = try seaweed().makeBucket()
         let s3 = try client(bucket: bucket, prefix: "blobs/")
         let store = BucketBlobStore(client: s3)
-        let a = testBytes(5000, seed: 1), b = testBytes(5000, seed: 2)
+        let a = SampleBytes.random(count: 5000, seed: 1), b = SampleBytes.random(count: 5000, seed: 2)
         let ma = metadata("v1/x/-K1/image1.png", a)
         XCTAssertEqual(try a.withUnsafeBytes { try store.put($0, metadata: ma, replacing: false) }, .stored)
         XCTAssertEqual(try a.withUnsafeBytes { try store.put($0, metadata: ma, replacing: false) }, .unchanged)
@@ -194,7 +194,7 @@ final class S3StoreTests: XCTestCase {
         let bucket = try s3server.makeBucket()
         let s3 = try client(bucket: bucket, prefix: "p")
         let store = BucketBlobStore(client: s3)
-        let bytes = testBytes(3000, seed: 3)
+        let bytes = SampleBytes.random(count: 3000, seed: 3)
         var m = metadata("dir/ours.png", bytes)
         m.cacheControl = "public, max-age=60"
         m.contentDisposition = "inline; filename=\"ours.png\""
@@ -215,7 +215,7 @@ final class S3StoreTests: XCTestCase {
             (head["Metadata"] as? [String: String])?["firebasestoragedownloadtokens"], m.customMetadata["firebaseStorageDownloadTokens"])
         XCTAssertEqual(head["ContentLength"] as? Int, 3000)
 
-        let theirs = testBytes(70000, seed: 4)
+        let theirs = SampleBytes.random(count: 70000, seed: 4)
         let upload = directory.appendingPathComponent("theirs.jpg")
         try Data(theirs).write(to: upload)
         try s3server.aws([

@@ -44,8 +44,8 @@ final class StoreCommandTests: XCTestCase {
         return "{\"v1\": {\"todolist\": {" + records.joined(separator: ", ") + "}}}"
     }
 
-    func run(_ arguments: [String], _ environment: [String: String], expect status: Int32 = 0) throws -> DumpKitCLI.Result {
-        let r = try DumpKitCLI.run(arguments, environment: environment)
+    func run(_ arguments: [String], _ environment: [String: String], expect status: Int32 = 0) throws -> CLI.Result {
+        let r = try CLI.run(arguments, environment: environment)
         XCTAssertEqual(r.status, status, "dumpkit \(arguments.joined(separator: " ")): \(r.stderr)")
         return r
     }
@@ -99,7 +99,7 @@ final class StoreCommandTests: XCTestCase {
         let source = try DirectoryBlobStore(directory: folder, writable: true)
         var expected: [String: (bytes: [UInt8], metadata: BlobMetadata)] = [:]
         for i in 0..<12 {
-            let bytes = testBytes(i == 0 ? (9 << 20) + 77 : 1000 + i * 100, seed: UInt64(100 + i))
+            let bytes = SampleBytes.random(count: i == 0 ? (9 << 20) + 77 : 1000 + i * 100, seed: UInt64(100 + i))
             var m = metadata("v1/todolist/-K\(i)/image.png", bytes, token: "tok-\(i)-ABC")
             m.cacheControl = "public, max-age=\(i)"
             m.contentDisposition = "inline"
@@ -164,7 +164,7 @@ final class StoreCommandTests: XCTestCase {
         let client = try ObjectStoreOptions(environment: environment).client(for: url)
         let store = BucketBlobStore(client: client)
         for name in ["a/1.png", "a/2.png", "b/3.png", "b/4.jpg"] {
-            let bytes = testBytes(500, seed: UInt64(name.hashValue & 0xFFFF))
+            let bytes = SampleBytes.random(count: 500, seed: UInt64(name.hashValue & 0xFFFF))
             _ = try bytes.withUnsafeBytes { try store.put($0, metadata: metadata(name, bytes), replacing: false) }
         }
         // Keys a directory store refuses (a drive letter, its own control folder), written with the aws CLI;
@@ -184,7 +184,7 @@ final class StoreCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination + "/b/3.png"))
 
         try FileManager.default.createDirectory(atPath: destination + "/a", withIntermediateDirectories: true)
-        let other = testBytes(10, seed: 99)
+        let other = SampleBytes.random(count: 10, seed: 99)
         let destStore = try DirectoryBlobStore(directory: destination, writable: true)
         _ = try other.withUnsafeBytes { try destStore.put($0, metadata: metadata("a/1.png", other), replacing: false) }
         destStore.close()
@@ -206,7 +206,7 @@ final class StoreCommandTests: XCTestCase {
         let directory = try temporaryDirectory(self)
         let folder = directory.appendingPathComponent("plain")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("o"), withIntermediateDirectories: true)
-        for i in 0..<5 { try Data(testBytes(3000, seed: UInt64(i))).write(to: folder.appendingPathComponent("o/\(i).png")) }
+        for i in 0..<5 { try Data(SampleBytes.random(count: 3000, seed: UInt64(i))).write(to: folder.appendingPathComponent("o/\(i).png")) }
         let url = "s3://\(try s3.makeBucket())/plain"
         for (run, copied) in [(1, 5), (2, 0)] {
             let r = try self.run(["copy", folder.path, url, "--json"], environment)
@@ -225,7 +225,7 @@ final class StoreCommandTests: XCTestCase {
         let source = try DirectoryBlobStore(directory: folder, writable: true)
         var expected: [String: ([UInt8], BlobMetadata)] = [:]
         for i in 0..<6 {
-            let bytes = testBytes(2000 + i, seed: UInt64(500 + i))
+            let bytes = SampleBytes.random(count: 2000 + i, seed: UInt64(500 + i))
             var m = metadata("v1/x/-K\(i)/image.png", bytes, token: "restore-\(i)")
             m.cacheControl = "private"
             _ = try bytes.withUnsafeBytes { try source.put($0, metadata: m, replacing: false) }
@@ -248,7 +248,7 @@ final class StoreCommandTests: XCTestCase {
         let second = try run(["restore", archive, url], environment)
         XCTAssertTrue(second.stderr.contains("0 written") && second.stderr.contains("6 unchanged"), second.stderr)
 
-        let other = testBytes(10, seed: 1)
+        let other = SampleBytes.random(count: 10, seed: 1)
         let writable = try ObjectStoreOptions(environment: environment).openBlobStore(url, writable: true)
         _ = try other.withUnsafeBytes { try writable.put($0, metadata: metadata("v1/x/-K0/image.png", other), replacing: true) }
         let kept = try run(["restore", archive, url, "--overwrite", "never"], environment)
@@ -323,14 +323,14 @@ final class StoreCommandTests: XCTestCase {
         }
         let directory = try temporaryDirectory(self)
         let upload = directory.appendingPathComponent("theirs.jpg")
-        let theirs = testBytes(5000, seed: 77)
+        let theirs = SampleBytes.random(count: 5000, seed: 77)
         try Data(theirs).write(to: upload)
         let options = ObjectStoreOptions(environment: environment)
 
         for (remote, bucket, keepsMetadata) in [("w", try s3.makeBucket(), true), ("g", try gcs.makeBucket(), false)] {
             let url = "\(remote == "w" ? "s3" : "gs")://\(bucket)/r"
             let store = try options.openBlobStore(url, writable: true)
-            let ours = testBytes(4000, seed: 78)
+            let ours = SampleBytes.random(count: 4000, seed: 78)
             let m = metadata("ours.png", ours, token: "dk-token")
             _ = try ours.withUnsafeBytes { try store.put($0, metadata: m, replacing: false) }
             XCTAssertEqual(Array(try rcloneRun(["cat", "\(remote):\(bucket)/r/ours.png"])), ours, remote)

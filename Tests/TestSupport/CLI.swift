@@ -1,17 +1,22 @@
 import Foundation
-import TestSupport
 import XCTest
 
 /// Runs the built `dumpkit` binary and captures its output and exit status.
-enum CLI {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
+public enum CLI {
+    public struct Result {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+
+        public init(status: Int32, stdout: String, stderr: String) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+        }
     }
 
     /// The `dumpkit` binary next to the test bundle in the build folder.
-    static var binary: URL {
+    public static var binary: URL {
         var dir = Bundle(for: Marker.self).bundleURL
         while dir.path != "/" {
             let candidate = dir.appendingPathComponent("dumpkit")
@@ -24,9 +29,12 @@ enum CLI {
         fatalError("dumpkit binary not found beside the test bundle")
     }
 
-    /// Runs `dumpkit` with `arguments`, optional standard input, in `directory`.
-    static func run(_ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> Result {
-        let r = try Shell.execute(binary, arguments, stdin: stdin, in: directory)
+    /// Runs `dumpkit` with `arguments`, optional standard input, in `directory`, with this
+    /// process's environment or `environment`.
+    public static func run(_ arguments: [String], stdin: Data? = nil, in directory: URL? = nil, environment: [String: String]? = nil) throws
+        -> Result
+    {
+        let r = try Shell.execute(binary, arguments, stdin: stdin, in: directory, environment: environment)
         return Result(
             status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
     }
