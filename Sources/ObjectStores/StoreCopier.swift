@@ -94,10 +94,7 @@ public struct StoreCopier {
         }
         guard let object = try await from.info(name) else { return .skipped(0) }  // gone since it was listed
         if let existing = try await to.info(name) {
-            let same =
-                existing.sha256.flatMap { a in object.sha256.map { $0 == a && existing.size == object.size } }
-                ?? existing.hasSameContent(size: object.size, md5: object.md5, crc32c: object.crc32c)
-            guard same else { return .conflict(name) }
+            guard sameContent(existing, object) else { return .conflict(name) }
             if object.metadataMatches(existing) { return .skipped(object.size) }
             if !dryRun {
                 try await budget.holding(to.bytesHeld(for: object, from: from, updatingMetadata: true)) {
@@ -112,8 +109,19 @@ public struct StoreCopier {
         }
         switch outcome {
         case .created: return .copied(object.size)
-        case .exists: return .conflict(name)
+        case .exists:
+            // There since the check: written by an attempt whose answer was lost (the retry's
+            // create-only write then finds it), or by another writer. Only the latter is a conflict.
+            guard let existing = try await to.info(name), sameContent(existing, object) else { return .conflict(name) }
+            return .copied(object.size)
         }
+    }
+
+    /// Whether `existing` has the bytes of `object`: by SHA-256 where both have it, else by size and
+    /// MD5 or CRC-32C.
+    private static func sameContent(_ existing: StoredObject, _ object: StoredObject) -> Bool {
+        existing.sha256.flatMap { a in object.sha256.map { $0 == a && existing.size == object.size } }
+            ?? existing.hasSameContent(size: object.size, md5: object.md5, crc32c: object.crc32c)
     }
 
     /// One side of a copy: a directory blob store or a bucket.
