@@ -28,6 +28,9 @@ build=(swift build --package-path Fuzz -c release --sanitize address -Xswiftc -e
 bin=$("${build[@]}" --show-bin-path)
 [ -d Fuzz/corpus ] || python3 Fuzz/make_corpus.py
 
+# A Swift runtime failure is then reported by libFuzzer with its stack: Swift's own backtracer, run
+# under AddressSanitizer, crashes itself and hides the failure.
+export SWIFT_BACKTRACE=enable=no
 log=${FUZZ_LOG:-Fuzz/logs}
 mkdir -p "$log"
 failed=()
@@ -40,7 +43,7 @@ for h in "${harnesses[@]}"; do
         -print_final_stats=1 -artifact_prefix="Fuzz/artifacts/$h/" ${FUZZ_FLAGS:-} > "$log/$h.log" 2>&1; then
         failed+=("$h")
         echo "fuzz: $h FAILED (log: $log/$h.log; input: Fuzz/artifacts/$h/)" >&2
-        grep -E '^(==[0-9]+==|SUMMARY|Fatal error|.*Precondition failed)' "$log/$h.log" | head -20 >&2 || true
+        grep -E '^(==[0-9]+==|SUMMARY)|Fatal error|Precondition failed|runtime failure|^    #[0-9] ' "$log/$h.log" | head -20 >&2 || true
     fi
     # The last status line: executions, coverage (cov), features (ft), corpus size, exec/s.
     grep -E '^#[0-9]+' "$log/$h.log" | tail -1 >&2 || true

@@ -215,7 +215,7 @@ final class BlobExtractionTests: XCTestCase {
                 source: MemoryByteSource(Array(dump().utf8), chunkSize: 1),
                 selection: decoding ? extract.candidates : .strings { $0.count >= 1368 }, options: .init(bufferSize: 64))
             let sink = MemoryByteSink()
-            try Pipeline(transformers: [extract]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            try Pipeline().run(reader: reader, first: extract, writer: DumpWriter(writer: JSONWriter(sink: sink)))
             XCTAssertEqual(sink.string, out)
         }
 
@@ -249,19 +249,19 @@ final class BlobExtractionTests: XCTestCase {
         let broken = String(BlobFixtures.base64(jpeg).dropLast(3))
         let json = #"{"a":{"img":"\#(uri)","t":"\#(text)","bad":"\#(broken)","n":1}}"#
         let reader = CandidateReader(source: MemoryByteSource(json), selection: try ExtractBlobs(store: nil).candidates)
-        // The whole document fits the buffer limit: one record, the root.
-        let record = try XCTUnwrap(try reader.next(passThrough: nil))
-        XCTAssertEqual(record.path, [])
-        XCTAssertEqual(Array(record.files.keys), [["a", "img"]])
-        let file = try XCTUnwrap(record.files[["a", "img"]])
+        // The whole document fits the buffer limit: one candidate, the root.
+        let candidate = try XCTUnwrap(try reader.next(passThrough: nil))
+        XCTAssertEqual(candidate.path, [])
+        XCTAssertEqual(Array(candidate.files.keys), [["a", "img"]])
+        let file = try XCTUnwrap(candidate.files[["a", "img"]])
         XCTAssertEqual(file.bytes, png)
         XCTAssertEqual(file.encodedBytes, uri.utf8.count)
         XCTAssertEqual(file.form, .dataURI(header: "data:image/png;base64,"))
-        // The decoded string is a placeholder in the value; text and broken base64 stay as they were.
+        // The decoded string is `null` in the record, its file beside it; text and broken base64
+        // stay as they were.
         XCTAssertEqual(
-            record.value,
-            .object(["a": .object(["img": .string(Record.filePlaceholder), "t": .string(text), "bad": .string(broken), "n": .number("1")])])
-        )
+            candidate.record.value, .object(["a": .object(["img": .null, "t": .string(text), "bad": .string(broken), "n": .number("1")])]))
+        XCTAssertNil(try reader.next(passThrough: nil))
     }
 
     func testRepeatedMemberNamesGiveTheSameOutputWithOrWithoutTheReaderDecoding() throws {
@@ -274,7 +274,7 @@ final class BlobExtractionTests: XCTestCase {
                 source: MemoryByteSource(text), selection: decoding ? extract.candidates : .strings { $0.count >= 1368 },
                 bufferLimit: limit)
             let sink = MemoryByteSink()
-            try Pipeline(transformers: [extract]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            try Pipeline().run(reader: reader, first: extract, writer: DumpWriter(writer: JSONWriter(sink: sink)))
             return sink.string
         }
         let text = #"{"a":{"x":"\#(png)","x":"hello"},"b":{"o":{"x":""},"o":{"x":"\#(jpeg)"}},"d":[{"x":"\#(png)"},{"x":"\#(png)"}]}"#
@@ -317,14 +317,16 @@ final class BlobExtractionTests: XCTestCase {
     func testEveryBufferLimitGivesTheSameOutput() throws {
         let text =
             #"[{"k":[1,{"x":"\#(BlobFixtures.base64(jpeg))"},[],{}],"n":null},"s",{"deep":{"a":{"b":["\#(BlobFixtures.dataURI("image/png", png))",2]}}},[[3]]]"#
-        func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, input: String) throws -> (
-            String, Int
-        ) {
+        func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: any UnitTransformer<BlobCandidate>, input: String)
+            throws -> (
+                String, Int
+            )
+        {
             let reader = CandidateReader(
                 source: MemoryByteSource(Array(input.utf8), chunkSize: 7), selection: selection, bufferLimit: limit)
             let sink = MemoryByteSink()
-            let pipeline = Pipeline(transformers: [transformer])
-            try pipeline.run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            let pipeline = Pipeline()
+            try pipeline.run(reader: reader, first: transformer, writer: DumpWriter(writer: JSONWriter(sink: sink)))
             return (sink.string, pipeline.recordsRead)
         }
         let dir = try TemporaryDirectory()
@@ -367,10 +369,12 @@ final class BlobExtractionTests: XCTestCase {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
         defer { store.close() }
-        func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: RecordTransformer, _ text: String) throws -> String {
+        func run(_ selection: CandidateReader.Selection, limit: Int, _ transformer: any UnitTransformer<BlobCandidate>, _ text: String)
+            throws -> String
+        {
             let reader = CandidateReader(source: MemoryByteSource(Array(text.utf8), chunkSize: 5), selection: selection, bufferLimit: limit)
             let sink = MemoryByteSink()
-            try Pipeline(transformers: [transformer]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            try Pipeline().run(reader: reader, first: transformer, writer: DumpWriter(writer: JSONWriter(sink: sink)))
             return sink.string
         }
         var inline = ExtractBlobs.Options()
@@ -492,8 +496,8 @@ final class BlobExtractionTests: XCTestCase {
             reader.locatesCandidates = true
             let checker = BlobReferenceChecker(store: store, style: .object)
             var found: [[String]] = []
-            while let record = try reader.next(passThrough: nil) {
-                try checker.check(record, locate: reader.takeLocation) { f in
+            while let candidate = try reader.next(passThrough: nil) {
+                try checker.check(candidate.record, locate: reader.takeLocation) { f in
                     found.append([f.pointer, "\(f.line ?? 0):\(f.column ?? 0)"])
                 }
             }

@@ -188,12 +188,11 @@ final class DumpReaderWriterTests: XCTestCase {
             let reader = CandidateReader(source: MemoryByteSource(text), selection: .strings { $0.count >= 10 }, bufferLimit: 8)
             let sink = MemoryByteSink()
             let seen = SeenPointers()
-            try Pipeline(transformers: [
-                ClosureTransformer(concurrency: concurrency) { r in
-                    seen.add(r.pointer)
-                    return [r]
-                }
-            ]).run(reader: reader, writer: DumpWriter(writer: JSONWriter(sink: sink)))
+            let step = ClosureTransformer(concurrency: concurrency) { r in
+                seen.add(r.pointer)
+                return [r]
+            }
+            try Pipeline().run(reader: reader, first: step, writer: DumpWriter(writer: JSONWriter(sink: sink)))
             XCTAssertEqual(sink.string, text + "\n")
             XCTAssertEqual(seen.sorted, ["/a/x/s", "/b/0/s"])
         }
@@ -391,6 +390,11 @@ struct ClosureTransformer: RecordTransformer {
     var name: String { "test-step" }
     var maxConcurrency: Int { concurrency }
     func transform(_ record: Record) throws -> [Record] { try body(record) }
+}
+
+extension ClosureTransformer: UnitTransformer {
+    /// Candidates without decoded files, as their records.
+    func transform(units: [BlobCandidate]) throws -> [[Record]] { try transform(batch: units.map(\.record)) }
 }
 
 /// A step that logs what each batch held and transforms it record by record.

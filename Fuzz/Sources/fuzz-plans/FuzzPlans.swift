@@ -5,8 +5,10 @@ import JSONStream
 // The plan decoder (YAML, or JSON when the text starts with `{`), reversal and application. The input
 // is a plan, then a NUL and a record's value (JSON; an empty object without one). A plan that loads
 // is applied to a record at each of its step patterns (captures and `*` as the key `k`); when it
-// applies without rejects and the plan can be reversed, the reversed plan is applied to what came
-// out, and must give back the original record when it applies without rejects. No input may crash or hang the decoder.
+// applies without rejects and the plan can be reversed from its operations alone (no step states its
+// own `inverse:`, which may do anything the user wants), the reversed plan is applied to what came
+// out, and must give back the original record when it applies without rejects. No input may crash
+// or hang the decoder.
 
 /// A path `pattern` matches: its literal keys, and `k` for captures and `*`.
 func path(matching pattern: PathPattern) -> [String] {
@@ -32,7 +34,7 @@ enum FuzzPlans {
             let fileName = text.first == "{" ? "fuzz.json" : "fuzz.yaml"
             guard let plan = try? MigrationPlan.parse(text: text, fileName: fileName) else { return }
             let value = valueBytes.isEmpty ? JSONValue.object([:]) : (try? JSONReader(bytes: valueBytes).readValue()) ?? .object([:])
-            let reversed = try? plan.reversed()
+            let reversed = plan.steps.contains { $0.inverse != nil } ? nil : try? plan.reversed()
             for pattern in plan.patterns {
                 let keys = path(matching: pattern)
                 let record = Record(path: keys, captures: pattern.match(keys) ?? [:], value: value)

@@ -186,8 +186,8 @@ public final class BlobReferenceChecker {
             source: source, patterns: match, selection: BlobReference.candidates(style: style), sourceName: sourceName)
         reader.locatesCandidates = true
         var findings: [Finding] = []
-        while let record = try reader.next(passThrough: nil) {
-            try checker.check(record, locate: reader.takeLocation) { findings.append($0) }
+        while let candidate = try reader.next(passThrough: nil) {
+            try checker.check(candidate.record, locate: reader.takeLocation) { findings.append($0) }
         }
         try checker.finish { findings.append($0) }
         return (findings, checker.referencesChecked)

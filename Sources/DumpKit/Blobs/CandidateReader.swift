@@ -1,6 +1,6 @@
 import JSONStream
 
-/// Streams a dump and yields as records the smallest subtrees worth a transformer's look: those
+/// Streams a dump and yields as `BlobCandidate`s the smallest subtrees worth a blob step's look: those
 /// holding a value that a selection picks out (a string long enough to hold a file, a flat object
 /// shaped like a blob reference), wherever they are; everything else passes through unchanged.
 ///
@@ -14,7 +14,7 @@ import JSONStream
 ///
 /// `patterns` limit the search to values whose path matches one of them or lies below one that
 /// does (none: the whole dump); a record's captures are those of the pattern that matched.
-public final class CandidateReader: RecordReader {
+public final class CandidateReader: UnitReader {
     /// What a record must contain.
     public struct Selection {
         /// Strings (their unescaped UTF-8) that make a record.
@@ -24,9 +24,9 @@ public final class CandidateReader: RecordReader {
         /// Files the reader decodes itself (with `string`, which a file's text must pass; one read
         /// in pieces is taken as passing): a string that `EmbeddedFile.scan` takes with these
         /// settings is decoded straight from the reader's buffer, or piece by piece as it is read
-        /// when it reaches the end of the buffer (`ChunkedFileDecoder`). The record then carries the
-        /// file (`Record.files`) and `Record.filePlaceholder` in its place, so the text never
-        /// becomes a `String`; other strings are kept as text.
+        /// when it reaches the end of the buffer (`ChunkedFileDecoder`). The candidate then carries
+        /// the file (`BlobCandidate.files`) and `null` in its place, so the text never becomes a
+        /// `String`; other strings are kept as text.
         public var files: FileDecoding?
 
         /// What `files` decodes.
@@ -88,7 +88,7 @@ public final class CandidateReader: RecordReader {
         case open(name: String?, isObject: Bool, path: [String], level: Level)
         /// A value passed through, as compact JSON.
         case json(name: String?, [UInt8])
-        case record(Record)
+        case candidate(BlobCandidate)
         case pendingKey(String)
     }
 
@@ -138,7 +138,7 @@ public final class CandidateReader: RecordReader {
         scratch = JSONWriter(sink: scratchBytes)
     }
 
-    public func next(passThrough sink: PassThroughSink?) throws -> Record? {
+    public func next(passThrough sink: PassThroughSink?) throws -> BlobCandidate? {
         // Every record handed out so far has been dealt with: their locations are no longer asked for.
         if nextAction == actions.count && !candidateLocations.isEmpty { candidateLocations.removeAll(keepingCapacity: true) }
         while true {
@@ -190,7 +190,7 @@ public final class CandidateReader: RecordReader {
     }
 
     /// Does queued work until it yields a record.
-    private func runActions(_ sink: PassThroughSink?) throws -> Record? {
+    private func runActions(_ sink: PassThroughSink?) throws -> BlobCandidate? {
         while nextAction < actions.count {
             let action = actions[nextAction]
             nextAction += 1
@@ -205,8 +205,8 @@ public final class CandidateReader: RecordReader {
                     if let name { try sink.name(name) }
                     try json.withUnsafeBytes { try sink.value(compactJSON: $0) }
                 }
-            case .record(let record):
-                return record
+            case .candidate(let candidate):
+                return candidate
             case .pendingKey(let key):
                 pendingKey = key
             }
@@ -218,7 +218,7 @@ public final class CandidateReader: RecordReader {
 
     /// Handles the value of `key` (the root when `nil`): a record, a container to read or descend
     /// into, or content passed through.
-    private func visit(key: String?, parent: Level, sink: PassThroughSink?) throws -> Record? {
+    private func visit(key: String?, parent: Level, sink: PassThroughSink?) throws -> BlobCandidate? {
         var inside = parent.inside
         var captures = parent.captures
         var deeper: [Int] = key == nil && !inside ? parent.active : []  // the root: every pattern is deeper
@@ -244,13 +244,14 @@ public final class CandidateReader: RecordReader {
             case .file(let file):
                 let recordPath = key.map { path + [$0] } ?? []
                 if locatesCandidates { candidateLocations[recordPath] = reader.location }
-                return Record(path: recordPath, captures: captures, value: .string(Record.filePlaceholder), files: [recordPath: file])
+                return BlobCandidate(record: Record(path: recordPath, captures: captures, value: .null), files: [recordPath: file])
             case .text(let text, candidate: true):
                 let recordPath = key.map { path + [$0] } ?? []
                 if locatesCandidates { candidateLocations[recordPath] = reader.location }
-                return Record(
-                    path: recordPath, captures: captures,
-                    value: .string(text.map { String(decoding: $0, as: UTF8.self) } ?? reader.stringValue))
+                return BlobCandidate(
+                    record: Record(
+                        path: recordPath, captures: captures,
+                        value: .string(text.map { String(decoding: $0, as: UTF8.self) } ?? reader.stringValue)))
             case .text(let text, candidate: false):
                 if let sink {
                     if let name { try sink.name(name) }
@@ -282,7 +283,7 @@ public final class CandidateReader: RecordReader {
     /// Reads the container at `key` into memory, as compact JSON: a record if it holds a candidate
     /// (then parsed into a tree), passed through as that JSON if not, or, past `bufferLimit`, turned
     /// into queued work and streamed.
-    private func read(key: String?, name: String?, captures: [String: String], sink: PassThroughSink?) throws -> Record? {
+    private func read(key: String?, name: String?, captures: [String: String], sink: PassThroughSink?) throws -> BlobCandidate? {
         let start = reader.bytesConsumed
         let basePath = key.map { path + [$0] } ?? []
         resetScratch()
@@ -350,7 +351,7 @@ public final class CandidateReader: RecordReader {
                         try scratch.string(file.text)
                     } else {
                         files[at] = file
-                        try scratch.string(Record.filePlaceholder)
+                        try scratch.null()
                     }
                     added(from: valueStart, nameStart: memberStart, candidate: true, container: false)
                 case .text(let text, let candidate):
@@ -401,7 +402,9 @@ public final class CandidateReader: RecordReader {
                     added(from: done.start, nameStart: done.nameStart, candidate: candidate, container: true)
                     continue
                 }
-                if candidate { return Record(path: basePath, captures: captures, value: try value(range), files: files) }
+                if candidate {
+                    return BlobCandidate(record: Record(path: basePath, captures: captures, value: try value(range)), files: files)
+                }
                 if let sink {
                     if let name { try sink.name(name) }
                     try scratch.flush()
@@ -529,7 +532,10 @@ public final class CandidateReader: RecordReader {
                 if child.candidate {
                     let recordPath = levelPath + [childKey]
                     let recordFiles = files.filter { $0.key.starts(with: recordPath) }
-                    actions.append(.record(Record(path: recordPath, captures: captures, value: try value(child.range), files: recordFiles)))
+                    actions.append(
+                        .candidate(
+                            BlobCandidate(
+                                record: Record(path: recordPath, captures: captures, value: try value(child.range)), files: recordFiles)))
                 } else {
                     actions.append(.json(name: open.isObject ? childKey : nil, Array(scratchBytes.bytes[child.range])))
                 }

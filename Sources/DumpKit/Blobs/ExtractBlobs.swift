@@ -7,7 +7,7 @@ import JSONStream
 /// Every string of a record is looked at (`Options.match` narrows that to paths). Decoding, hashing
 /// and writing happen in `transform(batch:)`, which the pipeline runs for up to `maxConcurrency`
 /// batches of records at once; the references are the same whatever the order the work finishes in.
-public final class ExtractBlobs: RecordTransformer {
+public final class ExtractBlobs: RecordTransformer, UnitTransformer {
     /// How to find, name and refer to the files.
     public struct Options: Sendable {
         /// Only strings whose path matches one of these patterns, or lies below a path that does
@@ -44,7 +44,7 @@ public final class ExtractBlobs: RecordTransformer {
     public var maxConcurrency: Int { max(1, options.concurrency) }
 
     /// What a `CandidateReader` should hand this step: strings long enough to hold a file, with the
-    /// files in them decoded by the reader (`Record.files`).
+    /// files in them decoded by the reader (`BlobCandidate.files`).
     public var candidates: CandidateReader.Selection {
         let minimumLength = EmbeddedFile.minimumEncodedLength(options.minimumBytes)
         return CandidateReader.Selection(
@@ -83,12 +83,23 @@ public final class ExtractBlobs: RecordTransformer {
         }
     }
 
-    /// Decodes the files embedded in every record first, hashes them all together (their MD5s side
-    /// by side, `ContentDigest.digests(of:)`) and names them, then stores them and rewrites the
-    /// records in order. Every name of the batch is checked (`BlobObjectName`) before any of its
-    /// objects is written, so a name the store would refuse stops the run with nothing of its
-    /// record, or of the records after it in the batch, written.
     public func transform(batch records: [Record]) throws -> [[Record]] {
+        try transform(records, files: nil)
+    }
+
+    /// Takes the files a `CandidateReader` decoded (`candidates`) where they stand, and scans the
+    /// candidates' other strings.
+    public func transform(units: [BlobCandidate]) throws -> [[Record]] {
+        try transform(units.map(\.record), files: units.map(\.files))
+    }
+
+    /// Decodes the files embedded in every record first (or takes those `files` holds, by record,
+    /// at their `null`s), hashes them all together (their MD5s side by side,
+    /// `ContentDigest.digests(of:)`) and names them, then stores them and rewrites the records in
+    /// order. Every name of the batch is checked (`BlobObjectName`) before any of its objects is
+    /// written, so a name the store would refuse stops the run with nothing of its record, or of
+    /// the records after it in the batch, written.
+    private func transform(_ records: [Record], files decoded: [[[String]: EmbeddedFile]]?) throws -> [[Record]] {
         // What each string the extraction looks at holds, in visiting order, record by record, and
         // where each file was found (its record, path and captures).
         var scans: [[EmbeddedFile.Scan]] = []
@@ -98,12 +109,12 @@ public final class ExtractBlobs: RecordTransformer {
             var found: [EmbeddedFile.Scan] = []
             if let value = record.value {
                 var path = record.path
-                _ = try rewrite(value, path: &path, captures: initialCaptures(record)) { string, path, captures in
+                let files = decoded?[index] ?? [:]
+                _ = try rewrite(value, path: &path, captures: initialCaptures(record), files: files) { leaf, path, captures in
                     let scan: EmbeddedFile.Scan
-                    if string == Record.filePlaceholder, let file = record.files[path] {
-                        scan = .file(file)
-                    } else {
-                        var s = string
+                    switch leaf {
+                    case .file(let file): scan = .file(file)
+                    case .text(var s):
                         scan = s.withUTF8 {
                             EmbeddedFile.scan(
                                 UnsafeRawBufferPointer($0), minimumBytes: options.minimumBytes, dataURIsOnly: options.dataURIsOnly)
@@ -116,14 +127,14 @@ public final class ExtractBlobs: RecordTransformer {
             }
             scans.append(found)
         }
-        let files = scans.joined().compactMap { scan -> EmbeddedFile? in
+        let found = scans.joined().compactMap { scan -> EmbeddedFile? in
             if case .file(let f) = scan { return f }
             return nil
         }
-        let digests = ContentDigest.digests(of: files.map(\.bytes))
+        let digests = ContentDigest.digests(of: found.map(\.bytes))
         var names: [String] = []
-        names.reserveCapacity(files.count)
-        for (file, (site, digest)) in zip(files, zip(sites, digests)) {
+        names.reserveCapacity(found.count)
+        for (file, (site, digest)) in zip(found, zip(sites, digests)) {
             let record = records[site.record]
             do {
                 let name = try options.naming.render(
@@ -147,7 +158,8 @@ public final class ExtractBlobs: RecordTransformer {
             var scan = scans[index].makeIterator()
             var path = record.path
             do {
-                let replaced = try rewrite(value, path: &path, captures: initialCaptures(record)) { _, path, _ in
+                let replaced = try rewrite(value, path: &path, captures: initialCaptures(record), files: decoded?[index] ?? [:]) {
+                    _, path, _ in
                     switch scan.next()! {
                     case .none: return nil
                     case .skipped(let reason):
@@ -178,25 +190,36 @@ public final class ExtractBlobs: RecordTransformer {
         options.match.isEmpty ? [:] : Self.captures(options.match, record.path)
     }
 
-    /// The value with the strings `visit` replaces, or `nil` when nothing changed. `visit` sees the
-    /// strings inside the `match` patterns, in document order, with their path and captures;
-    /// `captures` is non-nil once the path is inside a pattern.
+    /// What `rewrite` visits: a string, or a file a reader decoded.
+    private enum Leaf {
+        case text(String)
+        case file(EmbeddedFile)
+    }
+
+    /// The value with the leaves `visit` replaces, or `nil` when nothing changed. `visit` sees the
+    /// strings inside the `match` patterns, and the `null`s where `files` has a file, in document
+    /// order, with their path and captures; `captures` is non-nil once the path is inside a pattern.
     private func rewrite(
-        _ value: JSONValue, path: inout [String], captures: [String: String]?,
-        visit: (String, [String], [String: String]) throws -> JSONValue?
+        _ value: JSONValue, path: inout [String], captures: [String: String]?, files: [[String]: EmbeddedFile],
+        visit: (Leaf, [String], [String: String]) throws -> JSONValue?
     ) throws -> JSONValue? {
         func child(_ key: String, _ v: JSONValue) throws -> JSONValue? {
             path.append(key)
             defer { path.removeLast() }
             let inner = captures ?? Self.captures(options.match, path)
             if inner == nil && !options.match.contains(where: { $0.isPrefix(path) }) { return nil }
-            return try rewrite(v, path: &path, captures: inner, visit: visit)
+            return try rewrite(v, path: &path, captures: inner, files: files, visit: visit)
         }
-        if case .string(let s) = value {
+        switch value {
+        case .string(let s):
             guard let captures else { return nil }
-            return try visit(s, path, captures)
+            return try visit(.text(s), path, captures)
+        case .null:
+            guard let captures, !files.isEmpty, let file = files[path] else { return nil }
+            return try visit(.file(file), path, captures)
+        default:
+            return try value.rewritingChildren(child)
         }
-        return try value.rewritingChildren(child)
     }
 
     /// The captures of the first pattern matching `path` or one of its ancestors.

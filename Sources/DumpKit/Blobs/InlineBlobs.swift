@@ -11,7 +11,7 @@ import JSONStream
 /// (with their own tokens) stay as they are; path references only when the string names an object.
 /// An object reference whose object is missing, or any object that is not what was recorded, is an
 /// error.
-public struct InlineBlobs: RecordTransformer {
+public struct InlineBlobs: RecordTransformer, UnitTransformer {
     /// Which references to inline.
     public struct Options: Sendable {
         /// Only references whose path matches one of these patterns, or lies below (none: all).
@@ -63,6 +63,12 @@ public struct InlineBlobs: RecordTransformer {
         var out = record
         out.value = replaced
         return [out]
+    }
+
+    /// The candidates of a `CandidateReader` whose selection is `BlobReference.candidates(style:)`
+    /// (it decodes no files, so each is its record).
+    public func transform(units: [BlobCandidate]) throws -> [[Record]] {
+        try transform(batch: units.map(\.record))
     }
 
     /// The value with its references inlined, or `nil` when nothing changed.

@@ -51,7 +51,7 @@ public struct ConvertJob {
         progress?.attach(inFile)
         let outFile = try OutputFile(path: output, level: compressionLevel, threads: threads)
         do {
-            let reader: RecordReader
+            let reader: any RecordReader
             var watch: DuplicateKeyError.Watch?
             switch from {
             case .json:

@@ -96,9 +96,9 @@ public struct ExtractBlobsJob {
                 options: .init(bufferSize: 256 << 10), sourceName: inFile.name)
             let writer: RecordWriter =
                 outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
-            let pipeline = Pipeline(transformers: [transformer])
+            let pipeline = Pipeline()
             pipeline.onRecord = { progress?.recordDone() }
-            try pipeline.run(reader: reader, writer: writer)
+            try pipeline.run(reader: reader, first: transformer, writer: writer)
             let totals = transformer.report.snapshot
             if totals.conflicts > 0 {
                 if let reportPath { try OutputFile.writeJSON(transformer.report.jsonValue, to: reportPath) }

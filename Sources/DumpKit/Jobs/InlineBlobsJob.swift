@@ -44,11 +44,11 @@ public struct InlineBlobsJob {
             let reader = CandidateReader(
                 source: inFile, patterns: options.match, selection: BlobReference.candidates(style: options.referenceStyle),
                 sourceName: inFile.name)
-            let pipeline = Pipeline(transformers: [transformer])
+            let pipeline = Pipeline()
             pipeline.onRecord = { progress?.recordDone() }
             let writer: RecordWriter =
                 outFile.map { DumpWriter(writer: JSONWriter(sink: $0, options: writerOptions)) } ?? DiscardingWriter()
-            try pipeline.run(reader: reader, writer: writer)
+            try pipeline.run(reader: reader, first: transformer, writer: writer)
             try outFile?.commit()
             progress?.finish()
             return Summary(tally: transformer.tally, bytesIn: inFile.bytesRead, bytesOut: outFile?.bytesWritten ?? 0)

@@ -43,26 +43,78 @@ public final class Pipeline {
     }
 
     /// Streams every record from `reader` through the transformers to `writer`, then finishes it.
-    public func run(reader: RecordReader, writer: RecordWriter) throws {
+    public func run(reader: some RecordReader, writer: RecordWriter) throws {
         if window > 1 {
-            try runWindowed(reader: reader, writer: writer, window: window)
+            let steps = UncheckedBox(self)  // only its immutable transformers are used
+            let valueOptions = recordValues.map {
+                JSONReader.Options(maxDepth: $0.options.maxDepth, maxValueBytes: $0.options.maxValueBytes, multipleDocuments: true)
+            }
+            try runWindowed(reader: reader, writer: writer, window: window) { records, values in
+                var records = records
+                if let values, let valueOptions {
+                    let reader = JSONReader(bytes: values, options: valueOptions)
+                    for i in records.indices { records[i].value = try reader.readValue() }
+                }
+                return try steps.value.apply(batch: records)
+            }
         } else {
             while var record = try reader.next(passThrough: writer.passThrough) {
                 recordsRead += 1
                 if let recordValues { record.value = try recordValues.readValue() }
                 onRecord?()
-                let outputs = try apply(record)
-                if outputs.isEmpty { try writer.write(Record(path: record.path, value: nil), from: record.path) }
-                for out in outputs { try writer.write(out, from: record.path) }
+                try write(apply(record), of: record.path, to: writer)
             }
         }
         try writer.finish()
     }
 
+    /// Streams every unit from `reader` through `first`, which makes records of them, then through
+    /// the transformers to `writer`, and finishes it. (`recordValues` does not apply.)
+    public func run<Unit>(reader: some UnitReader<Unit>, first: some UnitTransformer<Unit>, writer: RecordWriter) throws {
+        let window = min(max(1, first.maxConcurrency), transformers.map(\.maxConcurrency).filter { $0 > 1 }.min() ?? .max)
+        precondition(recordValues == nil, "recordValues is for records")
+        let steps = UncheckedBox(self)  // only its immutable transformers are used
+        let work: @Sendable ([Unit], [UInt8]?) throws -> [[Record]] = { units, _ in
+            let records: [[Record]]
+            do {
+                records = try first.transform(units: units)
+            } catch let e as BatchRecordError {
+                throw PipelineError(step: first.name, pointer: JSONPointer.string(units[e.index].path), underlying: e.underlying)
+            } catch {
+                throw PipelineError(step: first.name, pointer: JSONPointer.string(units.first?.path ?? []), underlying: error)
+            }
+            precondition(
+                records.count == units.count, "\(first.name): transform(units:) gave \(records.count) results for \(units.count) units")
+            return try steps.value.apply(groups: records)
+        }
+        if window > 1 {
+            try runWindowed(reader: reader, writer: writer, window: window, work: work)
+        } else {
+            while let unit = try reader.next(passThrough: writer.passThrough) {
+                recordsRead += 1
+                onRecord?()
+                try write(work([unit], nil)[0], of: unit.path, to: writer)
+            }
+        }
+        try writer.finish()
+    }
+
+    /// Writes what the unit read at `path` became; nothing deletes it.
+    private func write(_ outputs: [Record], of path: [String], to writer: RecordWriter) throws {
+        if outputs.isEmpty { try writer.write(Record(path: path, value: nil), from: path) }
+        for out in outputs { try writer.write(out, from: path) }
+    }
+
     /// Applies every transformer in order to each of consecutive records.
     func apply(batch records: [Record]) throws -> [[Record]] {
         if records.count == 1 { return [try apply(records[0])] }
-        var current = records.map { [$0] }
+        return try apply(groups: records.map { [$0] })
+    }
+
+    /// Applies every transformer in order to groups of consecutive records; each group's results
+    /// stay together.
+    func apply(groups: [[Record]]) throws -> [[Record]] {
+        var current = groups
         for t in transformers {
             // Each record's outputs so far, flattened for the step, then grouped back by record.
             let flat = current.flatMap { $0 }
@@ -120,7 +172,11 @@ public final class Pipeline {
         return current
     }
 
-    private func runWindowed(reader: RecordReader, writer: RecordWriter, window: Int) throws {
+    /// Runs `work` on batches of units on `window` worker threads, writing results in input order;
+    /// with `recordValues`, `work` also gets the batch's values as compact JSON, one a line.
+    private func runWindowed<Reader: UnitReader>(
+        reader: Reader, writer: RecordWriter, window: Int, work: @escaping @Sendable ([Reader.Unit], [UInt8]?) throws -> [[Record]]
+    ) throws {
         let recorder = writer.passThrough.map { PassThroughRecorder(target: $0) }
         var queue: [Slot] = []
         var head = 0
@@ -130,18 +186,14 @@ public final class Pipeline {
         defer { pool.stop() }
         let group = DispatchGroup()
         let cancelled = Atomic(false)
-        let transformers = self  // captured for apply; the pipeline itself is not shared otherwise
         let renders = writer.takesCompactJSON
-        var batch: [Record] = []
+        var batch: [Reader.Unit] = []
         var preceding: [[PassThroughRecorder.Event]?] = []  // content read before each record of the batch
         var batchStart: Int64 = 0  // where the batch's first record began
         var consumed = reader.bytesConsumed
         // With `recordValues`, the batch's values as compact JSON, one a line.
         let values = MemoryByteSink()
         let valueWriter = JSONWriter(sink: values)
-        let valueOptions = recordValues.map {
-            JSONReader.Options(maxDepth: $0.options.maxDepth, maxValueBytes: $0.options.maxValueBytes, multipleDocuments: true)
-        }
 
         func drain(all: Bool) throws {
             while head < queue.count {
@@ -178,7 +230,7 @@ public final class Pipeline {
         func dispatch() throws {
             guard !batch.isEmpty else { return }
             let records = batch
-            let json: [UInt8]? = try valueOptions.map { _ in
+            let json: [UInt8]? = try recordValues.map { _ in
                 try valueWriter.flush()
                 defer {
                     values.removeAll(keepingCapacityUpTo: 4 << 20)
@@ -192,7 +244,6 @@ public final class Pipeline {
             queue.append(.job(job))
             inFlight.wait()
             group.enter()
-            let box = UncheckedBox(transformers)
             pool.submit {
                 defer {
                     inFlight.signal()
@@ -203,14 +254,7 @@ public final class Pipeline {
                     return
                 }
                 do {
-                    var records = records
-                    if let json, let valueOptions {
-                        let reader = JSONReader(bytes: json, options: valueOptions)
-                        for i in records.indices {
-                            records[i].value = try reader.readValue()
-                        }
-                    }
-                    job.succeed(try BatchOutput(box.value.apply(batch: records), rendering: renders))
+                    job.succeed(try BatchOutput(work(records, json), rendering: renders))
                 } catch {
                     cancelled.store(true, ordering: .relaxed)
                     job.fail(error)

@@ -49,3 +49,16 @@ public struct PipelineError: Error, CustomStringConvertible {
 
     public var description: String { "\(step) at \(pointer.isEmpty ? "/" : pointer): \(underlying)" }
 }
+
+/// The first step of a pipeline whose reader yields units other than records: it makes records of
+/// them (`ExtractBlobs` and `InlineBlobs` take the `BlobCandidate`s of a `CandidateReader`).
+public protocol UnitTransformer<Unit>: Sendable {
+    associatedtype Unit: PipelineUnit
+    /// The step's name, used in error messages.
+    var name: String { get }
+    /// How many units this step may work on at once (see `RecordTransformer.maxConcurrency`).
+    var maxConcurrency: Int { get }
+    /// Makes records of consecutive units: one result per unit, in their order; a failure names
+    /// its unit with `BatchRecordError`.
+    func transform(units: [Unit]) throws -> [[Record]]
+}
