@@ -450,6 +450,30 @@ final class PlanRunnerTests: XCTestCase {
         XCTAssertThrowsError(try plan("- move: /all", match: "/a/{id}").reversed())
     }
 
+    func testReverseRefusesMovesIntoPathsAnEarlierStepLeavesRecordsAt() throws {
+        func steps(_ list: [(match: String, ops: String)]) throws -> MigrationPlan {
+            try PlanFixtures.plan(
+                "name: t\nfrom: v1\nto: v2\nsteps:\n"
+                    + list.map { "  - match: \($0.match)\n    ops:\n      \($0.ops)\n" }.joined())
+        }
+        // Two sources moved into one place: the reversed plan would send both to the second source.
+        XCTAssertThrowsError(try steps([("/a/{id}", "- move: /all/{id}"), ("/b/{id}", "- move: /all/{id}")]).reversed()) { error in
+            let e = error as! PlanError
+            XCTAssertEqual(e.step, 2)
+            XCTAssertTrue(e.message.contains("moves records to /all/{id}, where step 1 leaves records at /all/{id}"), e.message)
+        }
+        // Moved where an earlier step edits records in place: those would be moved too.
+        XCTAssertThrowsError(try steps([("/all/{id}", "- rename: { a: b }"), ("/b/{id}", "- move: /all/{id}")]).reversed())
+        // A later step that takes what an earlier one moved, and moves it on or edits it, reverses.
+        let chained = try steps([("/a/{id}", "- move: /b/{id}"), ("/b/{id}", "- move: /c/{id}"), ("/c/{id}", "- rename: { a: b }")])
+        let back = try PlanRunner(plans: [chained.reversed()], onError: .fail).apply(
+            Record(path: ["c", "k"], value: .object(["b": .number("1")])))
+        XCTAssertEqual(back.records.map(\.path), [["a", "k"]])
+        XCTAssertEqual(back.records.first?.value, .object(["a": .number("1")]))
+        // Targets apart from each other: reversible.
+        XCTAssertNoThrow(try steps([("/a/{id}", "- move: /x/{id}"), ("/b/{id}", "- move: /y/{id}")]).reversed())
+    }
+
     func testStatedInverseMakesALossyStepReversible() throws {
         let p = try plan(
             "- default: { completed: false }\n- backfill: { field: createdAt }", where: "{ completed: { exists: false } }",

@@ -49,14 +49,6 @@ public final class CandidateReader: UnitReader {
         }
     }
 
-    private struct Level {
-        var isObject: Bool
-        var index = 0  // next array index
-        var active: [Int]  // patterns whose first segments match the path to this container
-        var inside: Bool  // a pattern matched this container or an ancestor
-        var captures: [String: String]
-    }
-
     /// A container being read into memory, as compact JSON in `scratch`.
     private struct Open {
         var isObject: Bool
@@ -85,7 +77,7 @@ public final class CandidateReader: UnitReader {
 
     /// Work left after a container outgrew the limit, done in order by `next`.
     private enum Action {
-        case open(name: String?, isObject: Bool, path: [String], level: Level)
+        case open(name: String?, isObject: Bool, path: [String], level: PatternWalk.Level)
         /// A value passed through, as compact JSON.
         case json(name: String?, [UInt8])
         case candidate(BlobCandidate)
@@ -97,13 +89,11 @@ public final class CandidateReader: UnitReader {
 
     public let reader: JSONReader
     public var bytesConsumed: Int64 { reader.bytesConsumed }
-    public let patterns: [PathPattern]
+    public var patterns: [PathPattern] { walk.patterns }
     /// Containers up to this many bytes of input are read whole.
     public let bufferLimit: Int
     private let selection: Selection
-    private var levels: [Level] = []
-    private var path: [String] = []
-    private var pendingKey: String?  // a member name already read while buffering
+    private var walk: PatternWalk
     private var actions: [Action] = []
     private var nextAction = 0
     private var started = false
@@ -131,7 +121,7 @@ public final class CandidateReader: UnitReader {
         options: JSONReader.Options = .init(), sourceName: String? = nil
     ) {
         reader = JSONReader(source: source, options: options, sourceName: sourceName)
-        self.patterns = patterns
+        walk = PatternWalk(patterns: patterns)
         self.selection = selection
         self.bufferLimit = bufferLimit
         fileDecoder = selection.files.map { ChunkedFileDecoder(minimumBytes: $0.minimumBytes, dataURIsOnly: $0.dataURIsOnly) }
@@ -146,33 +136,12 @@ public final class CandidateReader: UnitReader {
             if !started {
                 started = true
                 let rootInside = patterns.isEmpty || patterns.contains { $0.depth == 0 }
-                let root = Level(isObject: false, active: Array(patterns.indices), inside: rootInside, captures: [:])
-                if let record = try visit(key: nil, parent: root, sink: sink) { return record }
+                let root = PatternWalk.Level(isObject: false, active: Array(patterns.indices), inside: rootInside)
+                if let candidate = try visit(key: nil, parent: root, sink: sink) { return candidate }
                 continue
             }
-            guard let level = levels.last else { break }
-            let key: String
-            if let k = pendingKey {
-                key = k
-                pendingKey = nil
-            } else {
-                let k = try reader.peek()
-                if k == .endObject || k == .endArray {
-                    try reader.next()
-                    levels.removeLast()
-                    if !levels.isEmpty { path.removeLast() }
-                    try sink?.endContainer()
-                    continue
-                }
-                if level.isObject {
-                    try reader.next()
-                    key = reader.stringValue
-                } else {
-                    key = String(level.index)
-                    levels[levels.count - 1].index += 1
-                }
-            }
-            if let record = try visit(key: key, parent: level, sink: sink) { return record }
+            guard let key = try walk.nextKey(reader, sink: sink) else { break }
+            if let candidate = try visit(key: key, parent: walk.levels[walk.levels.count - 1], sink: sink) { return candidate }
         }
         if !finished {
             finished = true
@@ -198,8 +167,7 @@ public final class CandidateReader: UnitReader {
             case .open(let name, let isObject, let levelPath, let level):
                 if let name { try sink?.name(name) }
                 try sink?.beginContainer(isObject: isObject)
-                levels.append(level)
-                path = levelPath
+                walk.resume(in: level, path: levelPath)
             case .json(let name, let json):
                 if let sink {
                     if let name { try sink.name(name) }
@@ -208,7 +176,7 @@ public final class CandidateReader: UnitReader {
             case .candidate(let candidate):
                 return candidate
             case .pendingKey(let key):
-                pendingKey = key
+                walk.pendingKey = key
             }
         }
         actions.removeAll(keepingCapacity: true)
@@ -218,20 +186,18 @@ public final class CandidateReader: UnitReader {
 
     /// Handles the value of `key` (the root when `nil`): a record, a container to read or descend
     /// into, or content passed through.
-    private func visit(key: String?, parent: Level, sink: PassThroughSink?) throws -> BlobCandidate? {
+    private func visit(key: String?, parent: PatternWalk.Level, sink: PassThroughSink?) throws -> BlobCandidate? {
+        let path = walk.path
         var inside = parent.inside
         var captures = parent.captures
         var deeper: [Int] = key == nil && !inside ? parent.active : []  // the root: every pattern is deeper
         if let key, !inside {
-            let depth = path.count
-            for i in parent.active where patterns[i].segmentMatches(key, at: depth) {
-                if patterns[i].depth == depth + 1 {
-                    inside = true
-                    captures = patterns[i].match(path + [key]) ?? [:]
-                    break
-                }
-                deeper.append(i)
+            let (exact, further) = walk.match(key, in: parent)
+            if let exact {
+                inside = true
+                captures = patterns[exact].match(path + [key]) ?? [:]
             }
+            deeper = further
         }
         let name = parent.isObject ? key : nil
         let kind = try reader.peek()
@@ -267,8 +233,7 @@ public final class CandidateReader: UnitReader {
             try reader.next()
             if let name { try sink?.name(name) }
             try sink?.beginContainer(isObject: kind == .beginObject)
-            levels.append(Level(isObject: kind == .beginObject, active: deeper, inside: false, captures: captures))
-            if let key { path.append(key) }
+            walk.open(PatternWalk.Level(isObject: kind == .beginObject, active: deeper, captures: captures), key: key)
             return nil
         }
         guard let sink else {
@@ -285,7 +250,7 @@ public final class CandidateReader: UnitReader {
     /// into queued work and streamed.
     private func read(key: String?, name: String?, captures: [String: String], sink: PassThroughSink?) throws -> BlobCandidate? {
         let start = reader.bytesConsumed
-        let basePath = key.map { path + [$0] } ?? []
+        let basePath = key.map { walk.path + [$0] } ?? []
         resetScratch()
         // The containers open in `scratch`, outermost first, and the complete children of each; the
         // members of the innermost open object while `selection.object` may still pick it out (flat,
@@ -521,7 +486,7 @@ public final class CandidateReader: UnitReader {
             let openKey = try key(of: open.nameStart, index: open.index)
             if depth > 0 { levelPath.append(openKey) }
             let isInnermost = depth == opens.count - 1
-            var level = Level(isObject: open.isObject, active: [], inside: true, captures: captures)
+            var level = PatternWalk.Level(isObject: open.isObject, active: [], inside: true, captures: captures)
             // An array's next index: after its complete elements, and after the one still open.
             level.index = open.count + (isInnermost ? 0 : 1)
             let openName = depth == 0 ? name : (opens[depth - 1].isObject ? openKey : nil)

@@ -127,7 +127,26 @@ public struct MigrationPlan: Sendable {
     /// the `where` conditions on fields the step does not touch. A lossy operation (drop, delete,
     /// default, backfill, a many-to-one map, a convert with `exact: false`...) in a step without
     /// `inverse:` makes the plan irreversible: the error names the step and the operation.
+    ///
+    /// A reversed step takes every record at its forward step's output paths. So a step that moves
+    /// records where an earlier step leaves records it does not take itself makes the plan
+    /// irreversible: its reversal could not tell the two apart.
     public func reversed() throws(PlanError) -> MigrationPlan {
+        for (j, later) in steps.enumerated() where later.operations.contains(where: { $0 is MoveOperation }) {
+            for earlier in steps[..<j] {
+                for left in earlier.outputPatterns {
+                    guard let target = later.outputPatterns.first(where: { $0.overlaps(left) }),
+                        !later.patterns.contains(where: { $0.covers(left) })
+                    else { continue }
+                    throw PlanError(
+                        file: sourceFile, line: later.location.line, column: later.location.column, step: later.index,
+                        stepName: later.name,
+                        message:
+                            "cannot reverse: this step moves records to \(target), where step \(earlier.index) leaves records at \(left) that this step does not take, so the reversed plan could not tell them apart; move them to paths of their own"
+                    )
+                }
+            }
+        }
         var reversedSteps: [PlanStep] = []
         for step in steps.reversed() {
             let operations: [any PlanOperation]

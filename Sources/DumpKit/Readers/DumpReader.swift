@@ -3,17 +3,10 @@ import JSONStream
 /// Streams a dump tree and yields the subtrees that path patterns match as records; everything else
 /// is passed through token by token without being built in memory.
 public final class DumpReader: RecordReader {
-    private struct Level {
-        var isObject: Bool
-        var active: [Int]  // patterns whose first segments match the path to this container
-        var index: Int = 0  // next array index
-    }
-
     public let reader: JSONReader
     public var bytesConsumed: Int64 { reader.bytesConsumed }
-    public let patterns: [PathPattern]
-    private var levels: [Level] = []
-    private var path: [String] = []
+    public var patterns: [PathPattern] { walk.patterns }
+    private var walk: PatternWalk
     private var started = false
     private var finished = false
     /// Whether records come with their value. When false, a record's `value` is nil and the reader
@@ -26,7 +19,7 @@ public final class DumpReader: RecordReader {
     /// Reads `source`; `patterns` name the records (none: the whole dump passes through).
     public init(source: JSONByteSource, patterns: [PathPattern], options: JSONReader.Options = .init(), sourceName: String? = nil) {
         reader = JSONReader(source: source, options: options, sourceName: sourceName)
-        self.patterns = patterns
+        walk = PatternWalk(patterns: patterns)
     }
 
     public func next(passThrough sink: PassThroughSink?) throws -> Record? {
@@ -34,37 +27,13 @@ public final class DumpReader: RecordReader {
             started = true
             if let record = try readRoot(sink) { return record }
         }
-        while let level = levels.last {
-            let k = try reader.peek()
-            if k == .endObject || k == .endArray {
-                try reader.next()
-                levels.removeLast()
-                if !levels.isEmpty { path.removeLast() }
-                try sink?.endContainer()
-                continue
-            }
-            let key: String
-            if level.isObject {
-                try reader.next()
-                key = reader.stringValue
-            } else {
-                key = String(level.index)
-                levels[levels.count - 1].index += 1
-            }
-            let depth = path.count
-            var exact: Int? = nil
-            var deeper: [Int] = []
-            for i in level.active where patterns[i].segmentMatches(key, at: depth) {
-                if patterns[i].depth == depth + 1 {
-                    if exact == nil { exact = i }
-                } else {
-                    deeper.append(i)
-                }
-            }
+        while let key = try walk.nextKey(reader, sink: sink) {
+            let level = walk.levels[walk.levels.count - 1]
+            let (exact, deeper) = walk.match(key, in: level)
             if let exact {
-                var recordPath = path
+                var recordPath = walk.path
                 recordPath.append(key)
-                let captures = readsRecordCaptures ? patterns[exact].match(recordPath) ?? [:] : [:]
+                let captures = readsRecordCaptures ? walk.patterns[exact].match(recordPath) ?? [:] : [:]
                 return Record(path: recordPath, captures: captures, value: try recordValue())
             }
             let next = try reader.peek()
@@ -72,8 +41,7 @@ public final class DumpReader: RecordReader {
                 if level.isObject { try sink?.name(key) }
                 try reader.next()
                 try sink?.beginContainer(isObject: next == .beginObject)
-                levels.append(Level(isObject: next == .beginObject, active: deeper))
-                path.append(key)
+                walk.open(PatternWalk.Level(isObject: next == .beginObject, active: deeper), key: key)
                 continue
             }
             if let sink {
@@ -81,7 +49,7 @@ public final class DumpReader: RecordReader {
                 try sink.transferValue(from: reader)
                 continue
             }
-            return Record(path: path + [key], value: try recordValue())
+            return Record(path: walk.path + [key], value: try recordValue())
         }
         if !finished {
             finished = true
@@ -100,7 +68,7 @@ public final class DumpReader: RecordReader {
         if !patterns.isEmpty && (k == .beginObject || k == .beginArray) {
             try reader.next()
             try sink?.beginContainer(isObject: k == .beginObject)
-            levels.append(Level(isObject: k == .beginObject, active: Array(patterns.indices)))
+            walk.open(PatternWalk.Level(isObject: k == .beginObject, active: Array(patterns.indices)), key: nil)
             return nil
         }
         if let sink {

@@ -100,6 +100,25 @@ public struct PathPattern: Hashable, Sendable, CustomStringConvertible {
         return captures
     }
 
+    /// Whether some path matches both this pattern and `other`.
+    public func overlaps(_ other: PathPattern) -> Bool {
+        guard depth == other.depth else { return false }
+        for (a, b) in zip(segments, other.segments) {
+            if case .literal(let x) = a, case .literal(let y) = b, x != y { return false }
+        }
+        return true
+    }
+
+    /// Whether every path `other` matches, this pattern matches too.
+    public func covers(_ other: PathPattern) -> Bool {
+        guard depth == other.depth else { return false }
+        for (a, b) in zip(segments, other.segments) {
+            guard case .literal(let x) = a else { continue }
+            guard case .literal(let y) = b, x == y else { return false }
+        }
+        return true
+    }
+
     /// Whether `path` is a proper prefix of some path this pattern matches.
     public func isPrefix(_ path: [String]) -> Bool {
         guard path.count < segments.count else { return false }
