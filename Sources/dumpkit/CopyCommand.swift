@@ -3,6 +3,7 @@ import DumpKit
 import Foundation
 import JSONStream
 import ObjectStores
+import Synchronization
 
 /// `dumpkit copy`: objects and their metadata from one store to another.
 struct CopyCommand: ParsableCommand {
@@ -114,12 +115,11 @@ struct CopyCommand: ParsableCommand {
 }
 
 /// When the progress line was last drawn.
-private final class LastReport: @unchecked Sendable {
-    private let lock = NSLock()
-    private var last = Date.distantPast
+private final class LastReport: Sendable {
+    private let last = Mutex(Date.distantPast)
 
     func due() -> Bool {
-        lock.withLock {
+        last.withLock { last in
             let now = Date()
             guard now.timeIntervalSince(last) >= 0.2 else { return false }
             last = now

@@ -1,12 +1,13 @@
 import Foundation
 import JSONStream
+import Synchronization
 
 /// What an extraction found and did: counts and bytes per type, objects written, duplicates, and
 /// the strings it left alone, with sample JSON Pointers. Safe to update from worker threads.
 ///
 /// Samples keep the first `sampleLimit` pointers in pointer order (not in the order workers happen
 /// to finish), so the same input always gives the same report.
-public final class BlobExtractionReport: @unchecked Sendable {
+public final class BlobExtractionReport: Sendable {
     /// A count and a number of bytes.
     public struct Tally: Hashable, Sendable {
         public var count = 0
@@ -50,16 +51,14 @@ public final class BlobExtractionReport: @unchecked Sendable {
     }
 
     public let sampleLimit: Int
-    private let lock = NSLock()
-    private var totals = Totals()
-    private var contents = Set<DigestKey>()
+    private let state = Mutex((totals: Totals(), contents: Set<DigestKey>()))
 
     public init(sampleLimit: Int = 100) {
         self.sampleLimit = sampleLimit
     }
 
     /// The counts so far.
-    public var snapshot: Totals { lock.withLock { totals } }
+    public var snapshot: Totals { state.withLock { $0.totals } }
 
     /// Counts one extracted string stored as `name`. `newObject` says whether it is the first use of
     /// the name in this run, `outcome` what the store did (nil in a dry run, for a name already used
@@ -67,31 +66,31 @@ public final class BlobExtractionReport: @unchecked Sendable {
     func extracted(_ file: EmbeddedFile, digest: ContentDigest, name: String, newObject: Bool, outcome: BlobPutOutcome?) {
         let size = digest.size
         let key = DigestKey(sha256: digest.sha256)
-        lock.withLock {
-            totals.extracted.count += 1
-            totals.extracted.bytes += size
-            totals.encodedBytes += Int64(file.encodedBytes)
-            totals.types[file.contentType, default: Tally()].count += 1
-            totals.types[file.contentType, default: Tally()].bytes += size
-            if !contents.insert(key).inserted {
-                totals.duplicates.count += 1
-                totals.duplicates.bytes += size
+        state.withLock { s in
+            s.totals.extracted.count += 1
+            s.totals.extracted.bytes += size
+            s.totals.encodedBytes += Int64(file.encodedBytes)
+            s.totals.types[file.contentType, default: Tally()].count += 1
+            s.totals.types[file.contentType, default: Tally()].bytes += size
+            if !s.contents.insert(key).inserted {
+                s.totals.duplicates.count += 1
+                s.totals.duplicates.bytes += size
             }
             if newObject {
-                totals.objects.count += 1
-                totals.objects.bytes += size
+                s.totals.objects.count += 1
+                s.totals.objects.bytes += size
             }
             switch outcome {
             case .stored?:
-                totals.stored.count += 1
-                totals.stored.bytes += size
+                s.totals.stored.count += 1
+                s.totals.stored.bytes += size
             case .unchanged?:
-                totals.unchanged.count += 1
-                totals.unchanged.bytes += size
+                s.totals.unchanged.count += 1
+                s.totals.unchanged.bytes += size
             case .replaced?:
-                totals.replaced.count += 1
-                totals.replaced.bytes += size
-                Self.keep(name, in: &totals.replacedNames, limit: sampleLimit)
+                s.totals.replaced.count += 1
+                s.totals.replaced.bytes += size
+                Self.keep(name, in: &s.totals.replacedNames, limit: sampleLimit)
             case nil: break
             }
         }
@@ -99,25 +98,25 @@ public final class BlobExtractionReport: @unchecked Sendable {
 
     /// Counts an object the store holds with other bytes, which was not replaced.
     func conflict(name: String) {
-        lock.withLock {
-            totals.conflicts += 1
-            Self.keep(name, in: &totals.conflictNames, limit: sampleLimit)
+        state.withLock { s in
+            s.totals.conflicts += 1
+            Self.keep(name, in: &s.totals.conflictNames, limit: sampleLimit)
         }
     }
 
     /// Counts a string left alone.
     func skipped(_ reason: EmbeddedFile.Skip, pointer: String) {
-        lock.withLock {
-            totals.skipped[reason, default: 0] += 1
-            Self.keep(pointer, in: &totals.skippedSamples[reason, default: []], limit: sampleLimit)
+        state.withLock { s in
+            s.totals.skipped[reason, default: 0] += 1
+            Self.keep(pointer, in: &s.totals.skippedSamples[reason, default: []], limit: sampleLimit)
         }
     }
 
     /// Counts a data URI whose declared type its bytes contradicted (it is still extracted).
     func mismatch(pointer: String, declared: String, detected: String) {
-        lock.withLock {
-            totals.mismatches += 1
-            Self.keep(Mismatch(pointer: pointer, declared: declared, detected: detected), in: &totals.mismatchSamples, limit: sampleLimit)
+        state.withLock { s in
+            s.totals.mismatches += 1
+            Self.keep(Mismatch(pointer: pointer, declared: declared, detected: detected), in: &s.totals.mismatchSamples, limit: sampleLimit)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import JSONStream
+import Synchronization
 
 /// Moves files embedded in strings (base64 data URIs, bare base64 of a known type) into a blob
 /// store and replaces each string by a reference (`extract-blobs`).
@@ -266,19 +267,18 @@ public struct BlobNameConflict: DataError, CustomStringConvertible, Sendable {
 
 /// The object names used so far in a run, with the content each holds, so that one name never
 /// gets two contents and each object is written once.
-private final class NameClaims: @unchecked Sendable {
+private final class NameClaims: Sendable {
     private struct Claim {
         var content: DigestKey
         var pointer: String
     }
 
-    private let lock = NSLock()
-    private var claims: [String: Claim] = [:]
+    private let claims = Mutex<[String: Claim]>([:])
 
     /// Whether this is the first use of `name`; throws if it was used for other content.
     func claim(_ name: String, sha256: String, pointer: String) throws -> Bool {
         let key = DigestKey(sha256: sha256)
-        return try lock.withLock {
+        return try claims.withLock { claims in
             if let existing = claims[name] {
                 guard existing.content == key else {
                     // Name the two places in pointer order, whichever worker got there first.

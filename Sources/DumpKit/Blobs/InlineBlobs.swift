@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import JSONStream
+import Synchronization
 
 /// Turns blob references back into the strings they replaced (`inline-blobs`, the rollback of
 /// `extract-blobs`): each reference's object is read from the store, checked against the size and
@@ -24,23 +25,23 @@ public struct InlineBlobs: RecordTransformer, UnitTransformer {
     }
 
     /// Counts of what was done; safe to update from worker threads.
-    public final class Tally: @unchecked Sendable {
-        private let lock = NSLock()
-        private var counts = (inlined: 0, bytes: Int64(0), foreign: 0)
+    public final class Tally: Sendable {
+        private let counts = Mutex((inlined: 0, bytes: Int64(0), foreign: 0))
         public init() {}
         /// References turned back into strings.
-        public var inlined: Int { lock.withLock { counts.inlined } }
+        public var inlined: Int { counts.withLock { $0.inlined } }
         /// Their decoded bytes.
-        public var bytes: Int64 { lock.withLock { counts.bytes } }
+        public var bytes: Int64 { counts.withLock { $0.bytes } }
         /// Salada or URL references left alone: their name is not a valid object name, their object
         /// is not in the store, or their token is not the one extract-blobs made.
-        public var foreign: Int { lock.withLock { counts.foreign } }
+        public var foreign: Int { counts.withLock { $0.foreign } }
         func add(bytes: Int64) {
-            lock.withLock {
-                counts.inlined += 1; counts.bytes += bytes
+            counts.withLock {
+                $0.inlined += 1
+                $0.bytes += bytes
             }
         }
-        func addForeign() { lock.withLock { counts.foreign += 1 } }
+        func addForeign() { counts.withLock { $0.foreign += 1 } }
     }
 
     public let name = "inline-blobs"

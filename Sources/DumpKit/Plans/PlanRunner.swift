@@ -1,12 +1,13 @@
 import Foundation
 import JSONStream
+import Synchronization
 
 /// Applies a chain of plans (v1 -> v2 -> v3) to records, one at a time, and counts what it did.
 ///
 /// Each record goes through every step of every plan in order; a step applies when one of its
 /// patterns matches the record's current path (after earlier moves) and its `where` holds. Records
 /// no step applies to come back unchanged. `apply` may be called from several threads at once.
-public final class PlanRunner: @unchecked Sendable {
+public final class PlanRunner: Sendable {
     public let plans: [MigrationPlan]
     public let onError: OnErrorPolicy
     /// Every source pattern of the plans' operation steps: the records a reader must yield.
@@ -19,9 +20,8 @@ public final class PlanRunner: @unchecked Sendable {
 
     /// The operation steps of every plan, in order, with what `apply` needs worked out once.
     private let steps: [RunnerStep]
-    /// Counts and examples, guarded by `lock`. `apply` adds to them once per record.
-    private let lock = NSLock()
-    private var tally: Tally
+    /// Counts and examples. `apply` adds to them once per record.
+    private let tally: Mutex<Tally>
     /// The stats without counts or examples: names, summaries, patterns.
     private let template: MigrationStats
 
@@ -57,12 +57,12 @@ public final class PlanRunner: @unchecked Sendable {
                     plan: s.plan, step: s.step.index, name: s.step.name, patterns: s.step.patterns.map(\.text),
                     operations: s.operations.map { OperationStats(name: $0.name, summary: $0.description) })
             })
-        tally = Tally(steps: steps)
+        tally = Mutex(Tally(steps: steps))
     }
 
     /// The counts so far.
     public var stats: MigrationStats {
-        lock.withLock {
+        tally.withLock { tally in
             var stats = template
             stats.records = tally.records
             stats.matched = tally.matched
@@ -131,7 +131,7 @@ public final class PlanRunner: @unchecked Sendable {
         let changed = (first.map { $0.applied != 0 } ?? false) || more.contains { $0.applied != 0 } || !rare.appliedPast64.isEmpty
         let moved = output.map { $0.path != record.path } ?? false
         let rejects = edit.rejects.count
-        lock.withLock {
+        tally.withLock { tally in
             tally.records += 1
             if matched { tally.matched += 1 }
             if changed { tally.changed += 1 }
@@ -147,7 +147,7 @@ public final class PlanRunner: @unchecked Sendable {
 
     /// Whether a record at `path` would replace the current example of step `si` (so far).
     private func mayBeExample(_ si: Int, _ path: [String]) -> Bool {
-        lock.withLock { tally.examplePaths[si].map { Self.precedes(path, $0) } ?? true }
+        tally.withLock { $0.examplePaths[si].map { Self.precedes(path, $0) } ?? true }
     }
 
     /// Whether path `a` comes before `b` in the database's key order.
@@ -158,7 +158,7 @@ public final class PlanRunner: @unchecked Sendable {
 }
 
 /// A step as the runner runs it (a class: one reference to retain per step and record).
-private final class RunnerStep {
+private final class RunnerStep: Sendable {
     let plan: String
     let step: PlanStep
     let operations: [any PlanOperation]
