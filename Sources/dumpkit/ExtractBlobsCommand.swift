@@ -68,13 +68,13 @@ struct ExtractBlobsCommand: ParsableCommand {
 
     func validate() throws {
         if !dryRun { try json.check(output: output) }
+        if contentAddressed && nameTemplate != nil { throw ValidationError("--name and --content-addressed do not go together") }
     }
 
     func run() throws {
         try reportingErrors {
             var job = ExtractBlobsJob(input: input, output: output, store: blobs.store)
             job.openStore = stores.openStore
-            if contentAddressed && nameTemplate != nil { throw UsageError("--name and --content-addressed do not go together") }
             job.options.match = try blobs.patterns()
             job.options.minimumBytes = minBytes
             job.options.naming = contentAddressed ? .contentAddressed : try nameTemplate.map { try BlobNameTemplate($0) } ?? .pathBased

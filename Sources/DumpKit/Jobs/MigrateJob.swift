@@ -147,8 +147,10 @@ public struct MigrateJob {
                 try ExtractStepBlobs($0, options: $1, store: store, report: blobs!)
             }
             let pipeline = Pipeline(transformers: [migrate] + extractions)
-            // Values are built on the worker threads; the reading thread only copies them.
+            // Values are built on the worker threads; the reading thread only copies them. Captures
+            // are made where a step uses them (`RecordEdit`, `ExtractStepBlobs`), from its own pattern.
             reader.readsRecordValues = false
+            reader.readsRecordCaptures = false
             pipeline.recordValues = reader.reader
             pipeline.onRecord = { progress?.recordDone() }
             try pipeline.run(reader: reader, writer: writer)

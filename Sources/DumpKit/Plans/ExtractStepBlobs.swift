@@ -14,9 +14,10 @@ struct ExtractStepBlobs: RecordTransformer {
     }
 
     func transform(_ record: Record) throws -> [Record] {
-        guard try extraction.step.match(path: record.path, value: record.value) != nil else { return [record] }
+        guard var captures = try extraction.step.match(path: record.path, value: record.value) else { return [record] }
+        captures["key"] = record.path.last ?? ""
         var named = record
-        named.captures["key"] = record.path.last ?? ""
+        named.captures = captures
         return try extractor.transform(named)
     }
 
