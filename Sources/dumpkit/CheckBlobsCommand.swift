@@ -17,7 +17,7 @@ struct CheckBlobsCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "Dump to check, or - for standard input.")
+    @Argument(help: "Dump to check: a file, - for standard input, or an object s3://BUCKET/KEY or gs://BUCKET/KEY.")
     var input: String
 
     @OptionGroup var blobs: BlobOptions

@@ -25,7 +25,7 @@ struct ConvertCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "Input dump, or - for standard input.")
+    @Argument(help: "Input dump: a file, - for standard input, or an object s3://BUCKET/KEY or gs://BUCKET/KEY.")
     var input: String
 
     @Option(name: .shortAndLong, help: "Output file, or - for standard output.")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DumpKit
 import Foundation
+import ObjectStores
 
 /// The `dumpkit` root command.
 @main
@@ -39,6 +40,10 @@ struct DumpKitCommand: ParsableCommand {
         }
         do {
             var command = try parseAsRoot(arguments)
+            // Dump inputs may be bucket objects (s3://, gs://), reached with the command's store
+            // options where it has them, else with the environment's.
+            let stores = (command as? UsesStores)?.stores.objectStores ?? ObjectStoreOptions()
+            RemoteInput.register { try ObjectInput.open($0, options: stores) }
             try command.run()
         } catch {
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }

@@ -19,7 +19,7 @@ struct InlineBlobsCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "Input dump, or - for standard input.")
+    @Argument(help: "Input dump: a file, - for standard input, or an object s3://BUCKET/KEY or gs://BUCKET/KEY.")
     var input: String
 
     @Option(name: .shortAndLong, help: "Output dump, or - for standard output.")

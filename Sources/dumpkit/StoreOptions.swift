@@ -29,3 +29,17 @@ struct StoreOptions: ParsableArguments {
 }
 
 extension ChecksumMode: ExpressibleByArgument {}
+
+/// A command with `StoreOptions`: its `--endpoint` and `--access-token` also reach the bucket objects
+/// it reads as dump inputs (`DumpKitCommand.main` registers the opener).
+protocol UsesStores {
+    var stores: StoreOptions { get }
+}
+
+extension CheckBlobsCommand: UsesStores {}
+extension CopyCommand: UsesStores {}
+extension ExtractBlobsCommand: UsesStores {}
+extension InlineBlobsCommand: UsesStores {}
+extension MigrateCommand: UsesStores {}
+extension RestoreCommand: UsesStores {}
+extension ValidateCommand: UsesStores {}

@@ -49,7 +49,7 @@ struct ValidateCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The dump, or - for standard input.")
+    @Argument(help: "The dump: a file, - for standard input, or an object s3://BUCKET/KEY or gs://BUCKET/KEY.")
     var input: String
 
     @Option(

@@ -133,6 +133,41 @@ final class FaultInjectionTests: XCTestCase {
         )
     }
 
+    func testADumpInputReadThroughDroppedConnectionsGivesTheSameOutput() throws {
+        let s3 = try SeaweedServer()
+        defer { s3.stop() }
+        let python = try RequiredTool.path("python3", package: "python3")
+        let directory = try temporaryDirectory(self)
+        let script = directory.appendingPathComponent("fault_proxy.py")
+        try Self.proxy.write(to: script, atomically: true, encoding: .utf8)
+        let bucket = try s3.makeBucket()
+        // 10 MB of records: two ranged parts.
+        let records = (0..<120_000).map { "\"k\($0)\":{\"t\":\"\(String(repeating: "x", count: 40 + $0 % 50))\",\"n\":\($0)}" }
+        let dump = directory.appendingPathComponent("dump.json")
+        try ("{" + records.joined(separator: ",") + "}").write(to: dump, atomically: true, encoding: .utf8)
+        _ = try s3.aws(["s3", "cp", dump.path, "s3://\(bucket)/dump.json"])
+        let reference = directory.appendingPathComponent("reference.json").path
+        XCTAssertEqual(try CLI.run(["convert", dump.path, "-o", reference]).status, 0)
+
+        // Responses cut after 1,500 bytes on the first connections, then a SlowDown.
+        let port = try freePort()
+        let log = directory.appendingPathComponent("input.log")
+        let proxy = try ServerProcess(
+            python, [script.path, String(port), String(s3.s3Port), "pass,drop,drop,drop,503", log.path],
+            logFile: directory.appendingPathComponent("input.out"))
+        defer { proxy.stop() }
+        try proxy.waitUntilListening(port: port)
+        var environment = s3.clientEnvironment
+        environment["AWS_ENDPOINT_URL"] = "http://127.0.0.1:\(port)"
+        environment["AWS_ENDPOINT_URL_S3"] = "http://127.0.0.1:\(port)"
+        let out = directory.appendingPathComponent("out.json").path
+        let r = try CLI.run(["convert", "s3://\(bucket)/dump.json", "-o", out], environment: environment)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let faults = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n")
+        XCTAssertGreaterThanOrEqual(faults.filter { $0 == "drop" }.count, 1, "a response was cut")
+        XCTAssertEqual(try contents(out), try contents(reference))
+    }
+
     /// Every object of a directory store and its metadata as the store reports them (times left out).
     func tree(_ path: String) throws -> [String: String] {
         let store = try DirectoryBlobStore(directory: path, writable: false)

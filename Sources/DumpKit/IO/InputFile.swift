@@ -7,8 +7,8 @@ import JSONStream
     import Musl
 #endif
 
-/// An input path or `-` (standard input), decompressed on the fly when its magic bytes say gzip,
-/// zstd, xz or bzip2.
+/// An input path, `-` (standard input) or the URL of an object in a bucket (`RemoteInput`),
+/// decompressed on the fly when its magic bytes say gzip, zstd, xz or bzip2.
 public final class InputFile: JSONByteSource {
     /// The name used in messages (`-` is shown as `<stdin>`).
     public let name: String
@@ -16,19 +16,30 @@ public final class InputFile: JSONByteSource {
     public let size: Int64?
     /// The compression that was detected.
     public let compression: CompressionFilter
+    /// Whether it can be read again at any offset (`ReadOnlyFile`): a local file, not compressed.
+    public let isSeekable: Bool
     private let fd: Int32
     private let ownsDescriptor: Bool
+    /// Ends the transfer of a remote input (`RemoteInput.finish`), once.
+    private var remoteFinish: (@Sendable () throws -> Void)?
     private var prefix: [UInt8]
     private var decompressor: Decompressor?
     private var plainBytesRead: Int64 = 0
 
     /// Opens `path` for reading; fails with a clear `InputError` for a missing file or a directory.
     public init(path: String) throws {
+        var local = false
         if path == "-" {
             name = "<stdin>"
             fd = STDIN_FILENO
             ownsDescriptor = false
             size = nil
+        } else if let remote = try RemoteInput.open(path) {
+            name = path
+            fd = remote.descriptor
+            ownsDescriptor = true
+            size = remote.size
+            remoteFinish = remote.finish
         } else {
             name = path
             var st = stat()
@@ -39,10 +50,12 @@ public final class InputFile: JSONByteSource {
             fd = d
             ownsDescriptor = true
             size = (st.st_mode & S_IFMT) == S_IFREG ? Int64(st.st_size) : nil
+            local = size != nil
         }
         // Sniff the magic bytes; they are served again before the rest.
         prefix = try Self.readUpTo(CompressionFilter.magicLength, from: fd, name: name)
         compression = prefix.withUnsafeBytes { CompressionFilter.detect(magic: $0) }
+        isSeekable = local && compression == .none
         if compression != .none {
             do {
                 // gzip through zlib, which checks every member's CRC-32 and length; libarchive does not.
@@ -52,6 +65,7 @@ public final class InputFile: JSONByteSource {
                     decompressor = .libarchive(try DecompressingReader(fileDescriptor: fd, prefix: prefix, name: name))
                 }
             } catch {
+                try finishRemote()
                 throw InputError(file: name, message: error.message)
             }
             prefix = []
@@ -72,7 +86,24 @@ public final class InputFile: JSONByteSource {
         return Array(bytes[0..<got])
     }
 
-    deinit { if ownsDescriptor { close(fd) } }
+    deinit {
+        if ownsDescriptor { close(fd) }
+        // A remote input left before its end: the transfer stops at the closed descriptor.
+        try? remoteFinish?()
+    }
+
+    /// Ends a remote input's transfer and throws what stopped it early, once; nothing for a file.
+    private func finishRemote() throws {
+        guard let finish = remoteFinish else { return }
+        remoteFinish = nil
+        do {
+            try finish()
+        } catch let error as InputError {
+            throw error
+        } catch {
+            throw InputError(file: name, message: "\(error)")
+        }
+    }
 
     /// Bytes consumed from the file so far (compressed bytes for compressed input), for progress.
     public var bytesRead: Int64 { decompressor?.compressedBytesRead ?? plainBytesRead }
@@ -88,11 +119,16 @@ public final class InputFile: JSONByteSource {
 
     private func readBytes(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         if let decompressor {
+            let n: Int
             do {
-                return try decompressor.read(into: buffer)
+                n = try decompressor.read(into: buffer)
             } catch {
+                // A transfer that ended early makes the stream look truncated: say why it ended.
+                try finishRemote()
                 throw InputError(file: name, message: error.message)
             }
+            if n == 0 { try finishRemote() }
+            return n
         }
         if !prefix.isEmpty {
             let n = min(prefix.count, buffer.count)
@@ -104,6 +140,7 @@ public final class InputFile: JSONByteSource {
         while true {
             let n = Glibc.read(fd, buffer.baseAddress!, buffer.count)
             if n >= 0 {
+                if n == 0 { try finishRemote() }
                 plainBytesRead += Int64(n)
                 return n
             }

@@ -50,8 +50,7 @@ public struct ValidateJob {
         report.checkedRules =
             Self.limitRules + schemas.map { "schema:\($0.file)" } + (rules.map { _ in ["rules:.validate"] } ?? [])
             + (blobs.map { Self.blobRules(style: $0.style) } ?? [])
-        let seekable = file.compression == .none && file.size != nil
-        let spool = (rules != nil && !seekable) || (blobs != nil && file.size == nil) ? try Self.spool(file) : nil
+        let spool = (rules != nil && !file.isSeekable) || (blobs != nil && file.size == nil) ? try Self.spool(file) : nil
         let source: JSONByteSource = spool?.stream() ?? file
         let rulesOnDisk = rules != nil && (spool?.size ?? file.size ?? 0) > rulesMemoryLimit
         var findings: [Finding] = []

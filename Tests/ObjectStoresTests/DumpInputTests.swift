@@ -1,0 +1,117 @@
+import DumpKit
+import Foundation
+import ObjectStores
+import TestSupport
+import XCTest
+
+/// Dump inputs read straight from buckets (`dumpkit convert s3://b/k ...`): the same output as
+/// from the local file, whatever the compression, the size (objects of many ranged parts) and the
+/// store, and clear errors for what is not there.
+final class DumpInputTests: XCTestCase {
+    nonisolated(unsafe) static var s3: SeaweedServer?
+    nonisolated(unsafe) static var gcs: FakeGCSServer?
+    nonisolated(unsafe) static var startError: Error?
+
+    override class func setUp() {
+        do {
+            s3 = try SeaweedServer()
+            gcs = try FakeGCSServer()
+        } catch {
+            startError = error
+        }
+    }
+
+    override class func tearDown() {
+        s3?.stop()
+        gcs?.stop()
+        s3 = nil
+        gcs = nil
+    }
+
+    func servers() throws -> (s3: SeaweedServer, gcs: FakeGCSServer, environment: [String: String]) {
+        if let startError = Self.startError { throw startError }
+        var environment = Self.s3!.clientEnvironment
+        environment["STORAGE_EMULATOR_HOST"] = Self.gcs!.endpoint
+        return (Self.s3!, Self.gcs!, environment)
+    }
+
+    func run(_ arguments: [String], _ environment: [String: String], expect status: Int32 = 0) throws -> CLI.Result {
+        let r = try CLI.run(arguments, environment: environment)
+        XCTAssertEqual(r.status, status, "dumpkit \(arguments.joined(separator: " ")): \(r.stderr)")
+        return r
+    }
+
+    /// A dump of about `bytes` bytes: records with text, numbers and escapes.
+    func dump(bytes: Int) -> String {
+        var records: [String] = []
+        var size = 0
+        var i = 0
+        while size < bytes {
+            let record = "\"-K\(i)\":{\"title\":\"item \(i) \\\"q\\\" \\u00e9\",\"n\":\(i * 7),\"tags\":[\"a\",\"b\",\(i % 3)]}"
+            records.append(record)
+            size += record.utf8.count + 1
+            i += 1
+        }
+        return "{\"v1\":{\"todolist\":{" + records.joined(separator: ",") + "}}}"
+    }
+
+    func testConvertReadsObjectsFromS3AndCloudStorageLikeLocalFiles() throws {
+        let (s3, gcs, environment) = try servers()
+        let s3Bucket = try s3.makeBucket()
+        let gcsBucket = try gcs.makeBucket()
+        let directory = try temporaryDirectory(self)
+        // About 17 MB: three ranged parts of 8 MiB, several in flight, boundaries inside strings.
+        let big = directory.appendingPathComponent("big.json")
+        try dump(bytes: 17_500_000).write(to: big, atomically: true, encoding: .utf8)
+        let small = directory.appendingPathComponent("small.json")
+        try dump(bytes: 5_000).write(to: small, atomically: true, encoding: .utf8)
+        let gzipped = directory.appendingPathComponent("big.json.gz")
+        try Shell.runData("gzip", ["-c", big.path]).write(to: gzipped)
+        _ = try s3.aws(["s3", "cp", big.path, "s3://\(s3Bucket)/backups/big.json"])
+        _ = try s3.aws(["s3", "cp", gzipped.path, "s3://\(s3Bucket)/backups/big.json.gz"])
+        _ = try s3.aws(["s3", "cp", small.path, "s3://\(s3Bucket)/small.json"])
+        let upload = directory.appendingPathComponent("upload")
+        try FileManager.default.createDirectory(at: upload, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: gzipped, to: upload.appendingPathComponent("big.json.gz"))
+        _ = try run(["copy", upload.path, "gs://\(gcsBucket)/in"], environment)
+
+        let reference = directory.appendingPathComponent("reference.json").path
+        _ = try run(["convert", big.path, "-o", reference, "--canonical"], environment)
+        for input in [
+            "s3://\(s3Bucket)/backups/big.json", "s3://\(s3Bucket)/backups/big.json.gz", "gs://\(gcsBucket)/in/big.json.gz",
+        ] {
+            let out = directory.appendingPathComponent("out.json").path
+            _ = try run(["convert", input, "-o", out, "--canonical"], environment)
+            XCTAssertEqual(try contents(out), try contents(reference), input)
+        }
+        // A small object, and a command that reads its input twice (validate with rules spools it).
+        let rules = directory.appendingPathComponent("rules.json")
+        try #"{"rules":{".read":true,"v1":{"todolist":{"$id":{".validate":"newData.hasChildren(['title'])"}}}}}"#.write(
+            to: rules, atomically: true, encoding: .utf8)
+        let local = try run(["validate", small.path, "--rules", rules.path, "--json"], environment)
+        let remote = try run(["validate", "s3://\(s3Bucket)/small.json", "--rules", rules.path, "--json"], environment)
+        XCTAssertEqual(
+            remote.stdout.replacingOccurrences(of: "s3://\(s3Bucket)/small.json", with: small.path), local.stdout)
+    }
+
+    func testMissingObjectsAndBucketOnlyURLsAreClearErrors() throws {
+        let (s3, gcs, environment) = try servers()
+        let bucket = try s3.makeBucket()
+        let gcsBucket = try gcs.makeBucket()
+        let out = try temporaryDirectory(self).appendingPathComponent("out.json").path
+        let missing = try run(["convert", "s3://\(bucket)/nothing.json", "-o", out], environment, expect: 2)
+        XCTAssertTrue(missing.stderr.contains("s3://\(bucket)/nothing.json/") || missing.stderr.contains("s3://\(bucket)/"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("no such object"), missing.stderr)
+        XCTAssertTrue(missing.stderr.contains(s3.endpoint), missing.stderr)
+        let gone = try run(["convert", "gs://\(gcsBucket)/nothing.json", "-o", out], environment, expect: 2)
+        XCTAssertTrue(gone.stderr.contains("no such object"), gone.stderr)
+        let whole = try run(["convert", "s3://\(bucket)", "-o", out], environment, expect: 2)
+        XCTAssertTrue(whole.stderr.contains("names a bucket, not an object"), whole.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+        // Wrong credentials: the service's refusal, named.
+        var wrong = environment
+        wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+        let refused = try run(["convert", "s3://\(bucket)/x.json", "-o", out], wrong, expect: 2)
+        XCTAssertTrue(refused.stderr.contains("SignatureDoesNotMatch"), refused.stderr)
+    }
+}
