@@ -28,7 +28,9 @@ struct ConvertCommand: ParsableCommand {
     @Argument(help: "Input dump: a file, - for standard input, or an object s3://BUCKET/KEY or gs://BUCKET/KEY.")
     var input: String
 
-    @Option(name: .shortAndLong, help: "Output file, or - for standard output.")
+    @Option(
+        name: .shortAndLong,
+        help: "Output file, - for standard output, or an object s3://BUCKET/KEY or gs://BUCKET/KEY (uploaded when the command succeeds).")
     var output: String = "-"
 
     @Option(help: "Input format: json or ndjson (default: from the file name, else json).")

@@ -40,10 +40,11 @@ struct DumpKitCommand: ParsableCommand {
         }
         do {
             var command = try parseAsRoot(arguments)
-            // Dump inputs may be bucket objects (s3://, gs://), reached with the command's store
-            // options where it has them, else with the environment's.
+            // Dump inputs and outputs may be bucket objects (s3://, gs://), reached with the
+            // command's store options where it has them, else with the environment's.
             let stores = (command as? UsesStores)?.stores.objectStores ?? ObjectStoreOptions()
             RemoteInput.register { try ObjectInput.open($0, options: stores) }
+            RemoteOutput.register { try ObjectOutput.uploader(for: $0, options: stores) }
             try command.run()
         } catch {
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }

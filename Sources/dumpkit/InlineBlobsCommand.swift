@@ -22,7 +22,9 @@ struct InlineBlobsCommand: ParsableCommand {
     @Argument(help: "Input dump: a file, - for standard input, or an object s3://BUCKET/KEY or gs://BUCKET/KEY.")
     var input: String
 
-    @Option(name: .shortAndLong, help: "Output dump, or - for standard output.")
+    @Option(
+        name: .shortAndLong,
+        help: "Output dump, - for standard output, or an object s3://BUCKET/KEY or gs://BUCKET/KEY (uploaded when the command succeeds).")
     var output: String = "-"
 
     @OptionGroup var blobs: BlobOptions

@@ -32,7 +32,9 @@ struct MigrateCommand: ParsableCommand {
     @Argument(help: "Input dump: a file, - for standard input, or an object s3://BUCKET/KEY or gs://BUCKET/KEY.")
     var input: String
 
-    @Option(name: .shortAndLong, help: "Output file, or - for standard output.")
+    @Option(
+        name: .shortAndLong,
+        help: "Output file, - for standard output, or an object s3://BUCKET/KEY or gs://BUCKET/KEY (uploaded when the command succeeds).")
     var output: String = "-"
 
     @Option(name: .customLong("plan"), help: "A plan file (repeatable; applied in order).")

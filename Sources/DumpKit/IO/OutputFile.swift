@@ -10,6 +10,7 @@ import JSONStream
 
 /// An output path or `-` (standard output), written to a temporary file beside the target and
 /// renamed over it only by `commit()`; compressed when the name ends in `.gz`, `.zst`, `.xz` or `.bz2`.
+/// A URL (`RemoteOutput`) is written to a temporary file in `TMPDIR` and uploaded by `commit()`.
 ///
 /// Until `commit()`, an existing file at the path is untouched; `abort()` (or deinit without
 /// commit) removes the temporary file, so a failed run never leaves a partial output. Written bytes
@@ -20,6 +21,8 @@ public final class OutputFile: JSONByteSink {
     public let compression: CompressionFilter
     private let fd: Int32
     private let temporaryPath: String?
+    /// Uploads the finished file when the output is a URL.
+    private let upload: RemoteOutput.Uploader?
     private var compressor: CompressingWriter?
     private var finished = false
     /// Compression finished and the temporary file synced and closed (`prepare()`).
@@ -42,7 +45,17 @@ public final class OutputFile: JSONByteSink {
         if path == "-" {
             fd = STDOUT_FILENO
             temporaryPath = nil
+            upload = nil
             self.compression = compression ?? .none
+        } else if let uploader = try RemoteOutput.uploader(for: path) {
+            let dir = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            guard let (d, temporary) = UniqueFile.create(prefix: "\(dir)/dumpkit-output-\(getpid())-") else {
+                throw OutputError(file: path, message: "cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))")
+            }
+            fd = d
+            temporaryPath = temporary
+            upload = uploader
+            self.compression = compression ?? CompressionFilter.forPath(path)
         } else {
             var st = stat()
             if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
@@ -56,6 +69,7 @@ public final class OutputFile: JSONByteSink {
             }
             fd = d
             temporaryPath = temporary
+            upload = nil
             self.compression = compression ?? CompressionFilter.forPath(path)
         }
         if self.compression != .none {
@@ -233,12 +247,22 @@ public final class OutputFile: JSONByteSink {
     }
 
     /// Renames the prepared temporary file over `path` and syncs its folder, so that the rename
-    /// itself survives a power cut.
+    /// itself survives a power cut; or uploads it, for a URL.
     public func publish() throws {
         try prepare()
         guard !finished else { return }
         finished = true
         guard let temporaryPath else { return }
+        if let upload {
+            defer { unlink(temporaryPath) }
+            let d = open(temporaryPath, O_RDONLY | O_CLOEXEC)
+            guard d >= 0 else {
+                throw OutputError(file: path, message: "cannot read the finished output: \(String(cString: strerror(errno)))")
+            }
+            defer { close(d) }
+            try upload(path, d, fileSize ?? 0)
+            return
+        }
         guard rename(temporaryPath, path) == 0 else {
             let message = String(cString: strerror(errno))
             unlink(temporaryPath)

@@ -4,10 +4,10 @@ import ObjectStores
 import TestSupport
 import XCTest
 
-/// Dump inputs read straight from buckets (`dumpkit convert s3://b/k ...`): the same output as
-/// from the local file, whatever the compression, the size (objects of many ranged parts) and the
-/// store, and clear errors for what is not there.
-final class DumpInputTests: XCTestCase {
+/// Dumps read from and written to buckets (`dumpkit convert s3://b/k -o gs://b/k2`): the same bytes
+/// as with local files, whatever the compression, the size (ranged parts, multipart uploads) and the
+/// store; clear errors for what is not there; no object for a failed run.
+final class BucketDumpTests: XCTestCase {
     nonisolated(unsafe) static var s3: SeaweedServer?
     nonisolated(unsafe) static var gcs: FakeGCSServer?
     nonisolated(unsafe) static var startError: Error?
@@ -92,6 +92,48 @@ final class DumpInputTests: XCTestCase {
         let remote = try run(["validate", "s3://\(s3Bucket)/small.json", "--rules", rules.path, "--json"], environment)
         XCTAssertEqual(
             remote.stdout.replacingOccurrences(of: "s3://\(s3Bucket)/small.json", with: small.path), local.stdout)
+    }
+
+    func testOutputsGoToBucketsWholeOrNotAtAll() throws {
+        let (s3, gcs, environment) = try servers()
+        let bucket = try s3.makeBucket()
+        let gcsBucket = try gcs.makeBucket()
+        let directory = try temporaryDirectory(self)
+        let input = directory.appendingPathComponent("in.json")
+        // About 10 MB: a multipart upload (over 8 MiB).
+        try dump(bytes: 10_000_000).write(to: input, atomically: true, encoding: .utf8)
+        let reference = directory.appendingPathComponent("reference.json").path
+        _ = try run(["convert", input.path, "-o", reference, "--canonical"], environment)
+
+        _ = try run(["convert", input.path, "-o", "s3://\(bucket)/v2/out.json", "--canonical"], environment)
+        let down = directory.appendingPathComponent("down.json").path
+        _ = try s3.aws(["s3", "cp", "s3://\(bucket)/v2/out.json", down])
+        XCTAssertEqual(try contents(down), try contents(reference))
+        let head = try s3.aws(["s3api", "head-object", "--bucket", bucket, "--key", "v2/out.json"])
+        XCTAssertTrue(head.contains("application/json"), head)
+        XCTAssertTrue(head.contains("-"), "a multipart ETag: \(head)")
+
+        // Compressed by the name, to Cloud Storage, and read back from there.
+        _ = try run(["convert", input.path, "-o", "gs://\(gcsBucket)/v2/out.json.zst", "--canonical"], environment)
+        let back = directory.appendingPathComponent("back.json").path
+        _ = try run(["convert", "gs://\(gcsBucket)/v2/out.json.zst", "-o", back, "--canonical"], environment)
+        XCTAssertEqual(try contents(back), try contents(reference))
+
+        // A run that fails leaves no object, and the one there stays as it was.
+        let broken = directory.appendingPathComponent("broken.json")
+        try #"{"a":1,"b":[1,2"#.write(to: broken, atomically: true, encoding: .utf8)
+        let failed = try run(["convert", broken.path, "-o", "s3://\(bucket)/v2/out.json"], environment, expect: 2)
+        XCTAssertTrue(failed.stderr.contains("broken.json"), failed.stderr)
+        _ = try s3.aws(["s3", "cp", "s3://\(bucket)/v2/out.json", down])
+        XCTAssertEqual(try contents(down), try contents(reference))
+        _ = try run(["convert", broken.path, "-o", "s3://\(bucket)/v2/new.json"], environment, expect: 2)
+        let listing = try s3.aws(["s3", "ls", "--recursive", "s3://\(bucket)/"])
+        XCTAssertFalse(listing.contains("new.json"), listing)
+        let uploads = try s3.aws(["s3api", "list-multipart-uploads", "--bucket", bucket])
+        XCTAssertFalse(uploads.contains("UploadId"), uploads)
+
+        let whole = try run(["convert", input.path, "-o", "s3://\(bucket)"], environment, expect: 2)
+        XCTAssertTrue(whole.stderr.contains("names a bucket, not an object"), whole.stderr)
     }
 
     func testMissingObjectsAndBucketOnlyURLsAreClearErrors() throws {
