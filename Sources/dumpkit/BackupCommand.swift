@@ -8,10 +8,15 @@ struct BackupCommand: ParsableCommand {
         abstract: "Put a backup set (database dump, rules, bucket) into one archive with a manifest.",
         discussion: """
             The dump and rules files are stored as they are under dump/ and rules/, the bucket's objects under \
-            bucket/. `dumpkit restore` puts each part back in the same layout under its destination.
+            bucket/. `dumpkit restore` puts each part back in the same layout under its destination. The \
+            bucket may be a directory or s3://BUCKET/PREFIX or gs://BUCKET/PREFIX, read as `dumpkit archive` \
+            reads it, with every object's metadata.
 
-            Example:
-              dumpkit backup --dump backup.json.gz --rules database.rules.json --bucket bucket/ -o backup-2024-05-01.tar.zst
+            Examples:
+              dumpkit backup --dump backup.json.gz --rules database.rules.json \\
+                  --bucket bucket/ -o backup-2024-05-01.tar.zst
+              dumpkit backup --dump backup.json.gz --bucket gs://my-app.appspot.com \\
+                  -o backup-2024-05-01.tar.zst
             """
     )
 
@@ -21,7 +26,7 @@ struct BackupCommand: ParsableCommand {
     @Option(help: "The security rules file.")
     var rules: String?
 
-    @Option(help: "The bucket directory (or DumpKit blob store).")
+    @Option(help: "The bucket: a directory (or DumpKit blob store), s3://BUCKET/PREFIX or gs://BUCKET/PREFIX.")
     var bucket: String?
 
     @Option(name: .shortAndLong, help: "The archive to write, or - for standard output.")
@@ -37,7 +42,7 @@ struct BackupCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             var job = ArchiveJob(source: .backup(dump: dump, rules: rules, bucket: bucket), output: output)
-            try archive.configure(&job)
+            try archive.configure(&job, bucket: bucket)
             let summary = try job.run(progress: archive.dryRun ? nil : common.archiveProgress())
             try archive.report(summary, output: output, noun: "file", common: common)
         }
