@@ -84,6 +84,23 @@ public final class GCSClient: Sendable {
         return r.body
     }
 
+    /// The object's stored bytes (`alt=media`, `Accept-Encoding: gzip` so that an object stored gzip-encoded
+    /// is not decompressed on the way), all or `range`, of the generation `version` names when given
+    /// (a replaced or deleted object answers 404). The response's `X-Goog-Generation` and the whole
+    /// size come with the bytes.
+    public func read(key: String, range: Range<Int64>?, version: String?) async throws -> ObjectRead {
+        var headers: [(String, String)] = [("Accept-Encoding", "gzip")]
+        if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+        var target = objectURL(key) + "?alt=media"
+        if let version { target += "&generation=" + Self.encode(version) }
+        let r = try await send(.GET, target, headers: headers, object: key, bodyLimit: range.map { Int($0.count) } ?? Int(Int32.max))
+        let whole =
+            S3Client.wholeSize(contentRange: r.headers.first(name: "content-range"))
+            ?? r.headers.first(name: "x-goog-stored-content-length").flatMap { Int64($0) }
+            ?? (range == nil ? r.headers.first(name: "content-length").flatMap { Int64($0) } : nil)
+        return ObjectRead(body: r.body, version: r.headers.first(name: "x-goog-generation"), size: whole)
+    }
+
     /// Uploads `body` with `object`'s metadata in one `uploadType=multipart` request;
     /// `createOnly` sends `ifGenerationMatch=0`, so an existing object is never replaced (`.exists`).
     public func upload(key: String, body: ByteBuffer, object: StoredObject, createOnly: Bool) async throws -> CreateOutcome {

@@ -11,8 +11,14 @@ public protocol ObjectStoreClient: Sendable {
     func head(key: String) async throws -> StoredObject?
     /// The object's bytes, all or `range` (end excluded).
     func get(key: String, range: Range<Int64>?) async throws -> ByteBuffer
+    /// The bytes of `range` (all when `nil`) of the object, as `read` answers them: only of the version
+    /// `version` names when given (S3: `If-Match` on the ETag; Cloud Storage: that `generation`, so a
+    /// changed object is a 412 or 404), with the version and whole size the response reports.
+    func read(key: String, range: Range<Int64>?, version: String?) async throws -> ObjectRead
     /// One page of the objects whose keys start with `prefix`, in byte order, after the page `token` names.
     func listPage(prefix: String, token: String?) async throws -> ListPage
+    /// Whether a listing gives each object's metadata (Cloud Storage), or only key, size, ETag and time (S3).
+    var listsMetadata: Bool { get }
     /// Writes `size` bytes, read piece by piece with `read(offset, length)`, with `object`'s metadata:
     /// small objects in one request, large ones in parts that become the object only when all are in.
     /// With `createOnly` an existing object is left as it is (`.exists`).
@@ -30,6 +36,21 @@ public struct ListPage: Sendable {
     public var next: String?
 }
 
+/// The bytes a `read` got, and what the response says of the object they are of.
+public struct ObjectRead: Sendable {
+    public var body: ByteBuffer
+    /// The version the bytes are of: S3's ETag (unquoted), Cloud Storage's generation.
+    public var version: String?
+    /// The whole object's size (a ranged read's `Content-Range` total).
+    public var size: Int64?
+
+    public init(body: ByteBuffer, version: String?, size: Int64?) {
+        self.body = body
+        self.version = version
+        self.size = size
+    }
+}
+
 /// What a write did.
 public enum CreateOutcome: Sendable {
     case created
@@ -38,6 +59,8 @@ public enum CreateOutcome: Sendable {
 }
 
 extension S3Client: ObjectStoreClient {
+    public var listsMetadata: Bool { false }
+
     public func listPage(prefix: String, token: String?) async throws -> ListPage {
         try await listPage(prefix: prefix, token: token, maxKeys: 1000)
     }
@@ -58,6 +81,8 @@ extension S3Client: ObjectStoreClient {
 }
 
 extension GCSClient: ObjectStoreClient {
+    public var listsMetadata: Bool { true }
+
     public func listPage(prefix: String, token: String?) async throws -> ListPage {
         try await listPage(prefix: prefix, token: token, maxResults: 1000)
     }

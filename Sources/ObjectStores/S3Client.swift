@@ -71,6 +71,25 @@ public final class S3Client: Sendable {
         return r.body
     }
 
+    /// GetObject of `range` (all when `nil`), with `If-Match` on `version` (an ETag) when given: a
+    /// changed object answers 412. The response's ETag and the whole size (`Content-Range`'s total,
+    /// or `Content-Length` of a whole read) come with the bytes.
+    public func read(key: String, range: Range<Int64>?, version: String?) async throws -> ObjectRead {
+        var headers: [(String, String)] = []
+        if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
+        if let version { headers.append(("If-Match", "\"\(version)\"")) }
+        let r = try await send(.GET, key: key, headers: headers, bodyLimit: range.map { Int($0.count) } ?? Int(Int32.max))
+        return ObjectRead(
+            body: r.body, version: r.headers.first(name: "etag").map(Self.unquoted),
+            size: Self.wholeSize(contentRange: r.headers.first(name: "content-range"))
+                ?? (range == nil ? r.headers.first(name: "content-length").flatMap { Int64($0) } : nil))
+    }
+
+    /// The whole size a `Content-Range: bytes 0-99/1234` header gives (`nil` for `*`).
+    static func wholeSize(contentRange: String?) -> Int64? {
+        contentRange.flatMap { $0.split(separator: "/").last }.flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+    }
+
     /// PutObject of `body` with `object`'s metadata; `createOnly` sends `If-None-Match: *`, so an
     /// existing object is never replaced (`.exists`). The payload is signed (its SHA-256 is in the
     /// signature), so the store checks every byte.

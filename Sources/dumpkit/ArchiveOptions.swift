@@ -3,6 +3,7 @@ import ArgumentParser
 import DumpKit
 import Foundation
 import JSONStream
+import ObjectStores
 
 /// Options of the commands that write archives (`archive`, `backup`).
 struct ArchiveOptions: ParsableArguments {
@@ -18,7 +19,10 @@ struct ArchiveOptions: ParsableArguments {
     @Option(help: "Compression level (zstd 1-22 and negative fast levels, gzip/xz/zip 0-9).")
     var level: Int?
 
-    @Option(help: "Hashing and compression threads (default: the number of cores).")
+    @Option(
+        help:
+            "Hashing and compression threads (default: the number of cores); from a bucket (s3://, gs://), objects read at once (default: 32; compression then takes at most the cores)."
+    )
     var jobs: Int?
 
     @Option(name: .customLong("threads"), help: .hidden)
@@ -34,13 +38,25 @@ struct ArchiveOptions: ParsableArguments {
     var dryRun = false
 
     @OptionGroup var json: JSONSummaryOption
+    @OptionGroup var stores: StoreOptions
 
-    /// Copies the options into `job`, with the creation time from SOURCE_DATE_EPOCH.
-    func configure(_ job: inout ArchiveJob) throws {
+    /// Objects read from a bucket at once when `--jobs` does not say.
+    static let bucketReads = 32
+
+    /// Copies the options into `job`, with the creation time from SOURCE_DATE_EPOCH. `bucket` is the
+    /// bucket location, if any: from an `s3://` or `gs://` bucket, `--jobs` counts the objects read at
+    /// once, and the hashing and compression threads are at most the cores.
+    func configure(_ job: inout ArchiveJob, bucket: String?) throws {
         job.format = format
         job.compression = compression
         job.level = level
-        job.threads = try jobsGiven(jobs, alias: threads)
+        let jobs = try jobsGiven(jobs, alias: threads)
+        job.threads = jobs
+        if let bucket, try ObjectStoreURL(bucket) != nil {
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            job.threads = min(jobs ?? cores, cores)
+            job.openBucket = stores.objectStores.archiveSourceOpener(jobs: jobs ?? Self.bucketReads)
+        }
         job.filter = PathFilter(include: include, exclude: exclude)
         job.created = try ArchiveJob.sourceDateEpoch(in: ProcessInfo.processInfo.environment)
         job.dryRun = dryRun
@@ -68,6 +84,13 @@ struct ArchiveOptions: ParsableArguments {
             if dryRun {
                 o["entries"] = .array(summary.entries.map { .object(["path": .string($0.path), "size": .number(JSONNumber($0.size))]) })
             }
+            o["changed"] = .array(
+                summary.changed.map {
+                    .object([
+                        "store": .string($0.location), "name": .string($0.name), "reason": .string($0.reason),
+                        "outcome": .string($0.outcome),
+                    ])
+                })
             try printJSON(.object(o))
         } else if dryRun {
             for entry in summary.entries { print("\(entry.size)\t\(entry.path)") }
@@ -76,7 +99,17 @@ struct ArchiveOptions: ParsableArguments {
         let what =
             "\(counted(summary.objects, noun)), \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
         common.note(dryRun ? "dry run, nothing written: would archive \(what) to \(output)" : "wrote \(output): \(what)")
+        for change in summary.changed {
+            FileHandle.standardError.write(Data("dumpkit: error: \(change)\n".utf8))
+        }
+        if !summary.changed.isEmpty {
+            FileHandle.standardError.write(
+                Data(
+                    "dumpkit: error: \(counted(summary.changed.count, "object")) changed while being archived; run again for a consistent copy\n"
+                        .utf8))
+        }
         try summary.checkIncludes()
+        if !summary.changed.isEmpty { throw Exit.findings }
     }
 }
 

@@ -25,16 +25,20 @@ public final class RTDBDatabase: Sendable {
         public var requiredCredential: String?
         /// Writes at or below these paths are refused with 401 "Permission denied", as security rules would.
         public var deniedWritePaths: [[String]]
+        /// The security rules `GET /.settings/rules.json` answers, byte for byte (comments and all, as
+        /// the real database keeps them); `nil` answers 404.
+        public var rules: [UInt8]?
 
         public init(
             namespace: String = "test-db", maxResponseBytes: Int = 256_000_000, maxWriteBytes: Int = 256_000_000,
-            requiredCredential: String? = nil, deniedWritePaths: [[String]] = []
+            requiredCredential: String? = nil, deniedWritePaths: [[String]] = [], rules: [UInt8]? = nil
         ) {
             self.namespace = namespace
             self.maxResponseBytes = maxResponseBytes
             self.maxWriteBytes = maxWriteBytes
             self.requiredCredential = requiredCredential
             self.deniedWritePaths = deniedWritePaths
+            self.rules = rules
         }
     }
 
@@ -74,6 +78,12 @@ public final class RTDBDatabase: Sendable {
             let given = request.query["auth"] ?? request.query["access_token"] ?? request.bearerToken
             guard let given else { return .error(401, "Permission denied") }
             guard given == required else { return .error(401, "Could not parse auth token.") }
+        }
+        if request.path == [".settings", "rules"] {
+            // firebase.google.com/docs/reference/rest/database: GET /.settings/rules.json reads the rules.
+            guard request.method == "GET" else { return .error(405, "\(request.method) of the rules is not supported by this test server") }
+            guard let rules = configuration.rules else { return .error(404, "Not found: no rules set") }
+            return RESTResponse(status: 200, body: rules)
         }
         for key in request.path where key != ".priority" {
             do {

@@ -22,10 +22,12 @@ struct ArchiveItem: Sendable {
     var modificationTime: Timestamp
     /// Whether the object is in a blob store, whose metadata sidecar may describe it.
     var inBlobStore = false
+    /// The object of a bucket that is not a directory (`s3://`, `gs://`) this item is; `nil` for a file.
+    var remote: RemoteObject?
 
     /// The entry path in the archive (`v1/a.jpg`, `bucket/v1/a.jpg`, `dump/backup.json.gz`).
     var path: String { prefix.isEmpty ? name : prefix + name }
-    /// The file on disk.
+    /// The file on disk (a bucket's object: its location and name, for messages).
     var file: String { folder.hasSuffix("/") ? folder + name : folder + "/" + name }
     /// The blob store's metadata sidecar for the object, when it is in one.
     var sidecar: String? { inBlobStore ? "\(folder)/\(DirectoryBlobStore.metadataPath(of: name))" : nil }
@@ -47,6 +49,17 @@ struct ArchiveItem: Sendable {
         }
         if let compared, let compared { return compared }
         return a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+}
+
+/// An object of an `ArchiveObjectSource`, as an item carries it.
+final class RemoteObject: Sendable {
+    let source: any ArchiveObjectSource
+    let object: ArchiveSourceObject
+
+    init(source: any ArchiveObjectSource, object: ArchiveSourceObject) {
+        self.source = source
+        self.object = object
     }
 }
 

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import JSONStream
 import Synchronization
+import Workers
 
 #if canImport(Glibc)
     import Glibc
@@ -14,6 +15,10 @@ import Synchronization
 /// several threads: from the blob store's sidecar when it matches the file, else by reading the file
 /// once in 1 MiB blocks (SHA-256, MD5, CRC-32C, content type from magic bytes or extension). Without
 /// `hashing`, files are not read: what a sidecar does not say is left for the caller to fill in.
+///
+/// A bucket object (`ArchiveItem.remote`) has the metadata its store described; with `hashing`, its
+/// hashes are the store's when it gives all three, else it is read once, a window
+/// of objects at a time (`ObjectReadAhead`), and hashed. One that changed meanwhile has a `change`.
 struct MetadataCollector {
     /// Worker threads.
     let threads: Int
@@ -27,6 +32,8 @@ struct MetadataCollector {
         /// Collected without hashing and without a sidecar: the hashes are empty and the content type
         /// is still to be guessed from the file's first bytes.
         var needsContentType = false
+        /// A bucket object that changed since it was listed: it is left out.
+        var change: ArchiveSourceChange?
     }
 
     /// Collects the metadata of `items`, in their order; `notes` receives remarks such as stale sidecars.
@@ -39,7 +46,8 @@ struct MetadataCollector {
                 do {
                     let (collected, note) = try Self.metadata(of: items[index], hashing: hashing, buffer: buffer, progress: progress)
                     state.store(collected, note: note, at: index)
-                    progress?.fileDone()
+                    // A bucket object still to be read is done when it is.
+                    if !(hashing && items[index].remote != nil && !collected.fromSidecar) { progress?.fileDone() }
                 } catch {
                     state.fail(error)
                 }
@@ -47,7 +55,34 @@ struct MetadataCollector {
         }
         let outcome = try state.outcome()
         notes += outcome.notes
-        return outcome.results
+        var results = outcome.results
+        if hashing { try readRemote(items, into: &results, progress: progress) }
+        return results
+    }
+
+    /// Reads and hashes the bucket objects whose store did not give their hashes, in order, a window
+    /// ahead (the source bounds the reads in flight); a large one streams through the hashes.
+    private func readRemote(_ items: [ArchiveItem], into results: inout [Collected], progress: ArchiveProgress?) throws {
+        let indices = items.indices.filter { items[$0].remote != nil && !results[$0].fromSidecar }
+        guard !indices.isEmpty else { return }
+        // Bucket objects only: the pool's threads are not needed.
+        let pool = WorkerPool(threads: 0)
+        let readAhead = ObjectReadAhead(items: indices.map { items[$0] }, collected: indices.map { results[$0] }, pool: pool)
+        for index in indices {
+            guard let object = try readAhead.next() else { break }
+            var change = object.change
+            if change == nil, let data = object.data {
+                progress?.add(bytes: data.count)
+            } else if change == nil, case .changed(let found, _) = try ObjectReadAhead.copyRemote(object, to: nil, progress: progress) {
+                change = found
+            }
+            if let change {
+                results[index].change = change
+            } else {
+                results[index] = Collected(metadata: object.metadata, fromSidecar: true)
+            }
+            progress?.fileDone()
+        }
     }
 
     /// The metadata of one item.
@@ -56,6 +91,15 @@ struct MetadataCollector {
     ) throws -> (
         Collected, String?
     ) {
+        if let remote = item.remote {
+            // What the store described, as a sidecar would (a content type it has none of stays none);
+            // its hashes stand in for a sidecar's when it gave all three.
+            let object = remote.object
+            let known = hashing && object.hasAllHashes
+            var metadata = object.blobMetadata
+            if !known { (metadata.sha256, metadata.md5, metadata.crc32c) = ("", "", "") }
+            return (Collected(metadata: metadata, fromSidecar: known), nil)
+        }
         var stored: BlobMetadata?
         var note: String?
         if let (sidecar, bytes) = try sidecar(of: item) {

@@ -19,6 +19,13 @@ import Workers
 /// their bytes from memory. A larger one is a job of its own, hashed while it is read, and the writer
 /// reads it again (`copy(_:to:buffer:progress:)`) and checks its CRC-32C against the first read. At most
 /// `budget` bytes of objects wait at a time.
+///
+/// An object of a bucket (`ArchiveItem.remote`) is read by its `ArchiveObjectSource` instead: the read
+/// starts when the object enters the window (the source bounds how many are in flight) and the writer
+/// waits for it when the object's turn comes, hashing it then. One of up to `bufferLimit` bytes comes
+/// whole; a larger one comes part by part (`RemoteStream`, a few parts ahead) and is hashed while it
+/// is written (`copyRemote`), so it is read once. A read that finds another version than was listed
+/// sets the object's `change` instead of its content.
 final class ObjectReadAhead {
     /// The largest object kept in memory between hashing and writing.
     static let bufferLimit = 8 << 20
@@ -43,6 +50,12 @@ final class ObjectReadAhead {
         fileprivate var ticket: WorkerPool.Ticket?
         fileprivate let fromSidecar: Bool
         fileprivate let needsContentType: Bool
+        /// A bucket object that is no longer the version listed: it has no content and is left out.
+        fileprivate(set) var change: ArchiveSourceChange?
+        /// A bucket object's first read (the whole object, or its first part), started when it entered the window.
+        fileprivate var pending: ArchiveSourceRead?
+        /// The parts of a large bucket object, once its first has come.
+        fileprivate var stream: RemoteStream?
 
         fileprivate init(item: ArchiveItem, collected: MetadataCollector.Collected) {
             self.item = item
@@ -71,11 +84,17 @@ final class ObjectReadAhead {
 
     /// The next object in order, read and hashed; `nil` after the last. Throws what reading it threw.
     func next() throws -> Object? {
-        while submitted < items.count, head == waiting.count || hasRoomForGroup {
+        while submitted < items.count {
+            if items[submitted].remote != nil {
+                guard head == waiting.count || hasRoomForNext else { break }
+                take().startRemote()
+                continue
+            }
+            guard head == waiting.count || hasRoomForGroup else { break }
             var group = [take()]
             if group[0].isInMemory {
                 while group.count < Self.groupSize, submitted < items.count, hasRoomForNext,
-                    items[submitted].size <= Int64(Self.bufferLimit)
+                    items[submitted].size <= Int64(Self.bufferLimit), items[submitted].remote == nil
                 {
                     group.append(take())
                 }
@@ -85,7 +104,11 @@ final class ObjectReadAhead {
         }
         guard head < waiting.count else { return nil }
         let object = waiting[head]!
-        pool.wait(for: object.ticket!)
+        if let ticket = object.ticket {
+            pool.wait(for: ticket)
+        } else {
+            object.finishRemote()
+        }
         waiting[head] = nil
         head += 1
         if head > 1024 && head * 2 > waiting.count {
@@ -117,9 +140,10 @@ final class ObjectReadAhead {
         return object
     }
 
-    /// The memory an object takes while it waits: its content, or the block buffer that hashes a large one.
+    /// The memory an object takes while it waits: its content, or the block buffer that hashes a large
+    /// file (the first part of a large bucket object).
     private static func cost(of item: ArchiveItem) -> Int {
-        item.size <= Int64(bufferLimit) ? Int(item.size) : 1 << 20
+        item.size <= Int64(bufferLimit) ? Int(item.size) : item.remote != nil ? RemoteStream.partSize : 1 << 20
     }
 
     /// Reads a large object again into `writer`, in blocks of `buffer`, checking that it is what was hashed.
@@ -141,7 +165,121 @@ final class ObjectReadAhead {
     }
 }
 
+extension ObjectReadAhead {
+    /// What streaming a large bucket object did.
+    enum RemoteCopy {
+        /// Every byte was written and hashed, and agrees with what was known of the object.
+        case complete
+        /// The object changed: midway (`zeros` bytes of zeros then completed its entry), or its bytes
+        /// disagree with the hashes known (the entry was written whole).
+        case changed(ArchiveSourceChange, zeros: Int64)
+    }
+
+    /// Streams a large bucket object into `writer` part by part, hashing it (without a writer, only
+    /// hashes it). A change found midway (another version, a size that differs) ends the entry with
+    /// zeros, since its header already gave the size; bytes that disagree with the hashes known
+    /// (the store's, or a first read's) are found only at the end. Either way the change is returned
+    /// and the object's metadata is left as it was.
+    static func copyRemote(_ object: Object, to writer: ArchiveWriter?, progress: ArchiveProgress?) throws -> RemoteCopy {
+        let item = object.item
+        var digest = ObjectDigest()
+        var written: Int64 = 0
+        do {
+            while let part = try object.stream!.next() {
+                guard written + Int64(part.count) <= item.size else {
+                    throw object.changed("it has more bytes than the \(item.size) listed")
+                }
+                try part.withUnsafeBytes { bytes in
+                    digest.update(bytes)
+                    try writer?.write(bytes)
+                }
+                written += Int64(part.count)
+                progress?.add(bytes: part.count)
+            }
+            guard written == item.size else { throw object.changed("it ended after \(written) of the \(item.size) bytes listed") }
+            try object.settle(digest.finalize(), head: digest.head)
+            return .complete
+        } catch let change as ArchiveSourceChange {
+            object.stream = nil
+            guard let writer, written < item.size else { return .changed(change, zeros: 0) }
+            let zeros = [UInt8](repeating: 0, count: 1 << 20)
+            var remaining = item.size - written
+            while remaining > 0 {
+                let count = Int(min(Int64(zeros.count), remaining))
+                try zeros.withUnsafeBytes { try writer.write(UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+                remaining -= Int64(count)
+            }
+            return .changed(change, zeros: item.size - written)
+        }
+    }
+}
+
 extension ObjectReadAhead.Object {
+    /// Starts reading a bucket object: all of it when it is kept in memory, else its first part.
+    fileprivate func startRemote() {
+        let remote = item.remote!
+        let range: Range<Int64>? = isInMemory ? nil : 0..<Int64(RemoteStream.partSize)
+        pending = remote.source.read(remote.object, range: range)
+    }
+
+    /// Waits for a bucket object's first read (on the writer's thread): a small object is then hashed
+    /// and checked; a large one gets its stream, its first part in hand. A change is kept in `change`,
+    /// another failure in `error`.
+    fileprivate func finishRemote() {
+        guard let read = pending, let remote = item.remote else { return }
+        pending = nil
+        do {
+            let bytes = try read.wait()
+            let head = Array(bytes.prefix(MediaType.sniffLength))
+            isCompressed = StoredContent.isCompressed(head: head)
+            if isInMemory {
+                guard bytes.count == Int(item.size) else {
+                    throw changed("\(bytes.count) bytes when read, \(item.size) when listed")
+                }
+                let digest = bytes.withUnsafeBytes { ContentDigest($0) }
+                try settle((digest.sha256, digest.md5, digest.crc32c), head: head)
+                data = bytes
+            } else {
+                if needsContentType { metadata.contentType = ContentTypeGuess.contentType(name: item.name, head: head) }
+                if !fromSidecar {
+                    // Its entry begins before its bytes are hashed: its attributes carry the hashes the
+                    // store vouches for, if any (checked once the bytes have streamed by).
+                    let o = remote.object
+                    (metadata.sha256, metadata.md5, metadata.crc32c) = (o.sha256 ?? "", o.md5 ?? "", o.crc32c ?? "")
+                }
+                stream = RemoteStream(source: remote.source, object: remote.object, first: bytes)
+            }
+        } catch let change as ArchiveSourceChange {
+            self.change = change
+        } catch {
+            self.error = error
+        }
+    }
+
+    /// Takes the hashes of a bucket object's bytes: checked against those already known (from a first
+    /// read, or the store's when it gave all three), else filled in with the content type still to be
+    /// guessed; and checked against whatever hashes the store vouches for.
+    fileprivate func settle(_ digest: (sha256: String, md5: String, crc32c: String), head: [UInt8]) throws {
+        if fromSidecar {
+            if digest.sha256 != metadata.sha256 {
+                throw changed("SHA-256 \(digest.sha256) when read again, \(metadata.sha256) when first read")
+            }
+        } else {
+            (metadata.sha256, metadata.md5, metadata.crc32c) = digest
+            if needsContentType {
+                metadata.contentType = ContentTypeGuess.contentType(name: item.name, head: head)
+            }
+        }
+        if let remote = item.remote, let reason = remote.object.disagreement(with: digest) {
+            throw changed("its bytes do not match: \(reason)")
+        }
+    }
+
+    /// A change of this bucket object.
+    fileprivate func changed(_ reason: String) -> ArchiveSourceChange {
+        ArchiveSourceChange(location: item.remote?.source.location ?? item.folder, name: item.name, reason: reason)
+    }
+
     /// Whether the content is kept in memory between hashing and writing.
     fileprivate var isInMemory: Bool { item.size <= Int64(ObjectReadAhead.bufferLimit) }
 
@@ -286,6 +424,50 @@ extension ObjectReadAhead {
             let count = read(descriptor, buffer.baseAddress, buffer.count)
             if count >= 0 { return count }
             if errno != EINTR { throw InputError(file: item.file, message: "cannot read: \(String(cString: strerror(errno)))") }
+        }
+    }
+}
+
+/// The parts of a large bucket object, read in order, `partsAhead` parts started ahead of the one the
+/// writer takes.
+final class RemoteStream {
+    /// The bytes of one read.
+    static let partSize = 8 << 20
+    /// Reads started beyond the part being written.
+    static let partsAhead = 2
+
+    private let source: any ArchiveObjectSource
+    private let object: ArchiveSourceObject
+    private var first: [UInt8]?
+    private var reads: [ArchiveSourceRead] = []
+    /// Where the next read to start begins.
+    private var offset: Int64
+
+    init(source: any ArchiveObjectSource, object: ArchiveSourceObject, first: [UInt8]) {
+        self.source = source
+        self.object = object
+        self.first = first
+        offset = min(Int64(Self.partSize), object.size)
+        refill()
+    }
+
+    /// The next part; `nil` after the last. Throws what its read failed with.
+    func next() throws -> [UInt8]? {
+        if let part = first {
+            first = nil
+            return part
+        }
+        guard !reads.isEmpty else { return nil }
+        let read = reads.removeFirst()
+        refill()
+        return try read.wait()
+    }
+
+    private func refill() {
+        while reads.count < Self.partsAhead, offset < object.size {
+            let end = min(offset + Int64(Self.partSize), object.size)
+            reads.append(source.read(object, range: offset..<end))
+            offset = end
         }
     }
 }

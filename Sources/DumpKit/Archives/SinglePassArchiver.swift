@@ -32,11 +32,13 @@ struct SinglePassArchiver {
     /// the same).
     let threads: Int
 
-    /// Archives `items` (sorted) with the metadata collected without hashing.
+    /// Archives `items` (sorted) with the metadata collected without hashing; returns the bucket objects
+    /// that changed while they were read (left out of the manifest, see `writeEntries`).
+    @discardableResult
     func write(
         items: [ArchiveItem], collected: [MetadataCollector.Collected], created: Timestamp, kind: ArchiveManifest.Kind,
         parts: [ArchiveManifest.Part], progress: ArchiveProgress?
-    ) throws {
+    ) throws -> [ArchiveSourceChange] {
         // The placeholder is only measured, and let go before the files are read.
         let manifestSize = try Self.jsonSize(
             of: ArchiveManifest(created: created, kind: kind, parts: parts, objects: zip(items, collected).map { Self.placeholder($0, $1) })
@@ -57,7 +59,8 @@ struct SinglePassArchiver {
         }
         do {
             let writer = try ArchiveWriter(sink: frames, format: .tar, compression: .none, unbuffered: true, name: output)
-            let objects = try writeEntries(items: items, collected: collected, to: writer, frames: frames, pool: pool, progress: progress)
+            let (objects, changes) = try writeEntries(
+                items: items, collected: collected, to: writer, frames: frames, pool: pool, progress: progress)
             try writer.finish()
             try frames.finish()
 
@@ -68,6 +71,7 @@ struct SinglePassArchiver {
             head += ZstdFrame.skippableHeader(payloadSize: gap - head.count - ZstdFrame.skippableHeaderSize)
             try head.withUnsafeBytes { try file.write($0, at: 0) }
             try file.commit()
+            return changes
         } catch {
             // The frame writer's thread may be writing to the file: stopped before the file goes.
             frames.cancel()
@@ -76,18 +80,28 @@ struct SinglePassArchiver {
         }
     }
 
-    /// Writes every object's entry, hashing its bytes on the way, and returns the manifest's objects.
+    /// Writes every object's entry, hashing its bytes on the way, and returns the manifest's objects and
+    /// the bucket objects that changed. A bucket object found changed before its entry begins has no
+    /// entry; one found changed midway (only a large one, streamed) keeps its entry, ended with zeros,
+    /// but is left out of the manifest, so that `verify` and `restore` report it. The placeholder
+    /// manifest counted them all: the real one is smaller, and padded.
     private func writeEntries(
         items: [ArchiveItem], collected: [MetadataCollector.Collected], to writer: ArchiveWriter, frames: ZstdFrameWriter,
         pool: WorkerPool, progress: ArchiveProgress?
-    ) throws -> [ArchiveManifest.Object] {
+    ) throws -> ([ArchiveManifest.Object], [ArchiveSourceChange]) {
         let readAhead = ObjectReadAhead(items: items, collected: collected, pool: pool)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         var objects: [ArchiveManifest.Object] = []
+        var changes: [ArchiveSourceChange] = []
         objects.reserveCapacity(items.count)
         while let object = try readAhead.next() {
             let item = object.item
+            if let change = object.change {
+                changes.append(change)
+                progress?.fileDone()
+                continue
+            }
             try writer.begin(
                 ArchiveEntry(
                     path: item.path, size: item.size, modificationTime: item.modificationTime,
@@ -99,13 +113,23 @@ struct SinglePassArchiver {
             if let data = object.data {
                 try data.withUnsafeBytes { try writer.write($0) }
                 progress?.add(bytes: data.count)
+            } else if item.remote != nil {
+                if case .changed(var change, let zeros) = try ObjectReadAhead.copyRemote(object, to: writer, progress: progress) {
+                    change.outcome =
+                        zeros > 0
+                        ? "its entry, begun before, ends in \(zeros) bytes of zeros and is left out of the manifest (verify and restore report it)"
+                        : "its entry is left out of the manifest (verify and restore report it)"
+                    changes.append(change)
+                    progress?.fileDone()
+                    continue
+                }
             } else {
                 try ObjectReadAhead.copy(object, to: writer, buffer: buffer, progress: progress)
             }
             objects.append(ArchiveManifest.Object(path: item.path, metadata: object.metadata))
             progress?.fileDone()
         }
-        return objects
+        return (objects, changes)
     }
 
     /// The manifest's tar entry, as the archive's first entry: its header, the manifest as pretty JSON

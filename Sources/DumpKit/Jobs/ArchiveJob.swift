@@ -2,6 +2,7 @@ import ArchiveKit
 import Crypto
 import Foundation
 import JSONStream
+import Workers
 
 #if canImport(Glibc)
     import Glibc
@@ -11,6 +12,11 @@ import JSONStream
 
 /// `dumpkit archive` and `dumpkit backup`: a bucket directory, or a backup set (dump, rules, bucket), into
 /// one tar or zip archive whose first entry is the manifest.
+///
+/// The bucket may also be one of an object store (`s3://`, `gs://`), read through the
+/// `ArchiveObjectSource` that `openBucket` gives: listed a page at a time, described (S3 lists no
+/// metadata), and read a window ahead of the writer, each object checked to be the version listed;
+/// objects that changed are reported in `Summary.changed`, never archived as if they were consistent.
 ///
 /// A `.tar.zst` file is written in one pass over the files (`SinglePassArchiver`). Other outputs take two:
 /// the first works out every object's metadata (from blob-store sidecars, or by hashing the files on
@@ -22,9 +28,9 @@ import JSONStream
 public struct ArchiveJob {
     /// What goes into the archive.
     public enum Source: Sendable {
-        /// One bucket directory; objects keep their names.
+        /// One bucket: a directory, or a bucket `openBucket` opens (`s3://`, `gs://`); objects keep their names.
         case bucket(String)
-        /// A backup set: `dump/<file>`, `rules/<file>` and `bucket/<objects>`.
+        /// A backup set: `dump/<file>`, `rules/<file>` and `bucket/<objects>` (the bucket as for `.bucket`).
         case backup(dump: String, rules: String?, bucket: String?)
     }
 
@@ -44,6 +50,9 @@ public struct ArchiveJob {
     public var created: Timestamp?
     /// List what would be archived (`Summary.entries`), reading no file's data and writing nothing.
     public var dryRun = false
+    /// Opens a bucket location that is not a directory (`s3://`, `gs://`); the CLI passes the one of
+    /// the ObjectStores module. By default every location is a directory.
+    public var openBucket: ArchiveSourceOpener = ArchiveJob.openDirectoriesOnly
 
     public init(source: Source, output: String) {
         self.source = source
@@ -62,6 +71,10 @@ public struct ArchiveJob {
         public var unmatchedIncludes: UnmatchedIncludes?
         /// A dry run's entries in archive order (after the manifest); empty when the archive was written.
         public var entries: [Entry] = []
+        /// Bucket objects that changed while they were archived (another version or size than listed,
+        /// gone, bytes that disagree with the store's hashes), with what became of each; the command
+        /// reports them and exits 1. `objects` and `bytes` do not count them.
+        public var changed: [ArchiveSourceChange] = []
 
         /// One file a dry run would archive.
         public struct Entry: Sendable {
@@ -100,37 +113,50 @@ public struct ArchiveJob {
         guard threads >= 1 else { throw UsageError("--jobs must be at least 1, not \(threads)") }
         var notes: [String] = []
         var unmatched: UnmatchedIncludes?
-        let (items, parts) = try gather(threads: threads, notes: &notes, unmatched: &unmatched)
+        var (items, parts) = try gather(threads: threads, notes: &notes, unmatched: &unmatched, progress: progress)
         if let unmatched, items.isEmpty { throw unmatched }
         let singlePass = format == .tar && compression == .zstd && output != "-"
-        let totalBytes = items.reduce(0) { $0 + $1.size }
         if dryRun {
             return Summary(
-                objects: items.count, bytes: totalBytes, format: format, compression: compression, notes: notes.sorted(),
-                unmatchedIncludes: unmatched, entries: items.map { Summary.Entry(path: $0.path, size: $0.size) })
+                objects: items.count, bytes: items.reduce(0) { $0 + $1.size }, format: format, compression: compression,
+                notes: notes.sorted(), unmatchedIncludes: unmatched, entries: items.map { Summary.Entry(path: $0.path, size: $0.size) })
         }
+        var changed: [ArchiveSourceChange] = []
+        try describeRemote(&items, changed: &changed, progress: progress)
+        let totalBytes = items.reduce(0) { $0 + $1.size }
 
         if !singlePass { progress?.begin("hashing", totalFiles: items.count, totalBytes: totalBytes) }
-        let collected = try MetadataCollector(threads: threads, hashing: !singlePass).collect(
+        var collected = try MetadataCollector(threads: threads, hashing: !singlePass).collect(
             items, progress: singlePass ? nil : progress, notes: &notes)
         if !singlePass { progress?.finish() }
         notes.sort()
+        if collected.contains(where: { $0.change != nil }) {
+            changed += collected.compactMap(\.change)
+            let kept = collected.indices.filter { collected[$0].change == nil }
+            items = kept.map { items[$0] }
+            collected = kept.map { collected[$0] }
+        }
 
         let newest = items.map(\.modificationTime).max() ?? Timestamp(seconds: 0)
         let kind: ArchiveManifest.Kind = if case .bucket = source { .bucket } else { .backup }
         if singlePass {
-            progress?.begin("archiving", totalFiles: items.count, totalBytes: totalBytes)
-            try SinglePassArchiver(output: output, level: level ?? 3, threads: threads).write(
+            progress?.begin("archiving", totalFiles: items.count, totalBytes: items.reduce(0) { $0 + $1.size })
+            let late = try SinglePassArchiver(output: output, level: level ?? 3, threads: threads).write(
                 items: items, collected: collected, created: created ?? newest, kind: kind, parts: parts, progress: progress)
             progress?.finish()
+            changed += late
+            let left = Set(late.map(\.name))
+            let archived = items.filter { $0.remote == nil || !left.contains($0.name) }
             return Summary(
-                objects: items.count, bytes: totalBytes, format: format, compression: compression, notes: notes,
-                unmatchedIncludes: unmatched)
+                objects: archived.count, bytes: archived.reduce(0) { $0 + $1.size }, format: format, compression: compression,
+                notes: notes, unmatchedIncludes: unmatched, changed: changed)
         }
         let manifest = ArchiveManifest(
             created: created ?? newest, kind: kind, parts: parts,
             objects: zip(items, collected).map { ArchiveManifest.Object(path: $0.path, metadata: $1.metadata) })
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
+        var archived = items.count
+        var bytes = manifest.totalBytes
         do {
             let writer = try ArchiveWriter(
                 sink: file, format: format, compression: compression, level: level, threads: threads, name: output)
@@ -138,9 +164,24 @@ public struct ArchiveJob {
             defer { buffer.deallocate() }
             try writeManifest(manifest, to: writer, buffer: buffer)
             progress?.begin("archiving", totalFiles: items.count, totalBytes: manifest.totalBytes)
+            // Bucket objects are read a window ahead, with the hashes of the first pass to check.
+            let remote = items.indices.filter { items[$0].remote != nil }
+            let pool = WorkerPool(threads: 0)
+            let readAhead = ObjectReadAhead(items: remote.map { items[$0] }, collected: remote.map { collected[$0] }, pool: pool)
             for (item, collected) in zip(items, collected) {
-                try copy(
-                    item, metadata: collected.metadata, checkingHash: collected.fromSidecar, to: writer, buffer: buffer, progress: progress)
+                if item.remote != nil {
+                    guard let object = try readAhead.next() else { break }
+                    if var change = try copyRemote(object, to: writer, progress: progress) {
+                        change.outcome = change.outcome + "; the manifest lists it, so verify and restore report it"
+                        changed.append(change)
+                        archived -= 1
+                        bytes -= item.size
+                    }
+                } else {
+                    try copy(
+                        item, metadata: collected.metadata, checkingHash: collected.fromSidecar, to: writer, buffer: buffer,
+                        progress: progress)
+                }
             }
             try writer.finish()
             try file.commit()
@@ -150,19 +191,76 @@ public struct ArchiveJob {
             throw error
         }
         return Summary(
-            objects: items.count, bytes: manifest.totalBytes, format: format, compression: compression, notes: notes,
-            unmatchedIncludes: unmatched)
+            objects: archived, bytes: bytes, format: format, compression: compression, notes: notes, unmatchedIncludes: unmatched,
+            changed: changed)
+    }
+
+    /// Completes the metadata of the bucket objects whose listing did not give it (S3: a HEAD each, as
+    /// many at once as the source reads); objects that changed or went away since they were listed are
+    /// left out and reported.
+    private func describeRemote(_ items: inout [ArchiveItem], changed: inout [ArchiveSourceChange], progress: ArchiveProgress?) throws {
+        let pending = items.indices.filter { items[$0].remote.map { !$0.object.described } ?? false }
+        guard let source = pending.first.map({ items[$0].remote!.source }) else { return }
+        progress?.begin("reading metadata", totalFiles: pending.count)
+        let described = try source.describe(pending.map { items[$0].remote!.object }) { progress?.fileDone() }
+        progress?.finish()
+        var gone = Set<Int>()
+        for (index, result) in zip(pending, described) {
+            switch result {
+            case .success(let object):
+                items[index].remote = RemoteObject(source: source, object: object)
+            case .failure(let change):
+                changed.append(change)
+                gone.insert(index)
+            }
+        }
+        if !gone.isEmpty { items = items.indices.filter { !gone.contains($0) }.map { items[$0] } }
+    }
+
+    /// Writes the entry of a bucket object of a two-pass archive (the manifest written before it):
+    /// none when it changed before its entry began, else its bytes, ended with zeros when it changed
+    /// midway. Returns the change, if any.
+    private func copyRemote(_ object: ObjectReadAhead.Object, to writer: ArchiveWriter, progress: ArchiveProgress?) throws
+        -> ArchiveSourceChange?
+    {
+        defer { progress?.fileDone() }
+        if let change = object.change { return change }
+        let item = object.item
+        try writer.begin(
+            ArchiveEntry(
+                path: item.path, size: item.size, modificationTime: item.modificationTime,
+                extendedAttributes: Self.extendedAttributes(object.metadata)))
+        if let data = object.data {
+            try data.withUnsafeBytes { try writer.write($0) }
+            progress?.add(bytes: data.count)
+            return nil
+        }
+        guard case .changed(var change, let zeros) = try ObjectReadAhead.copyRemote(object, to: writer, progress: progress) else {
+            return nil
+        }
+        change.outcome = zeros > 0 ? "its entry ends in \(zeros) bytes of zeros" : "its entry's bytes are those read"
+        return change
     }
 
     /// The files to archive, sorted by entry path, and the parts they belong to.
     /// Lists the objects (folders read on `threads` threads, at most 4) in archive order, with the
     /// manifest's parts and the `--include` patterns that matched none of the bucket's objects.
-    private func gather(threads: Int, notes: inout [String], unmatched: inout UnmatchedIncludes?) throws
+    private func gather(threads: Int, notes: inout [String], unmatched: inout UnmatchedIncludes?, progress: ArchiveProgress?) throws
         -> ([ArchiveItem], [ArchiveManifest.Part])
     {
         var items: [ArchiveItem] = []
         var parts: [ArchiveManifest.Part] = []
         func addBucket(_ directory: String, prefix: String) throws {
+            if let source = try openBucket(directory) {
+                let listed = try Self.list(source, prefix: prefix, filter: filter, notes: &notes, progress: progress)
+                items += listed
+                // A bucket keeps every object's metadata, as a blob store's sidecars do: restore into a
+                // folder writes them as sidecars.
+                parts.append(ArchiveManifest.Part(role: .bucket, path: prefix, blobStore: true))
+                let none = filter.include.filter { pattern in !listed.contains { PathFilter.glob(pattern, matches: $0.name) } }
+                if !none.isEmpty { unmatched = UnmatchedIncludes(patterns: none, bucket: source.location) }
+                return
+            }
             try checkOutputOutside(directory)
             var scanner = BucketScanner(root: directory, prefix: prefix, filter: filter)
             scanner.threads = min(threads, 4)
@@ -209,6 +307,48 @@ public struct ArchiveJob {
         }
         if !refused.isEmpty { throw ObjectNamesError(refused: refused) }
         return (sorted, parts)
+    }
+
+    /// The objects of a bucket that `filter` selects, from its listing (a page at a time; only the items
+    /// are kept). Not objects, as in a directory: a `.dumpkit-manifest.json` at the top, a blob store's
+    /// `.dumpkit/` files, and folder placeholders (empty objects whose names end in `/`, which consoles
+    /// make), noted.
+    private static func list(
+        _ source: any ArchiveObjectSource, prefix: String, filter: PathFilter, notes: inout [String], progress: ArchiveProgress?
+    ) throws -> [ArchiveItem] {
+        var items: [ArchiveItem] = []
+        var placeholders = 0, reserved = 0
+        progress?.begin("listing")
+        try source.list { object in
+            let name = object.name
+            if name == ArchiveManifest.entryName { return }
+            if name.hasPrefix(BlobObjectName.reservedSegment + "/") {
+                reserved += 1
+                return
+            }
+            if name.hasSuffix("/") && object.size == 0 {
+                placeholders += 1
+                return
+            }
+            progress?.fileDone()
+            guard filter.matches(name) else { return }
+            items.append(
+                ArchiveItem(
+                    folder: source.location, prefix: prefix, name: name, size: object.size,
+                    modificationTime: Timestamp(milliseconds: object.updated ?? 0), remote: RemoteObject(source: source, object: object)))
+        }
+        progress?.finish()
+        if placeholders > 0 {
+            notes.append(
+                "\(source.location): \(placeholders == 1 ? "1 folder placeholder" : "\(placeholders) folder placeholders") skipped (empty objects whose names end in '/'; a folder holds no such file)"
+            )
+        }
+        if reserved > 0 {
+            notes.append(
+                "\(source.location): \(reserved == 1 ? "1 object" : "\(reserved) objects") under \(BlobObjectName.reservedSegment)/ skipped (a blob store's own files, never archived)"
+            )
+        }
+        return items
     }
 
     /// Refuses an output inside the bucket (the archive would contain itself).
@@ -276,10 +416,13 @@ public struct ArchiveJob {
     }
 
     /// The metadata as `user.dumpkit.*` extended attributes, for tools that keep them (pax `SCHILY.xattr`).
+    /// Hashes not known when the entry begins (empty: a large bucket object's, streamed) are left out.
     static func extendedAttributes(_ metadata: BlobMetadata) -> [ExtendedAttribute] {
         var attributes: [ExtendedAttribute] = []
         func add(_ name: String, _ value: String?) {
-            if let value { attributes.append(ExtendedAttribute(name: "user.dumpkit.\(name)", text: value)) }
+            if let value, !value.isEmpty || !["sha256", "md5", "crc32c"].contains(name) {
+                attributes.append(ExtendedAttribute(name: "user.dumpkit.\(name)", text: value))
+            }
         }
         add("contentType", metadata.contentType)
         add("sha256", metadata.sha256)
