@@ -132,6 +132,18 @@ final class BucketDumpTests: XCTestCase {
         let uploads = try s3.aws(["s3api", "list-multipart-uploads", "--bucket", bucket])
         XCTAssertFalse(uploads.contains("UploadId"), uploads)
 
+        // An archive written straight to the bucket (its manifest is written last, at the start).
+        let folder = directory.appendingPathComponent("bucket")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("v1"), withIntermediateDirectories: true)
+        try Data(SampleBytes.random(count: 300_000, seed: 3)).write(to: folder.appendingPathComponent("v1/a.png"))
+        try Data("{}".utf8).write(to: folder.appendingPathComponent("b.json"))
+        _ = try run(["archive", folder.path, "-o", "s3://\(bucket)/backups/b.tar.zst"], environment)
+        let archive = directory.appendingPathComponent("b.tar.zst").path
+        _ = try s3.aws(["s3", "cp", "s3://\(bucket)/backups/b.tar.zst", archive])
+        let entries = try Shell.run("bsdtar", ["-tf", archive])
+        XCTAssertTrue(entries.contains("v1/a.png") && entries.contains("b.json"), entries)
+        _ = try run(["verify", archive], environment)
+
         let whole = try run(["convert", input.path, "-o", "s3://\(bucket)"], environment, expect: 2)
         XCTAssertTrue(whole.stderr.contains("names a bucket, not an object"), whole.stderr)
     }
