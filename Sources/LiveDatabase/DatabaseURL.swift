@@ -74,6 +74,11 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         DatabaseURL(namespace: namespace, databaseOrigin: databaseOrigin, path: path + relative, emulatorHost: emulatorHost)
     }
 
+    /// The database's root (where `/.settings/rules.json` is).
+    public var root: DatabaseURL {
+        DatabaseURL(namespace: namespace, databaseOrigin: databaseOrigin, path: [], emulatorHost: emulatorHost)
+    }
+
     /// Whether credentials are sent (never to an emulator).
     public var sendsCredentials: Bool { emulatorHost == nil }
 
