@@ -45,8 +45,10 @@ struct RestoreCommand: ParsableCommand {
                   --overwrite never
               dumpkit restore bucket.tar.zst restored/ --exclude '*.tmp' --dry-run
               dumpkit restore bucket.tar.zst s3://backups/restored --verify
-              dumpkit restore backup.tar.zst --database https://my-app.firebaseio.com --dry-run
-              dumpkit restore backup.tar.zst --database https://my-app.firebaseio.com --rules \\
+              dumpkit restore backup.tar.zst --dry-run \\
+                  --database https://my-app.firebaseio.com
+              dumpkit restore backup.tar.zst --rules \\
+                  --database https://my-app.firebaseio.com \\
                   --access-token "$(gcloud auth print-access-token)"
             """
     )
@@ -97,7 +99,11 @@ struct RestoreCommand: ParsableCommand {
     @Option(help: .hidden)
     var only: [String] = []
 
-    @Flag(name: .customLong("dry-run"), help: "Read and check every entry and list what would be written and refused; write nothing.")
+    @Flag(
+        name: .customLong("dry-run"),
+        help:
+            "Read and check every entry and list what would be written and refused (with --database: the chunk plan, and the rules change with --rules); write nothing."
+    )
     var dryRun = false
 
     @Option(help: "Stop when the archive's data exceeds this many bytes (default: no limit).")
