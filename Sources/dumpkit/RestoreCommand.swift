@@ -234,7 +234,7 @@ struct RestoreCommand: ParsableCommand {
                 guard let rulesFile else { return (summary, RulesChange?.none) }
                 let new = try Array(Data(contentsOf: URL(fileURLWithPath: rulesFile)))
                 let change = RulesChange(old: try await DatabaseRules.read(target, client: client), new: new)
-                change.show(to: target, toStandardError: toStandardError)
+                change.show(to: target, dryRun: dryRun, toStandardError: toStandardError)
                 if change.differs, !dryRun { try await DatabaseRules.write(new, to: target, client: client) }
                 return (summary, change)
             }
@@ -269,7 +269,7 @@ struct RulesChange: Sendable {
     var differs: Bool { old != new }
 
     /// Prints the sizes and the lines that change (on standard error when standard output is --json's).
-    func show(to target: DatabaseURL, toStandardError: Bool) {
+    func show(to target: DatabaseURL, dryRun: Bool, toStandardError: Bool) {
         var text = "rules of \(target.root): \(old.count) bytes now, \(new.count) bytes in the backup"
         if !differs {
             text += ", the same: not written\n"
@@ -278,6 +278,7 @@ struct RulesChange: Sendable {
         } else {
             text += "; they differ (too long to list the lines)\n"
         }
+        if differs, dryRun { text += "dry run: the rules are not written\n" }
         if toStandardError {
             FileHandle.standardError.write(Data(text.utf8))
         } else {

@@ -233,7 +233,7 @@ public struct RestoreJob {
 }
 
 extension RestoreJob {
-    /// A backup set's dump or rules file copied out of the archive into `folder` under its own name,
+    /// A backup set's dump or rules file copied out of the archive into `folder` as `ROLE-NAME`,
     /// byte for byte (still compressed as it was archived), nothing else extracted: for `restore
     /// --database`, whose import reads its input twice. Written under a temporary name and renamed
     /// once its size and SHA-256 match the manifest; a file already there that matches is kept as it
@@ -247,7 +247,8 @@ extension RestoreJob {
         guard let object = manifest.object(at: part.path) else {
             throw ManifestError("the \(role.rawValue) part \(part.path) is not among its objects")
         }
-        let path = folder + "/" + (part.path.split(separator: "/").last.map(String.init) ?? role.rawValue)
+        // The role first: a dump and a rules file of the same name stay apart.
+        let path = folder + "/" + role.rawValue + "-" + (part.path.split(separator: "/").last.map(String.init) ?? "file")
         if let existing = Self.hashes(of: path), existing == (object.metadata.size, object.metadata.sha256) { return path }
         while let entry = try input.nextEntry() {
             guard entry.path == part.path, entry.kind == .file else { continue }
