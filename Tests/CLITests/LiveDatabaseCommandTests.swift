@@ -265,7 +265,25 @@ final class LiveDatabaseCommandTests: XCTestCase {
         XCTAssertTrue(r.stdout.contains("the same: not written"), r.stdout)
         XCTAssertEqual(target.requests.filter { $0.method == "PUT" }.count, 1)
         XCTAssertEqual(
-            try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).sorted(), ["backup.json.zst", "backup.tar.zst", "rules.json"])
+            try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).sorted(),
+            ["backup.json.zst", "backup.tar.zst", "rules.json"],
+            "the dump read out of the archive is removed")
+
+        // A dump and a rules file of the same name stay apart.
+        let same = tmp.url.appendingPathComponent("same")
+        for folder in ["d", "r"] {
+            try FileManager.default.createDirectory(at: same.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        try Data(#"{"n":1}"#.utf8).write(to: same.appendingPathComponent("d/x.json"))
+        try Data(rulesText.utf8).write(to: same.appendingPathComponent("r/x.json"))
+        let sameArchive = same.appendingPathComponent("same.tar").path
+        let sameFiles = ["--dump", same.appendingPathComponent("d/x.json").path, "--rules", same.appendingPathComponent("r/x.json").path]
+        XCTAssertEqual(try CLI.run(["backup"] + sameFiles + ["-o", sameArchive, "-q"]).status, 0)
+        let other = try server()
+        r = try dumpkit(other, ["restore", sameArchive, "--database", "https://demo-app.firebaseio.com/s", "--rules"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(other.database.contents(at: ["s"]), Array(#"{"n":1}"#.utf8))
+        XCTAssertEqual(String(decoding: other.database.rules, as: UTF8.self), rulesText)
 
         // Usage: nothing to restore into, --rules without a database.
         XCTAssertEqual(try dumpkit(target, ["restore", archive]).status, 2)
