@@ -100,7 +100,6 @@ let package = Package(
                 "ObjectStores",
                 "CloudHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         .target(

@@ -100,6 +100,11 @@ public final class DatabaseClient: Sendable {
         _ = try await send(.PATCH, location, [], query: [("print", "silent")], body: body)
     }
 
+    /// `PUT` of `body` at `location + relative` (the rules, `/.settings/rules.json`): the answer.
+    public func put(_ location: DatabaseURL, _ relative: [String] = [], body: [UInt8]) async throws -> [UInt8] {
+        try await send(.PUT, location, relative, query: [], body: body)
+    }
+
     private func send(_ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)], body: [UInt8]?)
         async throws -> [UInt8]
     {

@@ -74,6 +74,11 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         DatabaseURL(namespace: namespace, databaseOrigin: databaseOrigin, path: path + relative, emulatorHost: emulatorHost)
     }
 
+    /// The database's root (where `/.settings/rules.json` is).
+    public var root: DatabaseURL {
+        DatabaseURL(namespace: namespace, databaseOrigin: databaseOrigin, path: [], emulatorHost: emulatorHost)
+    }
+
     /// Whether credentials are sent (never to an emulator).
     public var sendsCredentials: Bool { emulatorHost == nil }
 
@@ -94,7 +99,9 @@ public struct DatabaseURL: Sendable, Equatable, CustomStringConvertible {
         databaseOrigin + (path.isEmpty ? "/" : "/" + path.map(Self.escapeSegment).joined(separator: "/"))
     }
 
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_~")
+    /// RFC 3986's unreserved characters. (A key cannot hold `.`, so `.` and `..` never stand as
+    /// segments; `.settings`, `.priority` and `.value` are sent as they are written.)
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_~.")
 
     static func escapeSegment(_ s: String) -> String {
         s.addingPercentEncoding(withAllowedCharacters: unreserved) ?? s

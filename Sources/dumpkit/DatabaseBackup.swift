@@ -1,9 +1,7 @@
-import AsyncHTTPClient
 import CloudHTTP
 import DumpKit
 import Foundation
 import LiveDatabase
-import NIOCore
 
 /// `backup --dump URL` and `--rules URL`: a live database's data (LiveDatabase's `ExportJob`) and its
 /// security rules (`GET /.settings/rules.json`, kept byte for byte), fetched into a work folder beside
@@ -65,21 +63,21 @@ struct DatabaseBackup {
         return try GoogleAccessTokenProvider.fromEnvironment(accessToken: accessToken, scopes: DatabaseOptions.scopes)
     }
 
+    /// The credentials requests to `location` carry: none for an emulator, `--auth`, else a Google token.
+    private func auth(for location: DatabaseURL) throws -> DatabaseAuth {
+        guard location.sendsCredentials else { return .none }
+        if let authSecret { return .authParameter(authSecret) }
+        if let provider = try tokens() { return .accessToken { try await provider.accessToken() } }
+        return .none
+    }
+
     /// Exports `location` into the work folder, resuming an interrupted export; the file's path.
     func exportDump(_ location: DatabaseURL) throws -> String {
         try makeWorkDirectory()
         let path = workDirectory + "/" + Self.dumpName(location)
         var job = ExportJob(source: location, output: path)
         job.jobs = jobs
-        var auth = DatabaseAuth.none
-        if location.sendsCredentials {
-            if let authSecret {
-                auth = .authParameter(authSecret)
-            } else if let provider = try tokens() {
-                auth = .accessToken { try await provider.accessToken() }
-            }
-        }
-        let client = DatabaseClient(auth: auth)
+        let client = DatabaseClient(auth: try auth(for: location))
         _ = try reportingDatabaseErrors { [job] in try await client.using { try await job.run(client: $0) } }
         return path
     }
@@ -88,38 +86,8 @@ struct DatabaseBackup {
     /// `database.rules.json`, the bytes as the database gives them; the file's path.
     func fetchRules(_ location: DatabaseURL) throws -> String {
         try makeWorkDirectory()
-        var url = (location.emulatorHost.map { "http://\($0)" } ?? location.databaseOrigin) + "/.settings/rules.json"
-        var query: [String] = []
-        if location.emulatorHost != nil { query.append("ns=" + Self.escaped(location.namespace)) }
-        let shown = "GET " + url + (query.isEmpty ? "" : "?" + query.joined(separator: "&"))
-        let provider = location.sendsCredentials ? try tokens() : nil
-        if location.sendsCredentials, let authSecret { query.append("auth=" + Self.escaped(authSecret)) }
-        if !query.isEmpty { url += "?" + query.joined(separator: "&") }
-        let target = url
-        let bytes: [UInt8] = try reportingDatabaseErrors {
-            do {
-                return try await RetryPolicy.standard.run { _ in
-                    var request = HTTPClientRequest(url: target)
-                    request.method = .GET
-                    if let provider { request.headers.add(name: "Authorization", value: "Bearer " + (try await provider.accessToken())) }
-                    let response = try await SharedHTTPClient.client.execute(request, timeout: .seconds(300))
-                    let body = try await response.body.collect(upTo: 64 << 20)
-                    let status = Int(response.status.code)
-                    guard status == 200 else {
-                        let json = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
-                        throw HTTPServiceError(
-                            status: status, code: nil,
-                            message: json?["error"] as? String ?? String(decoding: body.readableBytesView.prefix(200), as: UTF8.self),
-                            request: shown)
-                    }
-                    return Array(body.readableBytesView)
-                }
-            } catch let error as HTTPServiceError {
-                throw error
-            } catch {
-                throw RulesUnreachable(request: shown, message: "\(error)")
-            }
-        }
+        let client = DatabaseClient(auth: try auth(for: location))
+        let bytes = try reportingDatabaseErrors { try await client.using { try await DatabaseRules.read(location, client: $0) } }
         let path = workDirectory + "/database.rules.json"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
@@ -144,17 +112,4 @@ struct DatabaseBackup {
     func remove() {
         try? FileManager.default.removeItem(atPath: workDirectory)
     }
-
-    private static func escaped(_ s: String) -> String {
-        s.addingPercentEncoding(
-            withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_~."))
-            ?? s
-    }
-}
-
-/// The rules could not be read: no answer after the retries (exit code 2).
-struct RulesUnreachable: Error, CustomStringConvertible {
-    let request: String
-    let message: String
-    var description: String { "\(request): \(message)" }
 }

@@ -28,7 +28,9 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     /// The location `text` names, with `FIREBASE_DATABASE_EMULATOR_HOST` applied.
-    func location(_ text: String) throws -> DatabaseURL {
+    func location(_ text: String) throws -> DatabaseURL { try Self.location(text) }
+
+    static func location(_ text: String) throws -> DatabaseURL {
         do {
             return try DatabaseURL(text)
         } catch let error as DatabaseURL.Invalid {
@@ -40,6 +42,11 @@ struct DatabaseOptions: ParsableArguments {
     /// `--auth`, else an access token from `--access-token`, `GOOGLE_OAUTH_ACCESS_TOKEN` or the
     /// service-account key `GOOGLE_APPLICATION_CREDENTIALS` names (CloudHTTP's token provider).
     func client(for location: DatabaseURL) throws -> DatabaseClient {
+        try Self.client(for: location, accessToken: accessToken, authSecret: authSecret, timeout: timeout)
+    }
+
+    /// The client for options given another way (`restore`, whose `--access-token` serves its bucket too).
+    static func client(for location: DatabaseURL, accessToken: String?, authSecret: String?, timeout: Int = 300) throws -> DatabaseClient {
         var auth = DatabaseAuth.none
         if location.sendsCredentials {
             if let secret = authSecret {

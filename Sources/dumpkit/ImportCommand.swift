@@ -42,11 +42,21 @@ struct ImportCommand: ParsableCommand {
             (.NAME.dumpkit-import-HASH.journal, or --journal); the same command run again after a kill sends \
             only the chunks not committed. The journal is removed when the import is complete.
 
+            --verify: after the import, the location is exported as `export` reads it (ranges streamed to \
+            .NAME.dumpkit-verify.d beside the dump, removed afterwards) and compared with the dump by value. \
+            After a merge, every value the dump names must be at its path (the database may hold more); \
+            after --replace, each top-level child of the dump must be equal as a whole. Compared as the \
+            database keeps data: numbers by value (doubles), strings by code points, null and empty \
+            objects as no data, arrays as objects keyed by index, .priority left out. Differences: exit 1 \
+            and the first JSON Pointers (in the dump) that differ. Another writer changing the data \
+            meanwhile shows as a difference too. JSON dumps only (not NDJSON records).
+
             Credentials: --access-token (or GOOGLE_OAUTH_ACCESS_TOKEN), or --auth with a legacy database \
             secret or an ID token. FIREBASE_DATABASE_EMULATOR_HOST=host:port sends every request to \
             http://host:port/PATH.json?ns=NAME without credentials.
 
-            Exit codes: 0 done, 1 the dump breaks the database's limits or the database refused a value, \
+            Exit codes: 0 done, 1 the dump breaks the database's limits, the database refused a value or \
+            --verify found differences, \
             2 usage errors, refused credentials or rules, a missing database, or one that stayed unreachable.
 
             Examples:
@@ -78,6 +88,12 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Print the chunk plan (count, sizes, paths) and send nothing.")
     var dryRun = false
 
+    @Flag(
+        help:
+            "Afterwards, export the location and compare it with the dump by value (merge: the dump is contained; --replace: its top-level children are equal); differences: exit 1."
+    )
+    var verify = false
+
     @Option(help: "The journal of committed chunks (default: beside the dump).")
     var journal: String?
 
@@ -89,6 +105,10 @@ struct ImportCommand: ParsableCommand {
     func validate() throws {
         guard chunkSize >= 1024, chunkSize <= 256_000_000 else { throw ValidationError("--chunk-size must be 1024...256000000 bytes") }
         guard input != "-" else { throw ValidationError("import reads the dump twice (limits first, then chunks): give a file, not -") }
+        if verify, (from ?? DumpFormat.forPath(input) ?? .json) == .ndjson {
+            throw ValidationError("--verify compares a JSON dump, not NDJSON records")
+        }
+        if verify, dryRun { throw ValidationError("--verify checks what an import wrote: not with --dry-run") }
     }
 
     func run() throws {
@@ -100,22 +120,34 @@ struct ImportCommand: ParsableCommand {
         job.journalPath = journal
         job.format = from
         if dryRun {
-            try reportingErrors { try printPlan(job) }
+            try reportingErrors {
+                let plan = try importPlan(job, printing: !json.json)
+                if json.json { try printJSON(.object(plan)) }
+            }
             return
         }
         let client = try reportingErrors { try connection.client(for: target) }
         let progress = common.progress()
-        let summary = try reportingDatabaseErrors { [job, progress = UncheckedProgress(progress)] in
-            try await client.using { try await job.run(client: $0, progress: progress.meter) }
+        var verification: ImportVerification?
+        if verify {
+            verification = ImportVerification(dump: input, target: target, mode: job.mode)
+            verification?.jobs = connection.jobs
+        }
+        let (summary, check) = try reportingDatabaseErrors { [job, verification, progress = UncheckedProgress(progress)] in
+            try await client.using { client in
+                let summary = try await job.run(client: client, progress: progress.meter)
+                return (summary, try await verification?.run(client: client))
+            }
         }
         if json.json {
-            try printJSON(
-                .object([
-                    "target": .string(target.description), "chunks": .number(JSONNumber(summary.chunks)),
-                    "resumedChunks": .number(JSONNumber(summary.chunksSkipped)), "entries": .number(JSONNumber(summary.entries)),
-                    "bytesSent": .number(JSONNumber(summary.bytesSent)), "splits": .number(JSONNumber(summary.splits)),
-                    "targetWasEmpty": .bool(summary.targetWasEmpty),
-                ]))
+            var o: JSONObject = [
+                "target": .string(target.description), "chunks": .number(JSONNumber(summary.chunks)),
+                "resumedChunks": .number(JSONNumber(summary.chunksSkipped)), "entries": .number(JSONNumber(summary.entries)),
+                "bytesSent": .number(JSONNumber(summary.bytesSent)), "splits": .number(JSONNumber(summary.splits)),
+                "targetWasEmpty": .bool(summary.targetWasEmpty),
+            ]
+            if let check, let verification { o["verification"] = verificationJSON(check, verification) }
+            try printJSON(.object(o))
         } else {
             common.note(
                 "imported \(input) into \(target): \(summary.chunks) chunks, \(summary.entries) paths, "
@@ -124,38 +156,64 @@ struct ImportCommand: ParsableCommand {
                     + (summary.chunksSkipped > 0 ? ", \(summary.chunksSkipped) chunks committed by the interrupted run" : "")
                     + (summary.targetWasEmpty ? " (the location was empty: values written whole)" : ""))
         }
+        if let check, let verification { try report(check, verification) }
     }
 
-    /// The dry run: limits checked, then every chunk with its size and first and last path.
-    private func printPlan(_ job: ImportJob) throws {
-        try job.checkLimits()
-        var count = 0, bytes = 0, entries = 0, largest = 0
-        var lines: [String] = []
-        try job.plan { chunk in
-            let size = chunk.body.count
-            count += 1
-            bytes += size
-            entries += chunk.count
-            largest = max(largest, size)
-            let pointers = chunk.pointers
-            let span = pointers.count == 1 ? pointers[0] : "\(pointers.first!) ... \(pointers.last!)"
-            if !json.json {
-                lines.append(
-                    "chunk \(chunk.index): \(size) bytes, \(pointers.count) paths\(chunk.isBarrier ? " (deletes first)" : ""): \(span)")
-            }
-        }
-        if json.json {
-            try printJSON(
-                .object([
-                    "target": .string(job.target.description), "dryRun": .bool(true), "chunks": .number(JSONNumber(count)),
-                    "entries": .number(JSONNumber(entries)), "bytes": .number(JSONNumber(bytes)),
-                    "largestChunk": .number(JSONNumber(largest)),
-                ]))
+    /// The verification's outcome: a note, or the first differing pointers on standard error and exit 1.
+    private func report(_ check: ImportVerification.Report, _ verification: ImportVerification) throws {
+        let what = verification.mode == .replace ? "its top-level children are equal" : "every value of the dump is there"
+        guard check.differences > 0 else {
+            common.note("verified \(verification.target) against \(input): \(what) (\(check.requests) requests)")
             return
         }
+        let lines = check.first.map { "  \($0.pointer.isEmpty ? "(the whole dump)" : $0.pointer): \($0.detail)" }
+        let more = check.differences > check.first.count ? "\n  ... and \(check.differences - check.first.count) more" : ""
+        FileHandle.standardError.write(
+            Data(
+                ("dumpkit: error: verification failed: \(verification.target) differs from \(input) at \(counted(check.differences, "path")) "
+                    + "(\(verification.mode == .replace ? "replace" : "merge"): \(what) should hold):\n" + lines.joined(separator: "\n")
+                    + more
+                    + "\n").utf8))
+        throw Exit.findings
+    }
+
+    private func verificationJSON(_ check: ImportVerification.Report, _ verification: ImportVerification) -> JSONValue {
+        .object([
+            "compared": .string(verification.mode == .replace ? "top-level children equal" : "dump contained"),
+            "differences": .number(JSONNumber(check.differences)),
+            "firstDifferences": .array(check.first.map { .object(["pointer": .string($0.pointer), "detail": .string($0.detail)]) }),
+            "requests": .number(JSONNumber(check.requests)),
+        ])
+    }
+}
+
+/// An import's dry run (`import` and `restore --database`): limits checked, then every chunk with
+/// its size and first and last path printed (when `printing`); the totals as the --json summary has them.
+func importPlan(_ job: ImportJob, printing: Bool) throws -> JSONObject {
+    try job.checkLimits()
+    var count = 0, bytes = 0, entries = 0, largest = 0
+    var lines: [String] = []
+    try job.plan { chunk in
+        let size = chunk.body.count
+        count += 1
+        bytes += size
+        entries += chunk.count
+        largest = max(largest, size)
+        let pointers = chunk.pointers
+        let span = pointers.count == 1 ? pointers[0] : "\(pointers.first!) ... \(pointers.last!)"
+        if printing {
+            lines.append(
+                "chunk \(chunk.index): \(size) bytes, \(pointers.count) paths\(chunk.isBarrier ? " (deletes first)" : ""): \(span)")
+        }
+    }
+    if printing {
         for line in lines { print(line) }
         print("\(count) chunks, \(entries) paths, \(bytes) bytes (largest chunk \(largest) bytes); nothing was sent")
     }
+    return [
+        "target": .string(job.target.description), "dryRun": .bool(true), "chunks": .number(JSONNumber(count)),
+        "entries": .number(JSONNumber(entries)), "bytes": .number(JSONNumber(bytes)), "largestChunk": .number(JSONNumber(largest)),
+    ]
 }
 
 /// The progress meter handed to the import's task: it is only touched by that task, one call at a time.

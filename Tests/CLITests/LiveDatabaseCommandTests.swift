@@ -27,19 +27,35 @@ final class LiveDatabaseCommandTests: XCTestCase {
             status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
-    /// Starts dumpkit, waits until the server has seen `requests` requests of `method` (the last of
-    /// them stalled by the caller's fault), and kills it with SIGKILL.
-    private func killDumpkit(_ server: RTDBTestServer, _ arguments: [String], after requests: Int, method: String) throws {
+    /// Starts dumpkit with the emulator host set to `server`, its output collected in pipes.
+    private func start(_ server: RTDBTestServer, _ arguments: [String]) throws -> (Process, stdout: Pipe, stderr: Pipe) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["FIREBASE_DATABASE_EMULATOR_HOST=\(server.host)", CLI.binary.path] + arguments
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
         try p.run()
+        return (p, out, err)
+    }
+
+    /// Waits until the server has seen `requests` requests of `method` or `p` has ended.
+    private func wait(_ server: RTDBTestServer, for requests: Int, method: String, while p: Process) {
         let deadline = Date().addingTimeInterval(60)
         while server.requests.filter({ $0.method == method }).count < requests, p.isRunning, Date() < deadline {
             usleep(10_000)
         }
+    }
+
+    /// Starts dumpkit, waits until the server has seen `requests` requests of `method` (the last of
+    /// them stalled by the caller's fault), lets it run `microseconds` more (the other requests in
+    /// flight go on), and kills it with SIGKILL.
+    private func killDumpkit(_ server: RTDBTestServer, _ arguments: [String], after requests: Int, method: String, microseconds: UInt64 = 0)
+        throws
+    {
+        let (p, _, _) = try start(server, arguments)
+        wait(server, for: requests, method: method, while: p)
+        usleep(useconds_t(microseconds))
         XCTAssertTrue(p.isRunning, "dumpkit ended before the stalled request")
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
@@ -78,62 +94,200 @@ final class LiveDatabaseCommandTests: XCTestCase {
             try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).sorted(), ["first.json", "first.json.zst", "second.json"])
     }
 
-    func testAnExportKilledMidwayResumesAndWritesTheSameBytes() throws {
+    /// Kill -9 at seeded random moments (a random request stalled, then a random few milliseconds
+    /// more while the other requests in flight go on), then the same command again: the same bytes as
+    /// an uninterrupted run, and fewer requests than it (the saved answers are used).
+    func testAnExportKilledAtRandomMomentsResumesAndWritesTheSameBytes() throws {
         let tmp = try TemporaryDirectory()
-        let limits = RTDBDatabase.Configuration(namespace: "demo-app", maxResponseBytes: 2048)
-        let source = try server(limits)
+        let source = try server(.init(namespace: "demo-app", maxResponseBytes: 2048))
         try source.database.load(json: try contents(try realDump("HooHacks19__firebase-export.json").path))
-        let out = tmp.url.appendingPathComponent("out.json").path
-        let arguments = ["export", "https://demo-app.firebaseio.com", "-o", out, "--jobs", "2", "--page-size", "20", "-q"]
+        let options = ["--jobs", "2", "--page-size", "20", "-q"]
+        let whole = tmp.path("whole.json")
+        var before = source.requests.count
+        XCTAssertEqual(try dumpkit(source, ["export", "https://demo-app.firebaseio.com", "-o", whole] + options).status, 0)
+        let wholeRequests = source.requests.count - before
+        XCTAssertTrue(try contents(whole) == source.database.contents(), "the export is not what one GET returns")
+        XCTAssertGreaterThan(wholeRequests, 40, "too few ranges to kill in between")
 
-        source.injectFaults([.stall(milliseconds: 60_000)], method: "GET", skipping: 40)
-        try killDumpkit(source, arguments, after: 41, method: "GET")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: out))
-        let beforeResume = source.requests.count
-        let r = try dumpkit(source, arguments)
-        XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertTrue(try contents(out) == source.database.contents(), "the resumed export differs from one GET")
+        var random = SplitMix64(seed: 23)
+        for iteration in 0..<3 {
+            let out = tmp.path("out\(iteration).json")
+            let arguments = ["export", "https://demo-app.firebaseio.com", "-o", out] + options
+            let stalled = 5 + Int(random.next() % UInt64(wholeRequests - 10))
+            let gets = source.requests.filter { $0.method == "GET" }.count
+            source.injectFaults([.stall(milliseconds: 60_000)], method: "GET", skipping: stalled)
+            try killDumpkit(source, arguments, after: gets + stalled + 1, method: "GET", microseconds: random.next() % 50_000)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: out), "iteration \(iteration): an output after a kill")
 
-        // A whole run for comparison: the resumed one fetched less.
-        let again = tmp.url.appendingPathComponent("again.json").path
-        let before = source.requests.count
+            before = source.requests.count
+            let r = try dumpkit(source, arguments + ["--json"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let resumedRun = source.requests.count - before
+            XCTAssertTrue(try contents(out) == contents(whole), "iteration \(iteration): the resumed export differs from a whole run")
+            XCTAssertLessThan(resumedRun, wholeRequests, "iteration \(iteration) (killed after request \(stalled + 1))")
+            let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            XCTAssertEqual(
+                (summary["resumed"] as? Int).map { $0 + resumedRun }, wholeRequests, "saved ranges and new requests make a whole run")
+        }
         XCTAssertEqual(
-            try dumpkit(source, ["export", "https://demo-app.firebaseio.com", "-o", again, "--jobs", "2", "--page-size", "20", "-q"])
-                .status, 0)
-        let whole = source.requests.count - before
-        let resumed = before - beforeResume
-        XCTAssertLessThan(resumed, whole - 30, "the resumed run fetched \(resumed) of \(whole) again")
-        XCTAssertTrue(try contents(again) == contents(out), "a whole run differs from the resumed one")
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).sorted(), ["again.json", "out.json"])
+            try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).sorted(),
+            ["out0.json", "out1.json", "out2.json", "whole.json"])
     }
 
-    func testAnImportKilledMidwayResumesWithTheSameContent() throws {
+    /// Kill -9 of an import at seeded random moments, then the same command again: the database ends
+    /// as an uninterrupted import leaves it (chunks sent twice are the same PATCH), with fewer chunks
+    /// sent than a whole run (the journal is used).
+    func testAnImportKilledAtRandomMomentsResumesWithTheSameContent() throws {
         let tmp = try TemporaryDirectory()
-        let dump = tmp.url.appendingPathComponent("dump.json").path
+        let dump = tmp.path("dump.json")
         try FileManager.default.copyItem(atPath: try realDump("HooHacks19__firebase-export.json").path, toPath: dump)
-        let expected = RTDBDatabase(configuration: .init())
-        try expected.load(json: try contents(dump), at: ["copy"])
-        let target = try server()
-        try target.database.load(json: Array(#"{"keep":{"me":1}}"#.utf8))
         let arguments = ["import", dump, "https://demo-app.firebaseio.com/copy", "--chunk-size", "4096", "--jobs", "2", "-q"]
+        let reference = try server()
+        try reference.database.load(json: Array(#"{"keep":{"me":1}}"#.utf8))
+        XCTAssertEqual(try dumpkit(reference, arguments).status, 0)
+        let wholePatches = reference.requests.filter { $0.method == "PATCH" }.count
+        XCTAssertGreaterThan(wholePatches, 30, "too few chunks to kill in between")
 
-        target.injectFaults([.stall(milliseconds: 60_000)], method: "PATCH", skipping: 30)
-        try killDumpkit(target, arguments, after: 31, method: "PATCH")
-        let journals = try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).filter { $0.hasSuffix(".journal") }
-        XCTAssertEqual(journals.count, 1, "the journal stays beside the dump")
+        var random = SplitMix64(seed: 2323)
+        for iteration in 0..<3 {
+            let target = try server()
+            try target.database.load(json: Array(#"{"keep":{"me":1}}"#.utf8))
+            let stalled = 3 + Int(random.next() % UInt64(wholePatches - 6))
+            target.injectFaults([.stall(milliseconds: 60_000)], method: "PATCH", skipping: stalled)
+            try killDumpkit(target, arguments, after: stalled + 1, method: "PATCH", microseconds: random.next() % 50_000)
+            let journals = try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).filter { $0.hasSuffix(".journal") }
+            XCTAssertEqual(journals.count, 1, "iteration \(iteration): the journal stays beside the dump")
 
-        let before = target.requests.filter { $0.method == "PATCH" }.count
-        let r = try dumpkit(target, arguments + ["--json"])
+            let before = target.requests.filter { $0.method == "PATCH" }.count
+            let r = try dumpkit(target, arguments + ["--json"])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let sent = target.requests.filter { $0.method == "PATCH" }.count - before
+            XCTAssertLessThan(sent, wholePatches, "iteration \(iteration) (killed after chunk \(stalled + 1))")
+            let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            XCTAssertGreaterThan(summary["resumedChunks"] as? Int ?? 0, 0)
+            XCTAssertTrue(target.database.contents() == reference.database.contents(), "iteration \(iteration): the content differs")
+            XCTAssertEqual(
+                try FileManager.default.contentsOfDirectory(atPath: tmp.url.path), ["dump.json"], "the journal is removed at the end")
+        }
+    }
+
+    func testVerifyComparesTheDatabaseWithTheDump() throws {
+        let tmp = try TemporaryDirectory()
+        let s = try server(.init(namespace: "demo-app", maxResponseBytes: 4096, maxWriteBytes: 4096))
+        let dump = tmp.path("budget.json")
+        try FileManager.default.copyItem(atPath: try realDump("budgetparty__firebase-export.sanitized.json").path, toPath: dump)
+        // A real dump, every answer and write split: verified, merged and replaced.
+        for (flags, compared) in [([String](), "dump contained"), (["--replace"], "top-level children equal")] {
+            let r = try dumpkit(
+                s, ["import", dump, "https://demo-app.firebaseio.com/copy", "--chunk-size", "4096", "--verify", "--json"] + flags)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let verification = try XCTUnwrap(summary["verification"] as? [String: Any], r.stdout)
+            XCTAssertEqual(verification["differences"] as? Int, 0)
+            XCTAssertEqual(verification["compared"] as? String, compared)
+            XCTAssertGreaterThan(verification["requests"] as? Int ?? 0, 1)
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path), ["budget.json"], "the export is removed")
+
+        // Another writer changes a value while the verification reads (its listing is held back
+        // meanwhile): exit 1, the pointer and both values named. An added key is no difference to a merge.
+        let small = tmp.path("small.json")
+        try Data(#"{"users":{"a":{"name":"Ann","age":31},"b":{"name":"Bob"}},"list":[1,2,3]}"#.utf8).write(to: URL(fileURLWithPath: small))
+        let t = try server()
+        t.injectFaults([.stall(milliseconds: 3000)], method: "GET", skipping: 1)
+        let (p, out, err) = try start(t, ["import", small, "https://demo-app.firebaseio.com/copy", "--verify", "--json"])
+        wait(t, for: 2, method: "GET", while: p)
+        XCTAssertTrue(p.isRunning)
+        try t.database.load(json: Array(#""Eve""#.utf8), at: ["copy", "users", "a", "name"])
+        try t.database.load(json: Array("7".utf8), at: ["copy", "users", "c"])
+        let stdout = out.fileHandleForReading.readDataToEndOfFile(),
+            stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 1, stderr)
+        XCTAssertTrue(stderr.contains("verification failed"), stderr)
+        XCTAssertTrue(stderr.contains(#"/users/a/name: the dump has "Ann", the database "Eve""#), stderr)
+        let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: stdout) as? [String: Any])
+        let verification = try XCTUnwrap(summary["verification"] as? [String: Any])
+        XCTAssertEqual(verification["differences"] as? Int, 1)
+        XCTAssertEqual((verification["firstDifferences"] as? [[String: Any]])?.first?["pointer"] as? String, "/users/a/name")
+
+        // NDJSON records and a dry run are not verified: usage errors.
+        XCTAssertEqual(try dumpkit(t, ["import", tmp.path("x.ndjson"), "https://demo-app.firebaseio.com", "--verify"]).status, 2)
+        XCTAssertEqual(try dumpkit(t, ["import", small, "https://demo-app.firebaseio.com", "--verify", "--dry-run"]).status, 2)
+    }
+
+    func testRestoreImportsTheBackupsDumpAndWritesRulesOnlyWhenAsked() throws {
+        let tmp = try TemporaryDirectory()
+        let limits = RTDBDatabase.Configuration(namespace: "demo-app", maxResponseBytes: 4096, maxWriteBytes: 4096)
+        let source = try server(limits)
+        try source.database.load(json: try contents(try realDump("budgetparty__firebase-export.sanitized.json").path), at: ["app"])
+        let dump = tmp.path("backup.json.zst"), rules = tmp.path("rules.json"), archive = tmp.path("backup.tar.zst")
+        XCTAssertEqual(try dumpkit(source, ["export", "https://demo-app.firebaseio.com/app", "-o", dump, "-q"]).status, 0)
+        let rulesText = "// restored by dumpkit\n{\"rules\": {\".read\": \"auth != null\", \".write\": false}}\n"
+        try Data(rulesText.utf8).write(to: URL(fileURLWithPath: rules))
+        XCTAssertEqual(try CLI.run(["backup", "--dump", dump, "--rules", rules, "-o", archive, "-q"]).status, 0)
+
+        let target = try server(limits)
+        try target.database.load(json: Array(#"{"keep":{"me":1}}"#.utf8))
+        let url = "https://demo-app.firebaseio.com/restored"
+        // A dry run prints the chunk plan and writes nothing.
+        var r = try dumpkit(target, ["restore", archive, "--database", url, "--chunk-size", "4096", "--dry-run"])
         XCTAssertEqual(r.status, 0, r.stderr)
-        let sent = target.requests.filter { $0.method == "PATCH" }.count - before
-        XCTAssertTrue(r.stdout.contains("\"resumedChunks\":"), r.stdout)
-        let plan = try CLI.run(["import", dump, "https://demo-app.firebaseio.com/copy", "--chunk-size", "4096", "--dry-run", "--json"])
-        let total = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(plan.stdout.utf8)) as? [String: Any])?["chunks"] as? Int)
-        XCTAssertLessThan(sent, total - 25, "the resumed run sent \(sent) of \(total) chunks")
-        XCTAssertTrue(target.database.contents(at: ["copy"]) == expected.contents(at: ["copy"]), "the resumed import differs from the dump")
+        XCTAssertTrue(r.stdout.contains("chunk 0: "), r.stdout)
+        XCTAssertTrue(r.stdout.contains("nothing was sent"), r.stdout)
+        XCTAssertEqual(target.requests.filter { $0.method != "GET" }.count, 0)
+
+        // Merged as import merges; the rules are not touched without --rules.
+        r = try dumpkit(target, ["restore", archive, "--database", url, "--chunk-size", "4096", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(target.database.contents(at: ["restored"]) == source.database.contents(at: ["app"]), "the restored data differs")
         XCTAssertEqual(target.database.contents(at: ["keep"]), Array(#"{"me":1}"#.utf8))
+        XCTAssertEqual(target.database.rules, RTDBDatabase.Configuration().rules)
+        XCTAssertFalse(target.requests.contains { $0.path.first == ".settings" })
+        let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        XCTAssertGreaterThan((summary["database"] as? [String: Any])?["chunks"] as? Int ?? 0, 1, r.stdout)
+
+        // --rules --dry-run shows what changes and writes nothing; --rules writes them as archived.
+        r = try dumpkit(target, ["restore", archive, "--database", url, "--rules", "--dry-run"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("+1: // restored by dumpkit"), r.stdout)
+        XCTAssertTrue(r.stdout.contains(#"-3:     ".read": false,"#), r.stdout)
+        XCTAssertEqual(target.requests.filter { $0.method == "PUT" }.count, 0)
+        r = try dumpkit(target, ["restore", archive, "--database", url, "--rules", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("+1: // restored by dumpkit"), r.stderr)
+        XCTAssertEqual(String(decoding: target.database.rules ?? [], as: UTF8.self), rulesText)
+        XCTAssertEqual(target.requests.filter { $0.method == "PUT" }.map(\.path), [[".settings", "rules"]])
+        let rulesSummary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(((rulesSummary["database"] as? [String: Any])?["rules"] as? [String: Any])?["written"] as? Bool, true)
+        r = try dumpkit(target, ["restore", archive, "--database", url, "--rules"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("the same: not written"), r.stdout)
+        XCTAssertEqual(target.requests.filter { $0.method == "PUT" }.count, 1)
         XCTAssertEqual(
-            try FileManager.default.contentsOfDirectory(atPath: tmp.url.path), ["dump.json"], "the journal is removed at the end")
+            try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).sorted(),
+            ["backup.json.zst", "backup.tar.zst", "rules.json"],
+            "the dump read out of the archive is removed")
+
+        // A dump and a rules file of the same name stay apart.
+        let same = tmp.url.appendingPathComponent("same")
+        for folder in ["d", "r"] {
+            try FileManager.default.createDirectory(at: same.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        try Data(#"{"n":1}"#.utf8).write(to: same.appendingPathComponent("d/x.json"))
+        try Data(rulesText.utf8).write(to: same.appendingPathComponent("r/x.json"))
+        let sameArchive = same.appendingPathComponent("same.tar").path
+        let sameFiles = ["--dump", same.appendingPathComponent("d/x.json").path, "--rules", same.appendingPathComponent("r/x.json").path]
+        XCTAssertEqual(try CLI.run(["backup"] + sameFiles + ["-o", sameArchive, "-q"]).status, 0)
+        let other = try server()
+        r = try dumpkit(other, ["restore", sameArchive, "--database", "https://demo-app.firebaseio.com/s", "--rules"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(other.database.contents(at: ["s"]), Array(#"{"n":1}"#.utf8))
+        XCTAssertEqual(String(decoding: other.database.rules ?? [], as: UTF8.self), rulesText)
+
+        // Usage: nothing to restore into, --rules without a database.
+        XCTAssertEqual(try dumpkit(target, ["restore", archive]).status, 2)
+        XCTAssertEqual(try dumpkit(target, ["restore", archive, tmp.path("out"), "--rules"]).status, 2)
     }
 
     func testDryRunPrintsThePlanAndSendsNothing() throws {

@@ -25,13 +25,14 @@ public final class RTDBDatabase: Sendable {
         public var requiredCredential: String?
         /// Writes at or below these paths are refused with 401 "Permission denied", as security rules would.
         public var deniedWritePaths: [[String]]
-        /// The security rules `GET /.settings/rules.json` answers, byte for byte (comments and all, as
-        /// the real database keeps them); `nil` answers 404.
+        /// The security rules at the start, as `GET /.settings/rules.json` returns them (comments and
+        /// all, as the real database keeps them); `nil` answers 404.
         public var rules: [UInt8]?
 
         public init(
             namespace: String = "test-db", maxResponseBytes: Int = 256_000_000, maxWriteBytes: Int = 256_000_000,
-            requiredCredential: String? = nil, deniedWritePaths: [[String]] = [], rules: [UInt8]? = nil
+            requiredCredential: String? = nil, deniedWritePaths: [[String]] = [],
+            rules: [UInt8]? = Array("{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}".utf8)
         ) {
             self.namespace = namespace
             self.maxResponseBytes = maxResponseBytes
@@ -49,10 +50,15 @@ public final class RTDBDatabase: Sendable {
 
     public let configuration: Configuration
     private let root = NIOLockedValueBox(DataNode())
+    private let rulesText: NIOLockedValueBox<[UInt8]?>
 
     public init(configuration: Configuration) {
         self.configuration = configuration
+        rulesText = NIOLockedValueBox(configuration.rules)
     }
+
+    /// The security rules as last written, byte for byte.
+    public var rules: [UInt8]? { rulesText.withLockedValue { $0 } }
 
     /// Replaces the data at `path` with `json` (test set-up, no limits).
     public func load(json: [UInt8], at path: [String] = []) throws {
@@ -79,12 +85,7 @@ public final class RTDBDatabase: Sendable {
             guard let given else { return .error(401, "Permission denied") }
             guard given == required else { return .error(401, "Could not parse auth token.") }
         }
-        if request.path == [".settings", "rules"] {
-            // firebase.google.com/docs/reference/rest/database: GET /.settings/rules.json reads the rules.
-            guard request.method == "GET" else { return .error(405, "\(request.method) of the rules is not supported by this test server") }
-            guard let rules = configuration.rules else { return .error(404, "Not found: no rules set") }
-            return RESTResponse(status: 200, body: rules)
-        }
+        if request.path == [".settings", "rules"] { return rulesRequest(request) }
         for key in request.path where key != ".priority" {
             do {
                 try DataNode.checkKey(key, pointer: "")
@@ -97,6 +98,34 @@ public final class RTDBDatabase: Sendable {
         case "GET": return get(request, silent: silent)
         case "PUT", "PATCH", "DELETE": return write(request, silent: silent)
         default: return .error(405, "\(request.method) is not supported by this test server")
+        }
+    }
+
+    // MARK: - Rules
+
+    /// `/.settings/rules.json`: "make a GET request to the /.settings/rules.json path ... The response
+    /// will contain all of the rules", and "a PUT request to the /.settings/rules.json path" writes
+    /// them, which "will overwrite any existing rules" (firebase.google.com/docs/database/rest/app-management,
+    /// linked from the REST reference). Rules are kept as the bytes written (comments included, as the
+    /// console keeps them); a PUT whose body is not a rules object (JSON with comments, a "rules"
+    /// member) is refused with a 400. The answer to a PUT is not documented: this server answers
+    /// `{"status":"ok"}`.
+    private func rulesRequest(_ request: RESTRequest) -> RESTResponse {
+        switch request.method {
+        case "GET":
+            guard let rules else { return .error(404, "Not found: no rules set") }
+            return RESTResponse(status: 200, body: rules)
+        case "PUT":
+            var options = JSONReader.Options()
+            options.relaxed = true
+            let parsed = try? JSONReader(source: MemoryByteSource(request.body), options: options).readValue()
+            guard parsed?.objectValue?["rules"]?.objectValue != nil else {
+                return .error(400, "Invalid rules: expected an object with a \"rules\" object")
+            }
+            rulesText.withLockedValue { $0 = request.body }
+            return RESTResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8))
+        default:
+            return .error(405, "\(request.method) is not supported on /.settings/rules.json by this test server")
         }
     }
 

@@ -160,4 +160,29 @@ final class RTDBDatabaseTests: XCTestCase {
         _ = send(db, "PUT", "/t.json", #"{".sv":"timestamp"}"#)
         XCTAssertGreaterThan(Int(send(db, "GET", "/t.json").1) ?? 0, 1_700_000_000_000)
     }
+
+    /// Rules at /.settings/rules.json: GET returns them, PUT replaces them all, kept byte for byte
+    /// (firebase.google.com/docs/database/rest/app-management).
+    func testRulesAreReadAndReplacedAtSettingsRules() throws {
+        let db = try database(#"{"a":1}"#) { $0.requiredCredential = "secret" }
+        XCTAssertEqual(send(db, "GET", "/.settings/rules.json").0, 401, "rules need credentials like data")
+        let (status, body) = send(db, "GET", "/.settings/rules.json?auth=secret")
+        XCTAssertEqual(status, 200)
+        XCTAssertEqual(body, "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}")
+
+        let rules = "// who may read\n{\"rules\": {\".read\": \"auth != null\", /* no writes */ \".write\": false}}\n"
+        XCTAssertEqual(send(db, "PUT", "/.settings/rules.json?auth=secret", rules).0, 200)
+        XCTAssertEqual(send(db, "GET", "/.settings/rules.json?auth=secret").1, rules, "comments and spacing kept")
+        XCTAssertEqual(String(decoding: db.rules ?? [], as: UTF8.self), rules)
+
+        // Not a rules object: refused, the rules stay.
+        XCTAssertEqual(send(db, "PUT", "/.settings/rules.json?auth=secret", #"{"read":true}"#).0, 400)
+        XCTAssertEqual(send(db, "PUT", "/.settings/rules.json?auth=secret", "{not json").0, 400)
+        XCTAssertEqual(String(decoding: db.rules ?? [], as: UTF8.self), rules)
+        // Another namespace: 404; the data is untouched by all of it.
+        XCTAssertEqual(send(db, "GET", "/.settings/rules.json?auth=secret&ns=other").0, 404)
+        XCTAssertEqual(send(db, "GET", "/.json?auth=secret").1, #"{"a":1}"#)
+        // Other .settings paths are not data paths either.
+        XCTAssertEqual(send(db, "GET", "/.settings/other.json?auth=secret").0, 400)
+    }
 }

@@ -231,3 +231,62 @@ public struct RestoreJob {
         }
     }
 }
+
+extension RestoreJob {
+    /// A backup set's dump or rules file copied out of the archive into `folder` as `ROLE-NAME`,
+    /// byte for byte (still compressed as it was archived), nothing else extracted: for `restore
+    /// --database`, whose import reads its input twice. Written under a temporary name and renamed
+    /// once its size and SHA-256 match the manifest; a file already there that matches is kept as it
+    /// is (a resumed import then finds the same file). `nil` when the set has no such part.
+    public func extractPart(_ role: ArchiveManifest.Part.Role, into folder: String) throws -> String? {
+        let input = try ArchiveInput(path: archive)
+        guard let manifest = input.manifest else {
+            throw InputError(file: archive, message: "no manifest, so not a backup set (dumpkit backup writes one)")
+        }
+        guard let part = manifest.parts.first(where: { $0.role == role }) else { return nil }
+        guard let object = manifest.object(at: part.path) else {
+            throw ManifestError("the \(role.rawValue) part \(part.path) is not among its objects")
+        }
+        // The role first: a dump and a rules file of the same name stay apart.
+        let path = folder + "/" + role.rawValue + "-" + (part.path.split(separator: "/").last.map(String.init) ?? "file")
+        if let existing = Self.hashes(of: path), existing == (object.metadata.size, object.metadata.sha256) { return path }
+        while let entry = try input.nextEntry() {
+            guard entry.path == part.path, entry.kind == .file else { continue }
+            let out = try OutputFile(path: path, compression: CompressionFilter.none)
+            do {
+                var sha256 = SHA256()
+                var size: Int64 = 0
+                let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+                defer { buffer.deallocate() }
+                while case let count = try input.reader.read(into: buffer), count > 0 {
+                    let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+                    sha256.update(bufferPointer: chunk)
+                    size += Int64(count)
+                    try out.write(chunk)
+                }
+                if let reason = Self.disagreement(size: size, sha256: sha256, digest: nil, object: object, verifying: false) {
+                    throw InputError(file: archive, message: "\(part.path): \(reason)")
+                }
+                try out.commit()
+            } catch {
+                out.abort()
+                throw error
+            }
+            return path
+        }
+        throw InputError(file: archive, message: "\(part.path): listed in the manifest, not in the archive")
+    }
+
+    /// The size and SHA-256 of a file's bytes (as stored, not decompressed); `nil` when it cannot be read.
+    private static func hashes(of path: String) -> (Int64, String)? {
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? file.close() }
+        var sha256 = SHA256()
+        var size: Int64 = 0
+        while let data = try? file.read(upToCount: 1 << 20), !data.isEmpty {
+            sha256.update(data: data)
+            size += Int64(data.count)
+        }
+        return (size, Hex.lowercase(sha256.finalize()))
+    }
+}
