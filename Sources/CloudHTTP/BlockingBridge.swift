@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs an async call from a synchronous caller (a `BlobStore` method on a pipeline worker thread)
 /// and waits for its result.
@@ -22,15 +23,14 @@ public func runBlocking<T: Sendable>(_ operation: @escaping @Sendable () async t
 }
 
 /// The result handed from the task to the waiting thread.
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<T, any Error>?
+private final class ResultBox<T: Sendable>: Sendable {
+    private let result = Mutex<Result<T, any Error>?>(nil)
 
     func set(_ value: Result<T, any Error>) {
-        lock.withLock { result = value }
+        result.withLock { $0 = value }
     }
 
     func get() throws -> T {
-        try lock.withLock { result! }.get()
+        try result.withLock { $0! }.get()
     }
 }

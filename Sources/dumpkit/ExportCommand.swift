@@ -4,6 +4,7 @@ import DumpKit
 import Foundation
 import JSONStream
 import LiveDatabase
+import Synchronization
 
 /// `dumpkit export`: a live database's subtree to a dump file.
 struct ExportCommand: ParsableCommand {
@@ -102,18 +103,17 @@ struct ExportCommand: ParsableCommand {
 }
 
 /// The export's progress on a terminal: requests, bytes and rate, redrawn in place.
-final class ExportProgressLine: @unchecked Sendable {
-    private let lock = NSLock()
+final class ExportProgressLine: Sendable {
     private let start = Date()
-    private var last = Date.distantPast
-    private var drawn = false
+    /// When the line was last drawn, and whether it was.
+    private let state = Mutex((last: Date.distantPast, drawn: false))
 
     func update(_ s: ExportJob.Summary) {
-        lock.withLock {
+        state.withLock { state in
             let now = Date()
-            guard now.timeIntervalSince(last) >= 0.2, now.timeIntervalSince(start) >= 1 else { return }
-            last = now
-            drawn = true
+            guard now.timeIntervalSince(state.last) >= 0.2, now.timeIntervalSince(start) >= 1 else { return }
+            state.last = now
+            state.drawn = true
             let rate = Double(s.bytesFetched) / 1e6 / max(now.timeIntervalSince(start), 0.001)
             let line =
                 "\r\u{1B}[K\(s.requests) requests  \(ProgressMeter.format(bytes: s.bytesFetched))  "
@@ -123,6 +123,6 @@ final class ExportProgressLine: @unchecked Sendable {
     }
 
     func finish() {
-        lock.withLock { if drawn { FileHandle.standardError.write(Data("\n".utf8)) } }
+        state.withLock { if $0.drawn { FileHandle.standardError.write(Data("\n".utf8)) } }
     }
 }
