@@ -7,42 +7,7 @@ import XCTest
 /// `dumpkit archive` and `backup` with a bucket (`s3://`, `gs://`) as the source, against SeaweedFS and
 /// fake-gcs-server: what other tools read of the archives, the round trip bucket -> archive -> bucket
 /// with the metadata, filters, objects overwritten mid-archive, and the errors.
-final class ArchiveFromBucketTests: XCTestCase {
-    nonisolated(unsafe) static var s3: SeaweedServer?
-    nonisolated(unsafe) static var gcs: FakeGCSServer?
-    nonisolated(unsafe) static var startError: Error?
-
-    override class func setUp() {
-        do {
-            s3 = try SeaweedServer()
-            gcs = try FakeGCSServer()
-        } catch {
-            startError = error
-        }
-    }
-
-    override class func tearDown() {
-        s3?.stop()
-        gcs?.stop()
-        s3 = nil
-        gcs = nil
-    }
-
-    /// Both servers, and an environment that reaches both (S3 credentials and endpoint, the GCS emulator).
-    func servers() throws -> (s3: SeaweedServer, gcs: FakeGCSServer, environment: [String: String]) {
-        if let startError = Self.startError { throw startError }
-        var environment = Self.s3!.clientEnvironment
-        environment["STORAGE_EMULATOR_HOST"] = Self.gcs!.endpoint
-        return (Self.s3!, Self.gcs!, environment)
-    }
-
-    @discardableResult
-    func run(_ arguments: [String], _ environment: [String: String], expect status: Int32 = 0) throws -> CLI.Result {
-        let r = try CLI.run(arguments, environment: environment)
-        XCTAssertEqual(r.status, status, "dumpkit \(arguments.joined(separator: " ")): \(r.stderr)")
-        return r
-    }
-
+final class ArchiveFromBucketTests: BothStoresTestCase {
     func json(_ r: CLI.Result) throws -> [String: Any] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
     }

@@ -7,40 +7,7 @@ import XCTest
 /// Dumps read from and written to buckets (`dumpkit convert s3://b/k -o gs://b/k2`): the same bytes
 /// as with local files, whatever the compression, the size (ranged parts, multipart uploads) and the
 /// store; clear errors for what is not there; no object for a failed run.
-final class BucketDumpTests: XCTestCase {
-    nonisolated(unsafe) static var s3: SeaweedServer?
-    nonisolated(unsafe) static var gcs: FakeGCSServer?
-    nonisolated(unsafe) static var startError: Error?
-
-    override class func setUp() {
-        do {
-            s3 = try SeaweedServer()
-            gcs = try FakeGCSServer()
-        } catch {
-            startError = error
-        }
-    }
-
-    override class func tearDown() {
-        s3?.stop()
-        gcs?.stop()
-        s3 = nil
-        gcs = nil
-    }
-
-    func servers() throws -> (s3: SeaweedServer, gcs: FakeGCSServer, environment: [String: String]) {
-        if let startError = Self.startError { throw startError }
-        var environment = Self.s3!.clientEnvironment
-        environment["STORAGE_EMULATOR_HOST"] = Self.gcs!.endpoint
-        return (Self.s3!, Self.gcs!, environment)
-    }
-
-    func run(_ arguments: [String], _ environment: [String: String], expect status: Int32 = 0) throws -> CLI.Result {
-        let r = try CLI.run(arguments, environment: environment)
-        XCTAssertEqual(r.status, status, "dumpkit \(arguments.joined(separator: " ")): \(r.stderr)")
-        return r
-    }
-
+final class BucketDumpTests: BothStoresTestCase {
     /// A dump of about `bytes` bytes: records with text, numbers and escapes.
     func dump(bytes: Int) -> String {
         var records: [String] = []

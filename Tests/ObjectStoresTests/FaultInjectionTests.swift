@@ -61,26 +61,33 @@ final class FaultInjectionTests: XCTestCase {
         asyncio.run(main())
         """#
 
+    /// Starts `fault_proxy.py` in front of `s3` with `plan`, logging the faults it makes to `log` in
+    /// `directory`: the process and its endpoint.
+    func startProxy(_ plan: String, log: String, s3: SeaweedServer, directory: URL) throws -> (ServerProcess, String) {
+        let python = try RequiredTool.path("python3", package: "python3")
+        let script = directory.appendingPathComponent("fault_proxy.py")
+        if !FileManager.default.fileExists(atPath: script.path) { try Self.proxy.write(to: script, atomically: true, encoding: .utf8) }
+        let port = try freePort()
+        let p = try ServerProcess(
+            python, [script.path, String(port), String(s3.s3Port), plan, directory.appendingPathComponent(log).path],
+            logFile: directory.appendingPathComponent(log + ".out"))
+        try p.waitUntilListening(port: port)
+        return (p, "http://127.0.0.1:\(port)")
+    }
+
+    /// The faults the proxy logging to `log` in `directory` made, in order.
+    func faults(_ log: String, in directory: URL) -> [String] {
+        ((try? String(contentsOf: directory.appendingPathComponent(log), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
     func testRetriesThroughSlowDownsAndDroppedConnectionsGiveTheSameResult() throws {
         let s3 = try SeaweedServer()
         defer { s3.stop() }
-        let python = try RequiredTool.path("python3", package: "python3")
         let directory = try temporaryDirectory(self)
-        let script = directory.appendingPathComponent("fault_proxy.py")
-        try Self.proxy.write(to: script, atomically: true, encoding: .utf8)
-
         func proxy(_ plan: String, _ log: String) throws -> (ServerProcess, String) {
-            let port = try freePort()
-            let p = try ServerProcess(
-                python, [script.path, String(port), String(s3.s3Port), plan, directory.appendingPathComponent(log).path],
-                logFile: directory.appendingPathComponent(log + ".out"))
-            try p.waitUntilListening(port: port)
-            return (p, "http://127.0.0.1:\(port)")
+            try startProxy(plan, log: log, s3: s3, directory: directory)
         }
-        func faults(_ log: String) -> [String] {
-            ((try? String(contentsOf: directory.appendingPathComponent(log), encoding: .utf8)) ?? "").split(separator: "\n").map(
-                String.init)
-        }
+        func faults(_ log: String) -> [String] { self.faults(log, in: directory) }
 
         // A folder of 40 objects of 20 kB with metadata.
         let folder = directory.appendingPathComponent("blobs").path
@@ -136,10 +143,7 @@ final class FaultInjectionTests: XCTestCase {
     func testADumpInputReadThroughDroppedConnectionsGivesTheSameOutput() throws {
         let s3 = try SeaweedServer()
         defer { s3.stop() }
-        let python = try RequiredTool.path("python3", package: "python3")
         let directory = try temporaryDirectory(self)
-        let script = directory.appendingPathComponent("fault_proxy.py")
-        try Self.proxy.write(to: script, atomically: true, encoding: .utf8)
         let bucket = try s3.makeBucket()
         // 10 MB of records: two ranged parts.
         let records = (0..<120_000).map { "\"k\($0)\":{\"t\":\"\(String(repeating: "x", count: 40 + $0 % 50))\",\"n\":\($0)}" }
@@ -150,21 +154,15 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertEqual(try CLI.run(["convert", dump.path, "-o", reference]).status, 0)
 
         // Responses cut after 1,500 bytes on the first connections, then a SlowDown.
-        let port = try freePort()
-        let log = directory.appendingPathComponent("input.log")
-        let proxy = try ServerProcess(
-            python, [script.path, String(port), String(s3.s3Port), "pass,drop,drop,drop,503", log.path],
-            logFile: directory.appendingPathComponent("input.out"))
+        let (proxy, endpoint) = try startProxy("pass,drop,drop,drop,503", log: "input.log", s3: s3, directory: directory)
         defer { proxy.stop() }
-        try proxy.waitUntilListening(port: port)
         var environment = s3.clientEnvironment
-        environment["AWS_ENDPOINT_URL"] = "http://127.0.0.1:\(port)"
-        environment["AWS_ENDPOINT_URL_S3"] = "http://127.0.0.1:\(port)"
+        environment["AWS_ENDPOINT_URL"] = endpoint
+        environment["AWS_ENDPOINT_URL_S3"] = endpoint
         let out = directory.appendingPathComponent("out.json").path
         let r = try CLI.run(["convert", "s3://\(bucket)/dump.json", "-o", out], environment: environment)
         XCTAssertEqual(r.status, 0, r.stderr)
-        let faults = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n")
-        XCTAssertGreaterThanOrEqual(faults.filter { $0 == "drop" }.count, 1, "a response was cut")
+        XCTAssertGreaterThanOrEqual(faults("input.log", in: directory).filter { $0 == "drop" }.count, 1, "a response was cut")
         XCTAssertEqual(try contents(out), try contents(reference))
     }
 

@@ -5,35 +5,7 @@ import TestSupport
 import XCTest
 
 /// The `dumpkit` commands with bucket URLs, against SeaweedFS (S3) and fake-gcs-server (GCS) at once.
-final class StoreCommandTests: XCTestCase {
-    nonisolated(unsafe) static var s3: SeaweedServer?
-    nonisolated(unsafe) static var gcs: FakeGCSServer?
-    nonisolated(unsafe) static var startError: Error?
-
-    override class func setUp() {
-        do {
-            s3 = try SeaweedServer()
-            gcs = try FakeGCSServer()
-        } catch {
-            startError = error
-        }
-    }
-
-    override class func tearDown() {
-        s3?.stop()
-        gcs?.stop()
-        s3 = nil
-        gcs = nil
-    }
-
-    /// Both servers, and an environment that reaches both (S3 credentials and endpoint, the GCS emulator).
-    func servers() throws -> (s3: SeaweedServer, gcs: FakeGCSServer, environment: [String: String]) {
-        if let startError = Self.startError { throw startError }
-        var environment = Self.s3!.clientEnvironment
-        environment["STORAGE_EMULATOR_HOST"] = Self.gcs!.endpoint
-        return (Self.s3!, Self.gcs!, environment)
-    }
-
+final class StoreCommandTests: BothStoresTestCase {
     func dumpWithImages(_ count: Int, seed: Int) -> String {
         let records = (0..<count).map { i -> String in
             let bytes: [UInt8] =
@@ -42,12 +14,6 @@ final class StoreCommandTests: XCTestCase {
             return "\"-K\(i)\": {\"title\": \"t\(i)\", \"image\": \"data:image/png;base64,\(Data(bytes).base64EncodedString())\"}"
         }
         return "{\"v1\": {\"todolist\": {" + records.joined(separator: ", ") + "}}}"
-    }
-
-    func run(_ arguments: [String], _ environment: [String: String], expect status: Int32 = 0) throws -> CLI.Result {
-        let r = try CLI.run(arguments, environment: environment)
-        XCTAssertEqual(r.status, status, "dumpkit \(arguments.joined(separator: " ")): \(r.stderr)")
-        return r
     }
 
     func testExtractToS3ThenCheckAndInlineFromIt() throws {

@@ -20,3 +20,44 @@ func metadata(_ name: String, _ bytes: [UInt8], contentType: String = "image/png
     bytes.withUnsafeBytes { ContentDigest($0) }.metadata(
         name: name, contentType: contentType, customMetadata: ["firebaseStorageDownloadTokens": token])
 }
+
+/// Test cases that run `dumpkit` against both object stores: SeaweedFS (S3) and fake-gcs-server (GCS),
+/// started once per test class and stopped after it.
+class BothStoresTestCase: XCTestCase {
+    nonisolated(unsafe) static var s3: SeaweedServer?
+    nonisolated(unsafe) static var gcs: FakeGCSServer?
+    nonisolated(unsafe) static var startError: Error?
+
+    override class func setUp() {
+        do {
+            s3 = try SeaweedServer()
+            gcs = try FakeGCSServer()
+        } catch {
+            startError = error
+        }
+    }
+
+    override class func tearDown() {
+        s3?.stop()
+        gcs?.stop()
+        s3 = nil
+        gcs = nil
+        startError = nil
+    }
+
+    /// Both servers, and an environment that reaches both (S3 credentials and endpoint, the GCS emulator).
+    func servers() throws -> (s3: SeaweedServer, gcs: FakeGCSServer, environment: [String: String]) {
+        if let startError = Self.startError { throw startError }
+        var environment = Self.s3!.clientEnvironment
+        environment["STORAGE_EMULATOR_HOST"] = Self.gcs!.endpoint
+        return (Self.s3!, Self.gcs!, environment)
+    }
+
+    /// Runs `dumpkit` and checks its exit code.
+    @discardableResult
+    func run(_ arguments: [String], _ environment: [String: String], expect status: Int32 = 0) throws -> CLI.Result {
+        let r = try CLI.run(arguments, environment: environment)
+        XCTAssertEqual(r.status, status, "dumpkit \(arguments.joined(separator: " ")): \(r.stderr)")
+        return r
+    }
+}
