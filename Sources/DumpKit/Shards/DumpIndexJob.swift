@@ -281,15 +281,12 @@ private final class IndexScan {
             block.withUnsafeBytes { b in
                 let bytes = UnsafeRawBufferPointer(rebasing: b[start..<(start + n)])
                 crc.update(bytes)
-                var count = 0
-                var last = -1
-                for i in 0..<n where bytes[i] == UInt8(ascii: "\n") {
-                    count += 1
-                    last = i
-                }
-                if count > 0 {
-                    lines += Int64(count)
-                    lineStart = at + Int64(last) + 1
+                // memchr: a compact dump has no line break, and a pretty one few per block.
+                var i = 0
+                while i < n, let hit = memchr(bytes.baseAddress! + i, 0x0A, n - i) {
+                    i = bytes.baseAddress!.distance(to: UnsafeRawPointer(hit)) + 1
+                    lines += 1
+                    lineStart = at + Int64(i)
                 }
             }
             at += Int64(n)

@@ -74,9 +74,17 @@ enum FindingsPart {
         private var dropped: [String: (severity: Finding.Severity, rule: String, count: Int)] = [:]
         private var error: Error?
 
-        init(writer: JSONWriter, source: String, checkedRules: [String], maxFindings: Int) throws {
+        /// What to add to findings' lines, and to their columns on line 1, for the dump's (the
+        /// shard's reader starts on line 1: `ShardUnitSource.lineShift`).
+        private let lineShift: Int
+        private let firstLineColumnShift: Int
+
+        init(writer: JSONWriter, source: String, checkedRules: [String], maxFindings: Int, lineShift: Int, firstLineColumnShift: Int) throws
+        {
             self.writer = writer
             self.maxFindings = maxFindings
+            self.lineShift = lineShift
+            self.firstLineColumnShift = firstLineColumnShift
             try line([
                 "report": .object([
                     "source": .string(source), "checkedRules": .array(checkedRules.map { .string($0) }),
@@ -85,8 +93,13 @@ enum FindingsPart {
             ])
         }
 
-        func add(_ f: Finding) {
+        func add(_ finding: Finding) {
             guard error == nil else { return }
+            var f = finding
+            if let line = f.line {
+                if line == 1, let column = f.column { f.column = column + firstLineColumnShift }
+                f.line = line + lineShift
+            }
             do {
                 if f.rule == FindingsPart.containerEndRule {
                     try line([

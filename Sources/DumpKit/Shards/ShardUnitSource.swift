@@ -11,9 +11,11 @@ import JSONStream
 /// As `wholeRange` (for `validate`), the source is instead one JSON document that reads, where the
 /// shard's bytes are, as the dump does, token for token and line for line: a `prefix` of synthetic
 /// JSON that opens the containers the shard starts in (names and array elements standing in for
-/// what came before, so paths and depths are the dump's), padding that brings the reader to the
-/// line and column of the shard's first byte, the shard's whole range (units and the structure
-/// between them), then closing brackets (the last shard: the dump's own bytes to its end).
+/// what came before, so paths and depths are the dump's), the shard's whole range (units and the
+/// structure between them), then closing brackets (the last shard: the dump's own bytes to its
+/// end). The reader reads the shard's first byte on line 1 after the start; `lineShift` and
+/// `firstLineColumnShift` turn its lines and columns into the dump's (padding the reader to them
+/// instead would have every shard skip as many bytes as come before it on their line).
 final class ShardUnitSource: JSONByteSource {
     private let index: DumpIndexReader
     private let file: PositionalByteSource
@@ -43,12 +45,12 @@ final class ShardUnitSource: JSONByteSource {
     private(set) var unitsRead = 0
     /// Whether the whole range is served as one document (see above).
     private let wholeRange: Bool
-    /// Synthetic bytes to serve before anything else: `pending` from `pendingAt`, then line breaks,
-    /// then spaces.
+    /// Synthetic bytes to serve before anything else, from `pendingAt`.
     private var pending: [UInt8] = []
     private var pendingAt = 0
-    private var pendingBreaks: Int64 = 0
-    private var pendingSpaces: Int64 = 0
+    /// What to add to the reader's lines, and to its columns on its first line, for the dump's.
+    private(set) var lineShift = 0
+    private(set) var firstLineColumnShift = 0
     /// Bytes served so far (the reader's offsets).
     private var servedBytes: Int64 = 0
     /// Where the shard's own bytes start and (once the closing brackets are due) end in what the
@@ -84,7 +86,7 @@ final class ShardUnitSource: JSONByteSource {
         }
     }
 
-    /// Sets up the prefix and padding that put the reader where `entry` ends.
+    /// Sets up the start that puts the reader where `entry` ends.
     private func startAfter(_ entry: DumpIndex.Entry) throws {
         let sink = MemoryByteSink()
         let w = JSONWriter(sink: sink)
@@ -105,18 +107,10 @@ final class ShardUnitSource: JSONByteSource {
         try w.number(JSONNumber(0))
         try w.flush()
         pending = sink.bytes
-        let column = entry.end - entry.lineStart
-        if entry.line > 1 {
-            pendingBreaks = entry.line - 1
-            pendingSpaces = column
-        } else if Int64(pending.count) <= column {
-            pendingSpaces = column - Int64(pending.count)
-        } else {
-            throw UsageError(
-                "\(fileName): the containers around byte \(entry.end) take more bytes than come before it on its line, "
-                    + "so this shard cannot report findings at the dump's columns: validate unsharded")
-        }
-        rangeStart = Int64(pending.count) + pendingBreaks + pendingSpaces
+        rangeStart = Int64(pending.count)
+        // The shard's first byte is read on line 1, after the start: where it is in the dump.
+        lineShift = Int(entry.line - 1)
+        firstLineColumnShift = Int(entry.end - entry.lineStart) - pending.count
     }
 
     /// The entry of the value the reader is about to read (call once per value, in order).
@@ -192,16 +186,6 @@ final class ShardUnitSource: JSONByteSource {
             pending.withUnsafeBytes { (buffer.baseAddress!).copyMemory(from: $0.baseAddress! + pendingAt, byteCount: n) }
             pendingAt += n
             filled = n
-        }
-        while filled < buffer.count && pendingBreaks > 0 {
-            buffer[filled] = UInt8(ascii: "\n")
-            filled += 1
-            pendingBreaks -= 1
-        }
-        while filled < buffer.count && pendingSpaces > 0 {
-            buffer[filled] = UInt8(ascii: " ")
-            filled += 1
-            pendingSpaces -= 1
         }
         return filled
     }

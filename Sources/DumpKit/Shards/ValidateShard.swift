@@ -2,8 +2,8 @@ import JSONStream
 
 extension ValidateJob {
     /// Runs shard `spec` of this validation from the index at `indexPath`: reads the shard's whole
-    /// range as the dump reads there (`ShardUnitSource` as one document: same paths, depths, lines
-    /// and columns), checks limits and schemas as the unsharded run does, and writes its findings in
+    /// range as the dump reads there (`ShardUnitSource` as one document: same paths and depths, and
+    /// lines and columns shifted to the dump's), checks limits and schemas as the unsharded run does, and writes its findings in
     /// order to `output.part-I-of-N` (`FindingsPart`), then the manifest. `merge` gives the
     /// unsharded report: it decides the ends of containers several shards read (their names are
     /// added up) and `schema:unmatched` (a pattern may match in another shard only).
@@ -23,7 +23,7 @@ extension ValidateJob {
             let source = run.source
             let part = try FindingsPart.Writer(
                 writer: run.writer, source: input, checkedRules: Self.limitRules + schemas.map { "schema:\($0.file)" },
-                maxFindings: maxFindings)
+                maxFindings: maxFindings, lineShift: source.lineShift, firstLineColumnShift: source.firstLineColumnShift)
             // Findings of the limit checks since the last record, in order; only those of the
             // shard's own bytes (not of the synthetic start and end).
             var findings: [Finding] = []
