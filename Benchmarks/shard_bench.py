@@ -5,8 +5,8 @@ Usage:
   python3 Benchmarks/shard_bench.py --input bench-data/todolist-1GB-s1.json [--shards 16]
                                     [--dumpkit .build/release/dumpkit] [--work /tmp/shard-bench]
 
-For `convert` (JSON tree, compact) and `migrate` (the todolist plan without its move, --on-error
-keep) it times, each right after a read of the input into the page cache: the unsharded run, the
+For `convert` (JSON tree, compact), `migrate` (the todolist plan without its move, --on-error
+keep) and `validate` (limits and the todolist v1 schema; its report is what merge prints) it times, each right after a read of the input into the page cache: the unsharded run, the
 index pass, every shard of N one after another (so each has the machine to itself, as it would on
 a machine of its own), and the merge; and checks that the merged output is the unsharded one byte
 for byte. CPU is user+sys from os.wait4. The model for N machines is index + largest shard + merge
@@ -28,14 +28,19 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run(argv: list[str]) -> tuple[float, float]:
-    """Runs argv; returns (wall seconds, CPU seconds)."""
+def run(argv: list[str], stdout: str | None = None) -> tuple[float, float]:
+    """Runs argv (standard output to the file `stdout`, if given); returns (wall seconds, CPU
+    seconds). Exit status 1 is a success for validate and for merging its parts (error findings)."""
     start = time.monotonic()
-    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    out = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    p = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.monotonic() - start
+    if stdout:
+        out.close()
     err = p.stderr.read().decode() if p.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0 and not (code == 1 and stdout):
         sys.exit(f"failed: {' '.join(argv)}\n{err}")
     return wall, usage.ru_utime + usage.ru_stime
 
@@ -53,16 +58,24 @@ def measure(name: str, command: list[str], index_args: list[str], args, size: in
     ref = os.path.join(work, "reference.json")
     out = os.path.join(work, "sharded.json")
     index = os.path.join(work, "input.dkindex")
+    validate = command[0] == "validate"
     warm(args.input)
-    one_wall, one_cpu = run([args.dumpkit] + command + [args.input, "-o", ref, "-q"])
+    if validate:
+        one_wall, one_cpu = run([args.dumpkit] + command + [args.input, "--format", "json", "-q"], stdout=ref)
+    else:
+        one_wall, one_cpu = run([args.dumpkit] + command + [args.input, "-o", ref, "-q"])
     warm(args.input)
     index_wall, index_cpu = run([args.dumpkit, "index", args.input, "-o", index, "-q"] + index_args)
     shards = []
     for i in range(args.shards):
         warm(args.input)
         shards.append(run([args.dumpkit] + command + [args.input, "-o", out, "--index", index, "--shard", f"{i}/{args.shards}", "-q"]))
-    merge_wall, merge_cpu = run([args.dumpkit, "merge", out, "-q"])
-    same = filecmp.cmp(ref, out, shallow=False)
+    if validate:
+        merge_wall, merge_cpu = run([args.dumpkit, "merge", out, "--format", "json", "-q"], stdout=out + ".report")
+        same = filecmp.cmp(ref, out + ".report", shallow=False)
+    else:
+        merge_wall, merge_cpu = run([args.dumpkit, "merge", out, "-q"])
+        same = filecmp.cmp(ref, out, shallow=False)
     if command[0] == "migrate":
         same = same and filecmp.cmp(ref + ".rejects.ndjson", out + ".rejects.ndjson", shallow=False)
     walls = [w for w, _ in shards]
@@ -78,7 +91,7 @@ def measure(name: str, command: list[str], index_args: list[str], args, size: in
         f"| index pass | {index_wall:.2f} s wall, {index_cpu:.2f} s CPU ({mb / index_wall:.0f} MB/s), index {os.path.getsize(index) / 1e6:.1f} MB |",
         f"| {args.shards} shards one after another | each {min(walls):.2f}-{max(walls):.2f} s wall (mean {sum(walls) / len(walls):.2f}), CPU {sum(cpus):.2f} s in all |",
         f"| merge | {merge_wall:.2f} s wall, {merge_cpu:.2f} s CPU |",
-        f"| shards' CPU against the unsharded run's | {sum(cpus) / one_cpu:.2f}x (with the index pass: {(sum(cpus) + index_cpu) / one_cpu:.2f}x) |",
+        f"| shards' CPU against the unsharded run's | {sum(cpus) / one_cpu:.2f}x (with the merge: {(sum(cpus) + merge_cpu) / one_cpu:.2f}x; and the index pass: {(sum(cpus) + merge_cpu + index_cpu) / one_cpu:.2f}x) |",
         f"| modelled wall time on {args.shards} machines (index + largest shard + merge) | {model:.2f} s, against {one_wall:.2f} s on one ({one_wall / model:.1f}x faster) |",
         f"| extrapolated to 50 GB (x{50e9 / size:.0f}, every step linear in bytes) | {model * 50e9 / size:.0f} s on {args.shards} machines, {one_wall * 50e9 / size:.0f} s on one |",
         f"| merged output identical to the unsharded one | {'yes' if same else 'NO'} |",
@@ -111,6 +124,8 @@ def main() -> int:
     measure("convert", ["convert"], [], args, size)
     measure("convert, records as units", ["convert"], ["--records", "/v1/todolist/{id}"], args, size)
     measure("migrate", ["migrate", "--plan", plan, "--on-error", "keep"], ["--records", "/v1/todolist/{id}"], args, size)
+    schema = os.path.join(REPO, "schemas", "todolist", "v1.schema.json")
+    measure("validate", ["validate", "--schema", f"/v1/todolist/{{id}}={schema}"], ["--records", "/v1/todolist/{id}"], args, size)
     return 0
 
 

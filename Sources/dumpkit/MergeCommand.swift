@@ -1,5 +1,6 @@
 import ArgumentParser
 import DumpKit
+import Foundation
 import JSONStream
 
 /// `dumpkit merge`: the last step of a sharded run.
@@ -11,11 +12,14 @@ struct MergeCommand: ParsableCommand {
             Checks that every shard's manifest is there and agrees with the others and that every part \
             is the one its manifest describes; a missing or stale shard is named (exit 1) and OUT is \
             not touched. The parts are copied with copy_file_range and stay where they are. \
+            The parts of a sharded validate are not joined: merge prints the findings report of the \
+            unsharded run (--format, or --json) and exits 1 for error findings, as validate does. \
             See docs/SCALE-OUT.md.
 
             Examples:
               dumpkit merge out.json
               dumpkit merge out.ndjson --shards 16 --json
+              dumpkit merge findings --format junit > report.xml
             """
     )
 
@@ -25,11 +29,17 @@ struct MergeCommand: ParsableCommand {
     @Option(help: "The number of shards (default: from the parts' names).")
     var shards: Int?
 
+    @Option(help: "Parts of a sharded validate: the report's format, text (the default), json (as --json), junit or github.")
+    var format: FindingsReport.Format?
+
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
         try json.check(output: output)
+        if json.json, let format, format != .json {
+            throw ValidationError("--json and --format \(format.rawValue) ask for two outputs; give one")
+        }
     }
 
     func run() throws {
@@ -37,6 +47,12 @@ struct MergeCommand: ParsableCommand {
             var job = MergeJob(output: output)
             job.shards = shards
             let summary = try job.run()
+            if let report = summary.report {
+                FileHandle.standardOutput.write(Data(report.render(format ?? (json.json ? .json : .text)).utf8))
+                if report.errorCount > 0 { throw Exit.findings }
+                return
+            }
+            if format != nil { warn("--format has no effect: these are not the parts of a sharded validate") }
             if json.json {
                 try printJSON(
                     .object([

@@ -36,6 +36,11 @@ struct ValidateCommand: ParsableCommand {
 
             Exit codes: 0 no error findings, 1 error findings, 2 usage or input errors (reported before any finding).
 
+            Sharded (--index, --shard I/N, -o OUT): each shard checks the limits and schemas over its \
+            byte ranges and writes its findings to OUT.part-I-of-N; dumpkit merge OUT prints the report \
+            of the unsharded run (same findings, order and exit code). --rules and --blobs are not \
+            sharded (rules may read other records through root). See docs/SCALE-OUT.md.
+
             Examples:
               dumpkit validate v2.json \\
                   --schema '/v2/todolist/{id}=schemas/todolist/v2.schema.json'
@@ -46,6 +51,8 @@ struct ValidateCommand: ParsableCommand {
               dumpkit validate dump.json.gz --format github
               dumpkit validate dump.json --json | jq '.findings[] | .pointer'
               dumpkit validate clean.json --blobs bucket/
+              dumpkit validate dump.json --schema-map schemas.yaml \\
+                  --index dump.dkindex --shard 0/8 -o findings
             """
     )
 
@@ -101,6 +108,11 @@ struct ValidateCommand: ParsableCommand {
     @Option(help: "Keep at most this many findings in the output (all are counted).")
     var maxFindings: Int = 1000
 
+    @Option(name: .shortAndLong, help: "With --index: the findings' name; a shard writes OUT.part-I-of-N for dumpkit merge OUT.")
+    var output: String?
+
+    @OptionGroup var shard: ShardOptions
+
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -113,7 +125,7 @@ struct ValidateCommand: ParsableCommand {
     }
 
     /// The output format: `--format`, or json for `--json`, else text.
-    private var output: FindingsReport.Format { format ?? (json.json ? .json : .text) }
+    private var reportFormat: FindingsReport.Format { format ?? (json.json ? .json : .text) }
 
     /// Warns of options that do nothing without the option they go with.
     private func warnUnused() {
@@ -132,7 +144,7 @@ struct ValidateCommand: ParsableCommand {
 
     func run() throws {
         warnUnused()
-        let report = try reportingErrors { () throws -> FindingsReport in
+        let report = try reportingErrors { () throws -> FindingsReport? in
             var job = ValidateJob(input: input)
             job.maxFindings = maxFindings
             job.strict = strict
@@ -165,10 +177,26 @@ struct ValidateCommand: ParsableCommand {
                     throw UsageError("--auth is not JSON: \(error)")
                 }
             }
+            if let spec = try shard.spec() {
+                guard let output else { throw UsageError("a validate shard writes its findings to OUT.part-I-of-N: pass -o OUT") }
+                let m = try job.runShard(spec, indexPath: shard.index!, output: output, progress: common.progress())
+                reportShard(m, output: output)
+                return nil
+            }
+            if output != nil { warn("-o has no effect without --index: the report goes to standard output") }
             return try job.run(progress: common.progress())
         }
-        FileHandle.standardOutput.write(Data(report.render(output).utf8))
+        guard let report else { return }
+        FileHandle.standardOutput.write(Data(report.render(reportFormat).utf8))
         if report.errorCount > 0 { throw Exit.findings }
+    }
+
+    /// Tells what a shard wrote (its findings are reported by merge).
+    private func reportShard(_ m: ShardManifest, output: String) {
+        let part = ShardManifest.partPath(output: output, shard: m.shard, of: m.shards)
+        common.note(
+            "wrote \(part): \(counted(m.counts["findings"] ?? 0, "finding")) in \(counted(m.records, "record")); "
+                + "dumpkit merge \(output) reports them with the other shards'")
     }
 }
 

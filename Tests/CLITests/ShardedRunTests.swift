@@ -367,4 +367,104 @@ final class ShardedRunTests: XCTestCase {
         XCTAssertEqual(unsharded.status, 2)
         XCTAssertTrue(unsharded.stderr.contains("need --index FILE"), unsharded.stderr)
     }
+
+    /// index + shards of validate + merge prints the unsharded report (json and text, same exit
+    /// status), for N = 1, 2, 3 and 7.
+    private func checkValidate(
+        _ input: String, _ arguments: [String], indexArguments: [String], in dir: TemporaryDirectory, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws {
+        let index = dir.path("validate.dkindex")
+        _ = try dumpkit(["index", input, "-o", index, "-q"] + indexArguments, file: file, line: line)
+        for n in [1, 2, 3, 7] {
+            let out = dir.path("\(n)-findings")
+            try runShards(["validate", input, "-o", out, "--index", index] + arguments, n: n, file: file, line: line)
+            for format in ["json", "text"] {
+                let reference = try CLI.run(["validate", input, "--format", format] + arguments)
+                let merged = try CLI.run(["merge", out, "--format", format])
+                XCTAssertEqual(merged.stderr, "", file: file, line: line)
+                XCTAssertEqual(merged.status, reference.status, "\(input), \(n) shards: exit status", file: file, line: line)
+                XCTAssertEqual(merged.stdout, reference.stdout, "\(input), \(n) shards, \(format) report", file: file, line: line)
+            }
+        }
+    }
+
+    private func sample(_ path: String) -> String { TestData.projectRoot.appendingPathComponent(path).path }
+
+    func testValidateOfTheSamplesMergesToTheUnshardedReport() throws {
+        let cases = [
+            ("todolist", "/v1/todolist/{id}", "v1"), ("todolist", "/v2/todolist/{id}", "v2"), ("chat", "/users/{uid}/messages/{id}", "v2"),
+            ("wedding", "/articles/{id}", "v2"), ("todo-app", "/*/{id}", "v1"),
+        ]
+        for (app, pattern, version) in cases {
+            let dir = try TemporaryDirectory()
+            let input = sample("samples/\(app)/\(version == "v1" ? "v1.json" : "v2.expected.json")")
+            let schema = ["--schema", "\(pattern)=\(sample("schemas/\(app)/\(version).schema.json"))"]
+            try checkValidate(input, schema, indexArguments: ["--records", pattern], in: dir)
+            // Limits only, from units of a few hundred bytes split inside the records.
+            try checkValidate(input, [], indexArguments: ["--unit-bytes", "300"], in: dir)
+        }
+    }
+
+    /// Findings at the ends of containers that several shards read (their names added up at merge),
+    /// bad names in the structure between units, a schema that matches in one shard only and one
+    /// that matches nowhere, and findings past --max-findings.
+    func testValidateDecidesWhatSpansShardsAtMerge() throws {
+        let dir = try TemporaryDirectory()
+        var members: [String] = []
+        for i in 0..<60 where i % 7 != 3 {
+            members.append("  \"\(i)\": {\n    \"name\": \"n\(i)\",\n    \"bad.key\(i % 2)\": \(i),\n    \"size\": \"\(i)\"\n  }")
+        }
+        members.append("  \".value\": 1")
+        members.append("  \"odd$key\": {\"name\": 7, \"size\": 1e999}")
+        members.append(
+            "  \"holes\": {\"0\": \"\(String(repeating: "a", count: 50))\", \"1\": [1, 2], \"2\": {}, \"4\": \"\(String(repeating: "b", count: 50))\"}"
+        )
+        let input = dir.path("spans.json")
+        try Data(("{\n" + members.joined(separator: ",\n") + "\n}\n").utf8).write(to: URL(fileURLWithPath: input))
+        try Data(#"{"type": "object", "properties": {"size": {"type": "number"}, "name": {"type": "string"}}, "nope": 1}"#.utf8).write(
+            to: URL(fileURLWithPath: dir.path("record.schema.json")))
+        let schemas = [
+            "--schema", "/{id}=\(dir.path("record.schema.json"))", "--schema", "/{id}/name=\(dir.path("record.schema.json"))",
+            "--schema", "/{id}/size=\(dir.path("record.schema.json"))", "--schema", "/none/{id}=\(dir.path("record.schema.json"))",
+        ]
+        let records = ["--records", "/{id}", "--records", "/{id}/name", "--records", "/{id}/size", "--records", "/none/{id}"]
+        try checkValidate(input, schemas, indexArguments: records, in: dir)
+        try checkValidate(input, schemas + ["--max-findings", "5"], indexArguments: records, in: dir)
+        try checkValidate(input, ["--max-findings", "3"], indexArguments: ["--unit-bytes", "40"], in: dir)
+    }
+
+    func testValidateOfTheRealDumpsMergesToTheUnshardedReport() throws {
+        let dumps = try TestData.files(in: try TestData.directory("real-dumps"), withExtension: "json")
+        XCTAssertFalse(dumps.isEmpty)
+        for dump in dumps {
+            let dir = try TemporaryDirectory()
+            try Data(#"{"type": "object", "required": ["id"], "properties": {"name": {"type": "string"}}}"#.utf8).write(
+                to: URL(fileURLWithPath: dir.path("s.json")))
+            try checkValidate(dump.path, [], indexArguments: ["--unit-bytes", "2048"], in: dir)
+            try checkValidate(
+                dump.path, ["--schema", "/*/{id}=\(dir.path("s.json"))", "--allow-unmatched", "--max-findings", "20"],
+                indexArguments: ["--records", "/*/{id}"], in: dir)
+        }
+    }
+
+    func testValidateRefusesRulesAndAnIndexWithoutTheSchemasRecords() throws {
+        let dir = try TemporaryDirectory()
+        let input = sample("samples/todo-app/v1.json")
+        let index = dir.path("i.dkindex")
+        _ = try dumpkit(["index", input, "-o", index, "-q"])
+        let rules = try CLI.run([
+            "validate", input, "--rules", sample("samples/todo-app/database.rules.json"), "--index", index, "--shard", "0/2", "-o",
+            dir.path("f"),
+        ])
+        XCTAssertEqual(rules.status, 2)
+        XCTAssertTrue(rules.stderr.contains("--rules cannot be sharded: a rule may read any part of the dump through root"), rules.stderr)
+        let schema = try CLI.run([
+            "validate", input, "--schema", "/*/{id}=\(sample("schemas/todo-app/v1.schema.json"))", "--index", index, "--shard", "0/2", "-o",
+            dir.path("f"),
+        ])
+        XCTAssertEqual(schema.status, 2)
+        XCTAssertTrue(schema.stderr.contains("make the index with --records '/*/{id}'"), schema.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir.path("f.part-0-of-2")))
+    }
 }

@@ -83,7 +83,9 @@ final class DumpIndexTests: XCTestCase {
 
     func testShardsAreConsecutiveRunsOfUnits() {
         let entries = (0..<100).map {
-            DumpIndex.Entry(offset: Int64($0 * 10), length: 9, crc: 0, structure: "", pointer: "", kind: .content)
+            DumpIndex.Entry(
+                offset: Int64($0 * 10), length: 9, crc: 0, structure: "", pointer: "", kind: .content, line: 1, lineStart: 0,
+                containers: "o")
         }
         for n in [1, 2, 3, 8] {
             let shards = entries.map { DumpIndex.shard(of: $0, count: n, size: 1000) }

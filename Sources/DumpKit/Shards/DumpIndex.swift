@@ -12,13 +12,14 @@ import JSONStream
 /// closings), and the input's size and SHA-256.
 ///
 /// On disk it is NDJSON, so it is streamed, never held whole: one line per unit,
-/// `[offset,length,crc32c,"structure","/pointer","kind"]`, where the CRC-32C covers the input's bytes
-/// from the end of the unit before (the raw bytes between the units) to the end of this one. A shard
+/// `[offset,length,crc32c,"structure","/pointer","kind",line,lineStart,"containers"]`, where the
+/// CRC-32C covers the input's bytes from the end of the unit before (the raw bytes between the units)
+/// to the end of this one. A shard
 /// checks it for every range it reads, so every byte of the input is checked by one shard against
 /// the file the index was made for. The last line is the `Trailer`.
 public enum DumpIndex {
     /// The format's version, in the trailer.
-    public static let version = 1
+    public static let version = 2
 
     /// What a unit is to the record pipeline.
     public enum Kind: String, Sendable {
@@ -42,6 +43,12 @@ public enum DumpIndex {
         /// Where the unit is in the tree.
         public var pointer: String
         public var kind: Kind
+        /// The line (from 1) of the unit's end and the offset that line starts at: a shard that
+        /// reports findings by line and column starts counting there (`validate`).
+        public var line: Int64
+        public var lineStart: Int64
+        /// The containers the unit is in, outermost first: `o` an object, `a` an array.
+        public var containers: String
 
         public var end: Int64 { offset + length }
     }
@@ -112,9 +119,10 @@ public enum DumpIndex {
     }
 
     /// Writes one entry line (numbers as digits, no values built).
-    static func writeEntry(offset: Int64, length: Int64, crc: UInt32, structure: [UInt8], pointer: String, kind: Kind, to w: JSONWriter)
-        throws
-    {
+    static func writeEntry(
+        offset: Int64, length: Int64, crc: UInt32, structure: [UInt8], pointer: String, kind: Kind, line: Int64, lineStart: Int64,
+        containers: [UInt8], to w: JSONWriter
+    ) throws {
         try w.beginArray()
         try number(offset, to: w)
         try number(length, to: w)
@@ -122,6 +130,9 @@ public enum DumpIndex {
         try structure.withUnsafeBytes { try w.string(utf8: $0) }
         try w.string(pointer)
         try w.string(kind.rawValue)
+        try number(line, to: w)
+        try number(lineStart, to: w)
+        try containers.withUnsafeBytes { try w.string(utf8: $0) }
         try w.endArray()
         try w.raw("\n")
     }
@@ -203,9 +214,9 @@ public final class DumpIndexReader {
         return try Self.entry(from: reader, file: path)
     }
 
-    /// Moves to the first entry of `shard` (`DumpIndex.shard`) and returns the end of the entry
-    /// before it (0 for none): where the bytes its checksum covers start.
-    public func seek(to shard: ShardSpec) throws -> Int64 {
+    /// Moves to the first entry of `shard` (`DumpIndex.shard`) and returns the entry before it (nil
+    /// for none): its end is where the bytes the first entry's checksum covers start.
+    public func seek(to shard: ShardSpec) throws -> DumpIndex.Entry? {
         var lo: Int64 = 0
         var hi = entriesEnd
         // The smallest line start whose entry is of `shard` or later (`entriesEnd` for none).
@@ -220,8 +231,8 @@ public final class DumpIndexReader {
         }
         let first = try lineStart(atOrAfter: lo)
         reader = JSONReader(source: file.stream(from: first, to: entriesEnd), options: .init(multipleDocuments: true), sourceName: path)
-        guard first > 0 else { return 0 }
-        return try entry(at: try lineStart(before: first)).end
+        guard first > 0 else { return nil }
+        return try entry(at: try lineStart(before: first))
     }
 
     /// The start of the first line that starts at or after `offset`.
@@ -274,8 +285,11 @@ public final class DumpIndexReader {
         guard try r.next() == .beginArray else { throw bad() }
         let offset = try integer(), length = try integer(), crc = try integer()
         let structure = try string(), pointer = try string()
-        guard let kind = DumpIndex.Kind(rawValue: try string()), try r.next() == .endArray else { throw bad() }
+        guard let kind = DumpIndex.Kind(rawValue: try string()) else { throw bad() }
+        let line = try integer(), lineStart = try integer(), containers = try string()
+        guard try r.next() == .endArray else { throw bad() }
         return DumpIndex.Entry(
-            offset: offset, length: length, crc: UInt32(truncatingIfNeeded: crc), structure: structure, pointer: pointer, kind: kind)
+            offset: offset, length: length, crc: UInt32(truncatingIfNeeded: crc), structure: structure, pointer: pointer, kind: kind,
+            line: line, lineStart: lineStart, containers: containers)
     }
 }

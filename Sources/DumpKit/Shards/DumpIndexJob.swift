@@ -101,6 +101,11 @@ private final class IndexScan {
     let unitBytes: Int64
     /// The compact JSON since the last unit.
     private(set) var structure: [UInt8] = []
+    /// The open containers, outermost first (`o` or `a`).
+    private var containers: [UInt8] = []
+    /// The input's line breaks before the end of the last range checksummed, and where its line starts.
+    private var lines: Int64 = 0
+    private var lineStart: Int64 = 0
     private(set) var previousEnd: Int64 = 0
     private(set) var units = 0
     private(set) var records = 0
@@ -133,7 +138,7 @@ private final class IndexScan {
             try unit(r, base: 0, path: [], kind: .record)
         } else if isContainer && (patterns.isEmpty ? depth > 0 : true) {
             try r.next()
-            structure.append(k == .beginObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
+            open(isObject: k == .beginObject)
             levels.append(Level(isObject: k == .beginObject, active: Array(patterns.indices)))
         } else {
             try content(r, base: 0, path: [], kind: .content)
@@ -142,7 +147,7 @@ private final class IndexScan {
             let t = try r.peek()
             if t == .endObject || t == .endArray {
                 try r.next()
-                structure.append(t == .endObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+                close(isObject: t == .endObject)
                 levels.removeLast()
                 if !levels.isEmpty { path.removeLast() }
                 continue
@@ -169,7 +174,7 @@ private final class IndexScan {
                 try unit(r, base: 0, path: path + [key], kind: .record)
             } else if descends && (next == .beginObject || next == .beginArray) {
                 try r.next()
-                structure.append(next == .beginObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
+                open(isObject: next == .beginObject)
                 levels.append(Level(isObject: next == .beginObject, active: deeper))
                 path.append(key)
             } else {
@@ -192,13 +197,13 @@ private final class IndexScan {
         hasPieces = true
         let sub = JSONReader(source: file.stream(from: start, to: end), sourceName: name)
         try sub.next()
-        structure.append(k == .beginObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
+        open(isObject: k == .beginObject)
         var count = 0
         while true {
             let t = try sub.peek()
             if t == .endObject || t == .endArray {
                 try sub.next()
-                structure.append(t == .endObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+                close(isObject: t == .endObject)
                 return
             }
             if count > 0 { structure.append(UInt8(ascii: ",")) }
@@ -225,10 +230,21 @@ private final class IndexScan {
     private func emit(start: Int64, end: Int64, path: [String], kind: DumpIndex.Kind) throws {
         let crc = try crc(from: previousEnd, to: end)
         try DumpIndex.writeEntry(
-            offset: start, length: end - start, crc: crc, structure: structure, pointer: JSONPointer.string(path), kind: kind, to: writer)
+            offset: start, length: end - start, crc: crc, structure: structure, pointer: JSONPointer.string(path), kind: kind,
+            line: lines + 1, lineStart: lineStart, containers: containers, to: writer)
         structure.removeAll(keepingCapacity: true)
         previousEnd = end
         units += 1
+    }
+
+    private func open(isObject: Bool) {
+        structure.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
+        containers.append(isObject ? UInt8(ascii: "o") : UInt8(ascii: "a"))
+    }
+
+    private func close(isObject: Bool) {
+        structure.append(isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+        containers.removeLast()
     }
 
     /// The name `r` just read, as a compact writer writes it (`"name":`).
@@ -250,6 +266,7 @@ private final class IndexScan {
 
     /// CRC-32C of the input's bytes in `from..<to`, read again (from the page cache, as a rule) in
     /// 1 MiB blocks: the ranges come in order, so most lie in the block read for the one before.
+    /// Counts the line breaks on the way (the ranges follow each other from byte 0).
     func crc(from: Int64, to: Int64) throws -> UInt32 {
         var crc = CRC32C()
         var at = from
@@ -261,7 +278,17 @@ private final class IndexScan {
             }
             let start = Int(at - blockOffset)
             let n = Int(min(to - at, Int64(blockCount - start)))
-            block.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[start..<(start + n)])) }
+            block.withUnsafeBytes { b in
+                let bytes = UnsafeRawBufferPointer(rebasing: b[start..<(start + n)])
+                crc.update(bytes)
+                // memchr: a compact dump has no line break, and a pretty one few per block.
+                var i = 0
+                while i < n, let hit = memchr(bytes.baseAddress! + i, 0x0A, n - i) {
+                    i = bytes.baseAddress!.distance(to: UnsafeRawPointer(hit)) + 1
+                    lines += 1
+                    lineStart = at + Int64(i)
+                }
+            }
             at += Int64(n)
         }
         return crc.value

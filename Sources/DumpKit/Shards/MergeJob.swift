@@ -31,6 +31,8 @@ public struct MergeJob {
         public var counts: [String: Int]
         /// Where the joined rejects went.
         public var rejects: String?
+        /// Of a sharded `validate`: the findings report the unsharded run makes (no output is written).
+        public var report: FindingsReport?
     }
 
     public func run() throws -> Summary {
@@ -74,6 +76,12 @@ public struct MergeJob {
             throw MigrationMismatch(
                 message: "no shard found data at the plans' patterns: the dump does not look like the plans' input; nothing was written")
         }
+        if manifests[0].command == "validate" {
+            let report = try FindingsPart.merge(parts: (0..<n).map { ShardManifest.partPath(output: output, shard: $0, of: n) })
+            return Summary(
+                command: "validate", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
+                bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: report)
+        }
         let rejectsTarget = manifests[0].rejects
         let rejects = try rejectsTarget.map { try OutputFile(path: $0, compression: CompressionFilter.none) }
         let out = try OutputFile(path: output, compression: CompressionFilter.none)
@@ -96,7 +104,8 @@ public struct MergeJob {
         }
         return Summary(
             command: manifests[0].command, shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
-            bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: out.bytesWritten, counts: counts, rejects: rejectsTarget)
+            bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: out.bytesWritten, counts: counts, rejects: rejectsTarget,
+            report: nil)
     }
 
     /// Checks that the part has the size and CRC-32C its manifest says: a part rewritten by another

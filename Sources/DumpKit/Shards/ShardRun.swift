@@ -10,12 +10,15 @@ final class ShardRun {
     let trailer: DumpIndex.Trailer
     let reader: JSONReader
     let writer: JSONWriter
-    private let source: ShardUnitSource
+    let source: ShardUnitSource
     private let part: OutputFile
     private let hashing: HashingByteSink
     private(set) var units = 0
 
-    init(_ spec: ShardSpec, indexPath: String, input: String, output: String, writerOptions: JSONWriter.Options) throws {
+    /// `wholeRange`: the source serves the shard's whole range as one document (`ShardUnitSource`).
+    init(
+        _ spec: ShardSpec, indexPath: String, input: String, output: String, writerOptions: JSONWriter.Options, wholeRange: Bool = false
+    ) throws {
         self.spec = spec
         let index = try DumpIndexReader(path: indexPath)
         trailer = index.trailer
@@ -25,7 +28,8 @@ final class ShardRun {
                 "\(indexPath) was made for a file of \(trailer.size) bytes (SHA-256 \(trailer.sha256)), but \(input) has \(size): "
                     + "make the index from this file (dumpkit index \(input))")
         }
-        source = try ShardUnitSource(index: index, file: try ReadOnlyFile(path: input), fileName: input, spec: spec)
+        source = try ShardUnitSource(
+            index: index, file: try ReadOnlyFile(path: input), fileName: input, spec: spec, wholeRange: wholeRange)
         reader = JSONReader(source: source, options: .init(multipleDocuments: true), sourceName: input)
         part = try OutputFile(
             path: ShardManifest.partPath(output: output, shard: spec.index, of: spec.count), compression: CompressionFilter.none)

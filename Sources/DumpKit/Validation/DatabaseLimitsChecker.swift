@@ -13,13 +13,26 @@ public final class DatabaseLimitsChecker {
     /// Capture names that say a key is a push ID (`/v1/todolist/{pushId}`).
     public static let pushIDCaptureNames: Set<String> = ["pushId", "pushID", "push_id"]
 
-    private struct ObjectState {
-        var isObject: Bool
-        var hasValueKey = false
-        var hasOtherKeys = false
-        var integerKeysOnly = true
-        var count = 0
-        var maxIntegerKey = -1
+    /// What the checks at a container's end look at: its names so far. A sharded run adds up the
+    /// parts of a container that several shards read (`merge`).
+    public struct ContainerState: Sendable, Equatable {
+        public var isObject: Bool
+        public var hasValueKey = false
+        public var hasOtherKeys = false
+        public var integerKeysOnly = true
+        public var count = 0
+        public var maxIntegerKey = -1
+
+        public init(isObject: Bool) { self.isObject = isObject }
+
+        /// Adds the names another part of the same container had.
+        public mutating func add(_ other: ContainerState) {
+            hasValueKey = hasValueKey || other.hasValueKey
+            hasOtherKeys = hasOtherKeys || other.hasOtherKeys
+            integerKeysOnly = integerKeysOnly && other.integerKeysOnly
+            count += other.count
+            maxIntegerKey = max(maxIntegerKey, other.maxIntegerKey)
+        }
     }
 
     private enum ServerValueState {
@@ -36,9 +49,13 @@ public final class DatabaseLimitsChecker {
     private let duplicates: DuplicateKeyDetector
     // Only this class's own methods touch these, one at a time: no dynamic exclusivity checks
     // (they cost more than the checks themselves on every token).
-    @exclusivity(unchecked) private var stack: [ObjectState] = []
+    @exclusivity(unchecked) private var stack: [ContainerState] = []
     @exclusivity(unchecked) private var tooDeepAt: Int? = nil  // depth of the first key past the limit, until its subtree ends
     @exclusivity(unchecked) private var sv: ServerValueState = .none
+    /// Sharded runs: the containers at the bottom of the stack that were opened before the shard's
+    /// bytes, and where their ends go instead of being checked.
+    private var spanning = 0
+    private var spanningEnded: ((ContainerState, JSONReader) -> Void)?
 
     /// `patterns` are the record patterns of the run; those with a push-ID capture get their keys
     /// checked. Findings go to `report`.
@@ -73,20 +90,17 @@ public final class DatabaseLimitsChecker {
         if sv != .none { checkServerValue(token, reader) }
         switch token {
         case .beginObject, .beginArray:
-            stack.append(ObjectState(isObject: token == .beginObject))
+            stack.append(ContainerState(isObject: token == .beginObject))
         case .endObject, .endArray:
             let s = stack.removeLast()
             if let d = tooDeepAt, reader.depth < d { tooDeepAt = nil }
+            if stack.count < spanning {
+                spanning = stack.count
+                spanningEnded?(s, reader)
+                return
+            }
             guard s.isObject else { return }
-            if s.hasValueKey && s.hasOtherKeys {
-                finding(.error, "value-beside-children", reader, "\".value\" stands beside other children")
-            }
-            if s.integerKeysOnly && s.count > 0 && s.maxIntegerKey < 2 * s.count && s.count < s.maxIntegerKey + 1 {
-                finding(
-                    .warning, "array-with-holes", reader,
-                    "keys are integers 0...\(s.maxIntegerKey) with \(s.maxIntegerKey + 1 - s.count) missing: the database reads this back as an array with null holes"
-                )
-            }
+            for f in Self.endFindings(s, pointer: reader.pointer, line: reader.location.line, column: reader.location.column) { report(f) }
         case .name:
             if reader.depth > Self.maxDepth && tooDeepAt == nil {
                 tooDeepAt = reader.depth
@@ -108,6 +122,46 @@ public final class DatabaseLimitsChecker {
             break
         }
     }
+
+    /// The findings of a container's end, from its names (the location is made only for a finding).
+    public static func endFindings(
+        _ s: ContainerState, pointer: @autoclosure () -> String, line: @autoclosure () -> Int, column: @autoclosure () -> Int
+    ) -> [Finding] {
+        guard s.isObject else { return [] }
+        var found: [Finding] = []
+        let valueBeside = s.hasValueKey && s.hasOtherKeys
+        let holes = s.integerKeysOnly && s.count > 0 && s.maxIntegerKey < 2 * s.count && s.count < s.maxIntegerKey + 1
+        guard valueBeside || holes else { return found }
+        let (pointer, line, column) = (pointer(), line(), column())
+        if valueBeside {
+            found.append(
+                Finding(
+                    severity: .error, rule: "limits:value-beside-children", pointer: pointer,
+                    message: "\".value\" stands beside other children", line: line, column: column))
+        }
+        if holes {
+            found.append(
+                Finding(
+                    severity: .warning, rule: "limits:array-with-holes", pointer: pointer,
+                    message:
+                        "keys are integers 0...\(s.maxIntegerKey) with \(s.maxIntegerKey + 1 - s.count) missing: the database reads this back as an array with null holes",
+                    line: line, column: column))
+        }
+        return found
+    }
+
+    /// For a shard that starts inside containers (`validate --shard`), once its synthetic start is
+    /// read: the containers open now were opened before the shard's bytes, so their states restart
+    /// empty and their ends go to `ended` (to be checked at merge, with the other shards' parts of
+    /// them) instead of being checked here.
+    public func startSpanning(ended: @escaping (ContainerState, JSONReader) -> Void) {
+        for i in stack.indices { stack[i] = ContainerState(isObject: stack[i].isObject) }
+        spanning = stack.count
+        spanningEnded = ended
+    }
+
+    /// The states of the open containers, outermost first.
+    public var openContainers: [ContainerState] { stack }
 
     private func checkName(_ reader: JSONReader) {
         let key = reader.bytes

@@ -32,6 +32,14 @@ public struct FindingsReport: Sendable {
         if findings.count < maxFindings { findings.append(f) }
     }
 
+    /// Counts findings that come after `maxFindings` kept ones (a sharded run's: each shard keeps
+    /// its first `maxFindings` and counts the others).
+    mutating func countUnkept(rule: String, severity: Finding.Severity, count: Int) {
+        precondition(findings.count == maxFindings, "findings past the limit counted before the limit was reached")
+        countsByRule[rule, default: 0] += count
+        if severity == .error { errorCount += count } else if severity == .warning { warningCount += count }
+    }
+
     public var total: Int { countsByRule.values.reduce(0, +) }
 
     /// The rendering in `format`.

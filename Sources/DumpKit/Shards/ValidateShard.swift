@@ -1,0 +1,108 @@
+import JSONStream
+
+extension ValidateJob {
+    /// Runs shard `spec` of this validation from the index at `indexPath`: reads the shard's whole
+    /// range as the dump reads there (`ShardUnitSource` as one document: same paths and depths, and
+    /// lines and columns shifted to the dump's), checks limits and schemas as the unsharded run does, and writes its findings in
+    /// order to `output.part-I-of-N` (`FindingsPart`), then the manifest. `merge` gives the
+    /// unsharded report: it decides the ends of containers several shards read (their names are
+    /// added up) and `schema:unmatched` (a pattern may match in another shard only).
+    public func runShard(_ spec: ShardSpec, indexPath: String, output: String, progress: ProgressMeter? = nil) throws -> ShardManifest {
+        try checkShardable(output: output)
+        let run = try ShardRun(spec, indexPath: indexPath, input: input, output: output, writerOptions: .init(), wholeRange: true)
+        let patterns = schemas.map(\.pattern)
+        guard schemas.isEmpty || Set(run.trailer.records) == Set(patterns.map(\.text)) else {
+            run.abort()
+            throw UsageError(
+                "\(indexPath) was made with "
+                    + (run.trailer.records.isEmpty ? "no --records" : "--records \(run.trailer.records.joined(separator: " "))")
+                    + ", but each record a schema checks must be one unit of one shard: make the index with "
+                    + Set(patterns.map(\.text)).sorted().map { "--records '\($0)'" }.joined(separator: " "))
+        }
+        do {
+            let source = run.source
+            let part = try FindingsPart.Writer(
+                writer: run.writer, source: input, checkedRules: Self.limitRules + schemas.map { "schema:\($0.file)" },
+                maxFindings: maxFindings, lineShift: source.lineShift, firstLineColumnShift: source.firstLineColumnShift)
+            // Findings of the limit checks since the last record, in order; only those of the
+            // shard's own bytes (not of the synthetic start and end).
+            var findings: [Finding] = []
+            var active = false
+            var started = false
+            var open: [DatabaseLimitsChecker.ContainerState]?
+            let limits = DatabaseLimitsChecker(patterns: patterns) { if active { findings.append($0) } }
+            let reader = DumpReader(source: source, patterns: patterns, sourceName: input)
+            reader.readsRecordValues = false
+            reader.readsRecordCaptures = false
+            reader.reader.tokenObserver = { token, r in
+                let at = r.offset
+                if !started && at >= source.rangeStart {
+                    started = true
+                    limits.startSpanning { state, r in
+                        if active { findings.append(FindingsPart.containerEnd(state, pointer: r.pointer, location: r.location)) }
+                    }
+                }
+                if open == nil && at >= source.rangeEnd { open = limits.openContainers }
+                active = at >= source.rangeStart && at < source.rangeEnd
+                limits.observe(token, r)
+            }
+            let discard = DiscardingPassThrough()
+            let checker = RecordSchemaChecker(schemas: schemas) { part.add($0) }
+            defer { checker.finish() }
+            var records = 0
+            if !source.isEmpty {
+                while let record = try reader.next(passThrough: discard) {
+                    _ = try reader.reader.peek()
+                    guard reader.reader.offset >= source.rangeStart else {
+                        // The stand-in for the unit before the shard's bytes.
+                        try reader.reader.skipValue()
+                        continue
+                    }
+                    try reader.reader.readValue(into: checker.nextTape())
+                    records += 1
+                    progress?.recordDone()
+                    checker.submit(path: record.path, findingsBefore: &findings)
+                }
+            }
+            checker.finish()
+            for f in findings { part.add(f) }
+            try part.finish(
+                open: open ?? [], applied: checker.applied,
+                unmatched: allowUnmatched ? [] : schemas.map(Self.unmatchedFinding), unknownKeywords: Self.unknownKeywordFindings(schemas))
+            let written = try run.commit(tree: false)
+            progress?.finish()
+            var manifest = ShardManifest(
+                command: "validate", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions,
+                units: source.unitsRead, records: records, bytesIn: written.bytesIn, partBytes: written.bytes, partSHA256: written.sha256,
+                partCRC32C: written.crc32c)
+            manifest.counts = ["findings": part.count]
+            try manifest.write(output: output)
+            return manifest
+        } catch {
+            run.abort()
+            progress?.finish()
+            throw error
+        }
+    }
+
+    /// What the merged report depends on besides the input: all shards of a run must agree.
+    private var shardOptions: String {
+        "schemas=\(schemas.map { "\($0.pattern.text)=\($0.file)" }.joined(separator: ",")) allow-unmatched=\(allowUnmatched) "
+            + "max-findings=\(maxFindings) source=\(input)"
+    }
+
+    /// Refuses what a shard cannot check as the unsharded run does.
+    private func checkShardable(output: String) throws {
+        try ShardRun.checkFiles(input: input, output: output)
+        if rules != nil {
+            throw UsageError(
+                "--rules cannot be sharded: a rule may read any part of the dump through root, data.parent() or newData, "
+                    + "which other shards hold; validate with --rules unsharded (dumpkit validate without --index), "
+                    + "or shard the limits and schemas and run the rules separately")
+        }
+        if blobs != nil {
+            throw UsageError(
+                "--blobs cannot be sharded yet (orphans need every shard's references): run dumpkit validate --blobs unsharded")
+        }
+    }
+}
