@@ -641,7 +641,7 @@ def empty_database(service, args, dumpkit: str | None, slug: str, run: int, out:
     dumpkit export) to {out} for the checks, and the server stopped."""
     server = rtdb_server(args)
     try:
-        yield {"host": server.subs["host"], "journal": rel(out + ".journal")}
+        yield {"host": server.subs["host"], "journal": rel(out + ".journal"), "server_pid": server.proc.pid}
         env = dict(os.environ, FIREBASE_DATABASE_EMULATOR_HOST=server.subs["host"])
         subprocess.run([dumpkit or "dumpkit", "export", RTDB_URL, "-o", out, "-q"], env=env, check=True)
     finally:
@@ -796,6 +796,7 @@ class Result:
     skipped: str | None = None
     check: tuple[bool | None, str] | None = None
     reference_check: tuple[bool | None, str] | None = None
+    server_cpus: list[float] = field(default_factory=list)
 
     def shell(self) -> str:
         """The command as one would type it in a shell."""
@@ -812,6 +813,13 @@ def run_once(argv: list[str], stdout_path: str | None, log_path: str,
         wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped
     return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def process_cpu(pid: int) -> float:
+    """A process's CPU time so far (user+sys, seconds), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_check(check, reference: str, output: str, parse: bool) -> tuple[bool | None, str]:
@@ -953,9 +961,13 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None, service: Serv
                 with (per_run(service, args, dumpkit, f"{job['name']}-{slug}", run, out, input_path)
                       if per_run else contextlib.nullcontext({})) as extra:
                     result.argv = [a.format_map(_Placeholders(extra)) for a in template]
+                    server = extra.get("server_pid") or (service.proc.pid if service else None)
                     os.sync()
                     warm_cache(input_path)
+                    server_cpu = process_cpu(server) if server else 0
                     status, wall, cpu, rss = run_once(result.argv, result.stdout, log, env)
+                    if server:
+                        result.server_cpus.append(process_cpu(server) - server_cpu)
             except subprocess.CalledProcessError as e:  # reading the destination after the run
                 result.failed = f"reading its output failed: {shlex.join(map(str, e.cmd))} exited {e.returncode}"
                 print(f"{job['name']}/{result.tool}: FAILED ({result.failed})", file=sys.stderr)
@@ -971,7 +983,8 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None, service: Serv
             result.cpus.append(cpu)
             result.rss_kib = max(result.rss_kib, rss)
             print(f"{job['name']}/{result.tool} run {run + 1}/{args.runs}: "
-                  f"{wall:.2f} s wall, {cpu:.2f} s cpu, {rss / 1024:.0f} MiB", file=sys.stderr)
+                  f"{wall:.2f} s wall, {cpu:.2f} s cpu, {rss / 1024:.0f} MiB"
+                  + (f", server {result.server_cpus[-1]:.2f} s cpu" if result.server_cpus else ""), file=sys.stderr)
 
     reference, ref_out = results[0], outputs[0]
     parse = path_size(input_path) <= args.max_check_size
@@ -1060,6 +1073,8 @@ def table(results: list[Result], sizes: dict[str, int]) -> str:
                 ratio = f"{wall / base[r.job]:.2f}×" if r.job in base else "n/a"
         if r.failed:
             output = f"FAILED after {len(r.walls)} runs: {r.failed}"
+        if r.server_cpus:
+            output += f"; server CPU {statistics.median(r.server_cpus):.2f} s"
         rows.append(f"| {r.job} | {r.tool} | {wall:.2f} | {cpu:.2f} | {r.rss_kib / 1024:.0f} "
                     f"| {mbps:.1f} | {ratio} | {output} |")
     return "\n".join(rows)
