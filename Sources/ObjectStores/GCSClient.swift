@@ -69,21 +69,6 @@ public final class GCSClient: Sendable {
         return try storedObject(json: r.body, key: key)
     }
 
-    /// The object's bytes (`alt=media`), all or `range` (end excluded).
-    public func get(key: String, range: Range<Int64>? = nil) async throws -> ByteBuffer {
-        var headers: [(String, String)] = []
-        if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
-        let r = try await send(
-            .GET, objectURL(key) + "?alt=media", headers: headers, object: key,
-            bodyLimit: range.map { Int($0.count) } ?? Int(Int32.max))
-        if let range, r.body.readableBytes != range.count {
-            throw ObjectStoreError(
-                store: url.description, endpoint: endpoint, object: key,
-                message: "asked for \(range.count) bytes at \(range.lowerBound), got \(r.body.readableBytes)")
-        }
-        return r.body
-    }
-
     /// The object's stored bytes (`alt=media`, `Accept-Encoding: gzip` so that an object stored gzip-encoded
     /// is not decompressed on the way), all or `range`, of the generation `version` names when given
     /// (a replaced or deleted object answers 404). The response's `X-Goog-Generation` and the whole

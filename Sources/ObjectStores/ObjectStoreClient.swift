@@ -9,8 +9,6 @@ public protocol ObjectStoreClient: Sendable {
     var endpoint: String { get }
     /// The object's size, hashes and metadata, or `nil` when there is none.
     func head(key: String) async throws -> StoredObject?
-    /// The object's bytes, all or `range` (end excluded).
-    func get(key: String, range: Range<Int64>?) async throws -> ByteBuffer
     /// The bytes of `range` (all when `nil`) of the object, as `read` answers them: only of the version
     /// `version` names when given (S3: `If-Match` on the ETag; Cloud Storage: that `generation`, so a
     /// changed object is a 412 or 404), with the version and whole size the response reports.
@@ -28,6 +26,20 @@ public protocol ObjectStoreClient: Sendable {
     ) async throws -> CreateOutcome
     /// Sets the metadata of the object `existing` describes to `object`'s, keeping its bytes.
     func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws
+}
+
+extension ObjectStoreClient {
+    /// The object's bytes, all or `range` (end excluded), whatever its version: `read` without one,
+    /// checked to be as long as asked.
+    public func get(key: String, range: Range<Int64>?) async throws -> ByteBuffer {
+        let body = try await read(key: key, range: range, version: nil).body
+        if let range, body.readableBytes != range.count {
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: key,
+                message: "asked for \(range.count) bytes at \(range.lowerBound), got \(body.readableBytes)")
+        }
+        return body
+    }
 }
 
 /// A page of a listing and the token of the next one (`nil`: the last page).

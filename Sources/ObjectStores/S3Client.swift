@@ -57,20 +57,6 @@ public final class S3Client: Sendable {
         return storedObject(key: key, headers: r.headers)
     }
 
-    /// The object's bytes, all or `range` (byte offsets, end excluded).
-    public func get(key: String, range: Range<Int64>? = nil) async throws -> ByteBuffer {
-        var headers: [(String, String)] = []
-        if let range { headers.append(("Range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)")) }
-        let limit = range.map { Int($0.count) } ?? Int(Int32.max)
-        let r = try await send(.GET, key: key, headers: headers, bodyLimit: limit)
-        if let range, r.body.readableBytes != range.count {
-            throw ObjectStoreError(
-                store: url.description, endpoint: endpoint, object: key,
-                message: "asked for \(range.count) bytes at \(range.lowerBound), got \(r.body.readableBytes)")
-        }
-        return r.body
-    }
-
     /// GetObject of `range` (all when `nil`), with `If-Match` on `version` (an ETag) when given: a
     /// changed object answers 412. The response's ETag and the whole size (`Content-Range`'s total,
     /// or `Content-Length` of a whole read) come with the bytes.

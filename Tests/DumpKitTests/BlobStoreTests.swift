@@ -54,6 +54,25 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: root + "/.dumpkit/tmp"), [])
     }
 
+    func testListingAFolderWiderThanTheDescriptorLimitFindsEveryObject() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        defer { store.close() }
+        let names = (0..<300).map { "v1/todolist/k\($0)/image.png" } + ["top.png"]
+        for name in names { _ = try put(store, name, [1, 2, 3]) }
+        // Fewer descriptors than the folder has subfolders: each must be closed before the next opens.
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        let openNow = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        var lowered = limit
+        lowered.rlim_cur = rlim_t(openNow + 64)
+        XCTAssertEqual(setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lowered), 0)
+        defer { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+        var listed: [String] = []
+        try store.list { listed.append($0) }
+        XCTAssertEqual(listed.sorted(), names.sorted())
+    }
+
     func testPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked() throws {
         try checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: false)
     }

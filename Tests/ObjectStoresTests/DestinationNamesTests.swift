@@ -26,8 +26,12 @@ final class DestinationNamesTests: XCTestCase {
                 objects: keys[start..<end].map { StoredObject(key: $0, size: 1) }, next: end < keys.count ? String(end) : nil)
         }
 
+        var listsMetadata: Bool { false }
         func head(key: String) async throws -> StoredObject? { XCTFail("no lookups"); return nil }
-        func get(key: String, range: Range<Int64>?) async throws -> ByteBuffer { XCTFail("no reads"); return ByteBuffer() }
+        func read(key: String, range: Range<Int64>?, version: String?) async throws -> ObjectRead {
+            XCTFail("no reads")
+            return ObjectRead(body: ByteBuffer(), version: nil, size: nil)
+        }
         func create(
             key: String, size: Int64, object: StoredObject, createOnly: Bool,
             read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer

@@ -229,31 +229,42 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return size(of: name) != nil
     }
 
+    /// Depth first, with one folder open per level: a folder's subfolders are entered as they are
+    /// met, so the descriptors held are the depth of the tree, never the width of a folder (a folder
+    /// of 25,000 subfolders once ran out of descriptors and lost objects). A folder that cannot be
+    /// opened or an entry that cannot be looked at stops the listing with an error.
     public func list(_ body: (String) throws -> Void) throws {
-        var stack: [(fd: Int32, prefix: String)] = [(dup(rootFD), "")]
-        defer { for entry in stack { Glibc.close(entry.fd) } }
-        while let (fd, prefix) = stack.popLast() {
-            guard let dir = fdopendir(fd) else {
-                Glibc.close(fd)
-                throw BlobStoreError(
-                    store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
+        var open: [(dir: OpaquePointer, fd: Int32, prefix: String)] = []
+        defer { for level in open { closedir(level.dir) } }
+        func enter(_ fd: Int32, _ prefix: String) throws {
+            guard fd >= 0, let dir = fdopendir(fd) else {
+                let message = String(cString: strerror(errno))
+                if fd >= 0 { Glibc.close(fd) }
+                throw BlobStoreError(store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(message)")
             }
-            defer { closedir(dir) }
             rewinddir(dir)
-            while let entry = readdir(dir) {
-                let child = withUnsafePointer(to: &entry.pointee.d_name) {
-                    String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
-                }
-                if child == "." || child == ".." || (prefix.isEmpty && child == Self.controlDirectory) { continue }
-                var st = stat()
-                guard fstatat(fd, child, &st, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
-                switch st.st_mode & S_IFMT {
-                case S_IFREG: try body(prefix + child)
-                case S_IFDIR:
-                    let sub = openat(fd, child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                    if sub >= 0 { stack.append((sub, prefix + child + "/")) }
-                default: continue
-                }
+            open.append((dir, fd, prefix))
+        }
+        try enter(dup(rootFD), "")
+        while let (dir, fd, prefix) = open.last {
+            guard let entry = readdir(dir) else {
+                closedir(dir)
+                open.removeLast()
+                continue
+            }
+            let child = withUnsafePointer(to: &entry.pointee.d_name) {
+                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            }
+            if child == "." || child == ".." || (prefix.isEmpty && child == Self.controlDirectory) { continue }
+            var st = stat()
+            guard fstatat(fd, child, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { continue }  // removed since the folder was read
+                throw BlobStoreError(store: directory, message: "cannot look at \(prefix + child): \(String(cString: strerror(errno)))")
+            }
+            switch st.st_mode & S_IFMT {
+            case S_IFREG: try body(prefix + child)
+            case S_IFDIR: try enter(openat(fd, child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), prefix + child + "/")
+            default: continue
             }
         }
     }
