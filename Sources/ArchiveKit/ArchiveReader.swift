@@ -37,16 +37,20 @@ public final class ArchiveReader {
     private var atEnd = false
 
     /// Opens the archive at `path` (`-` for standard input) and checks that it is one.
-    public init(path: String) throws(ArchiveError) {
-        let descriptor: Int32
+    public convenience init(path: String) throws(ArchiveError) {
         if path == "-" {
-            name = "<stdin>"
-            descriptor = STDIN_FILENO
+            try self.init(descriptor: STDIN_FILENO, name: "<stdin>", owned: false)
         } else {
-            name = path
-            descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { throw ArchiveError(name: path, systemCall: "open", errno: errno, action: "cannot open") }
+            try self.init(descriptor: descriptor, name: path, owned: true)
         }
+    }
+
+    /// Reads the archive on `descriptor` (a file, a pipe, a socket), called `name` in messages, and
+    /// closes the descriptor at the end when `owned`.
+    public init(descriptor: Int32, name: String, owned: Bool) throws(ArchiveError) {
+        self.name = name
         var status = stat()
         let isDirectory = fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
         let isFile = (status.st_mode & S_IFMT) == S_IFREG
@@ -60,7 +64,7 @@ public final class ArchiveReader {
         let filter = magic.withUnsafeBytes { CompressionFilter.detect(magic: $0) }
         // A compressed archive is decompressed on a thread of its own, ahead of the entries.
         let readAhead = filter == .none ? nil : ReadAheadDecompressor(fileDescriptor: descriptor, prefix: prefix, name: name)
-        source = FileSource(descriptor: descriptor, owned: path != "-", prefix: readAhead == nil ? prefix : [], readAhead: readAhead)
+        source = FileSource(descriptor: descriptor, owned: owned, prefix: readAhead == nil ? prefix : [], readAhead: readAhead)
         guard !isDirectory else {
             throw ArchiveError(
                 name: name, call: "open", status: ARCHIVE_FATAL, errno: EISDIR, message: "is a directory, expected an archive")

@@ -18,7 +18,7 @@ struct ListCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The archive, or - for standard input.")
+    @Argument(help: "The archive: a file, - for standard input, or an object s3://BUCKET/KEY or gs://BUCKET/KEY.")
     var archive: String
 
     @OptionGroup var json: JSONSummaryOption

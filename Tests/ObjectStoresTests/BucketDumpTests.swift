@@ -110,6 +110,15 @@ final class BucketDumpTests: BothStoresTestCase {
         let entries = try Shell.run("bsdtar", ["-tf", archive])
         XCTAssertTrue(entries.contains("v1/a.png") && entries.contains("b.json"), entries)
         _ = try run(["verify", archive], environment)
+        // Read back from the bucket: list, verify and restore take the object as they take a file.
+        let listed = try run(["list", "s3://\(bucket)/backups/b.tar.zst"], environment)
+        XCTAssertTrue(listed.stdout.contains("v1/a.png"), listed.stdout)
+        _ = try run(["verify", "s3://\(bucket)/backups/b.tar.zst"], environment)
+        let restored = directory.appendingPathComponent("restored").path
+        _ = try run(["restore", "s3://\(bucket)/backups/b.tar.zst", restored], environment)
+        XCTAssertEqual(try contents(restored + "/v1/a.png"), SampleBytes.random(count: 300_000, seed: 3))
+        let none = try run(["verify", "s3://\(bucket)/backups/none.tar.zst"], environment, expect: 2)
+        XCTAssertTrue(none.stderr.contains("no such object"), none.stderr)
 
         let whole = try run(["convert", input.path, "-o", "s3://\(bucket)"], environment, expect: 2)
         XCTAssertTrue(whole.stderr.contains("names a bucket, not an object"), whole.stderr)

@@ -12,11 +12,23 @@ final class ArchiveInput {
     /// The first entry, when it was not a manifest and has not been served yet.
     private var pending: ArchiveEntry?
 
-    /// Opens `path` (`-` for standard input) and reads the manifest, if any. An empty file (which
-    /// libarchive reads as an archive without entries) is refused: no tool writes one.
+    /// Ends the transfer of an archive read from a bucket (`RemoteInput.finish`), once.
+    private var remoteFinish: (@Sendable () throws -> Void)?
+
+    /// Opens `path` (`-` for standard input, or a bucket object: `RemoteInput`) and reads the
+    /// manifest, if any. An empty file (which libarchive reads as an archive without entries) is
+    /// refused: no tool writes one.
     init(path: String) throws {
-        reader = try ArchiveReader(path: path)
-        let first = try reader.nextEntry()
+        let remote = try RemoteInput.open(path)
+        reader = try remote.map { try ArchiveReader(descriptor: $0.descriptor, name: path, owned: true) } ?? ArchiveReader(path: path)
+        let first: ArchiveEntry?
+        do {
+            first = try reader.nextEntry()
+        } catch {
+            try remote?.finish()
+            throw error
+        }
+        if first == nil { try remote?.finish() } else { remoteFinish = remote?.finish }
         if first == nil && reader.format == nil {
             throw InputError(file: reader.name, message: "the file is empty, not a tar or zip archive")
         }
@@ -39,7 +51,29 @@ final class ArchiveInput {
             pending = nil
             return entry
         }
-        return try reader.nextEntry()
+        return try entry()
+    }
+
+    deinit { try? remoteFinish?() }
+
+    /// The reader's next entry. For a bucket object, the end of the entries is also the end of the
+    /// transfer (which throws when the object changed while it was read), and a failed read says
+    /// first why the transfer ended, if it did.
+    private func entry() throws -> ArchiveEntry? {
+        do {
+            let entry = try reader.nextEntry()
+            if entry == nil { try finishRemote() }
+            return entry
+        } catch {
+            try finishRemote()
+            throw error
+        }
+    }
+
+    private func finishRemote() throws {
+        guard let finish = remoteFinish else { return }
+        remoteFinish = nil
+        try finish()
     }
 }
 
