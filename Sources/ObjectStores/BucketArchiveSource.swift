@@ -32,17 +32,8 @@ public final class BucketArchiveSource: ArchiveObjectSource {
     public var location: String { client.url.description }
 
     public func list(_ body: (ArchiveSourceObject) throws -> Void) throws {
-        let client = self.client
-        var token: String?
-        repeat {
-            let t = token
-            let page = try runBlocking { try await client.listPage(prefix: client.url.prefix, token: t) }
-            for stored in page.objects {
-                guard let name = client.url.name(ofKey: stored.key) else { continue }
-                try body(Self.object(stored, name: name, described: client.listsMetadata))
-            }
-            token = page.next
-        } while token != nil
+        let described = client.listsMetadata
+        try client.eachObject { stored, name in try body(Self.object(stored, name: name, described: described)) }
     }
 
     public func describe(_ objects: [ArchiveSourceObject], progress: @escaping @Sendable () -> Void) throws

@@ -101,15 +101,6 @@ public final class BucketBlobStore: BlobStore {
 
     /// Every object below the prefix, a page (1,000 names) in memory at a time.
     public func list(_ body: (String) throws -> Void) throws {
-        let client = self.client
-        var token: String?
-        repeat {
-            let t = token
-            let page = try runBlocking { try await client.listPage(prefix: client.url.prefix, token: t) }
-            for object in page.objects {
-                if let name = client.url.name(ofKey: object.key) { try body(name) }
-            }
-            token = page.next
-        } while token != nil
+        try client.eachObject { _, name in try body(name) }
     }
 }

@@ -40,6 +40,20 @@ extension ObjectStoreClient {
         }
         return body
     }
+
+    /// Calls `body` with every object below the URL's prefix and its name, a page in memory at a time.
+    /// It blocks (`runBlocking`): call it from a thread of the caller's own.
+    public func eachObject(_ body: (StoredObject, String) throws -> Void) throws {
+        var token: String?
+        repeat {
+            let t = token
+            let page = try runBlocking { try await self.listPage(prefix: self.url.prefix, token: t) }
+            for object in page.objects {
+                if let name = url.name(ofKey: object.key) { try body(object, name) }
+            }
+            token = page.next
+        } while token != nil
+    }
 }
 
 /// A page of a listing and the token of the next one (`nil`: the last page).
