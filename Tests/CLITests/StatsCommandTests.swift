@@ -61,11 +61,28 @@ final class StatsCommandTests: XCTestCase {
         XCTAssertLessThan(r.stdout.split(separator: "\n").count, 150)
         XCTAssertTrue(r.stdout.hasSuffix("\nrecord patterns: /users/{uid}\n"), r.stdout)
         XCTAssertTrue(r.stdout.contains("/users/{uid}/games/{n}/choices/mode/guidewayChoices/{n2}/title"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("/users/{uid}/games/{n}/choices/mode/distanceBetweenStops "), r.stdout)
+        XCTAssertFalse(r.stdout.contains("/mode/{id}"), r.stdout)
         let dir = try TemporaryDirectory()
         let convert = try CLI.run(["convert", dump, "-o", dir.path("users.ndjson"), "--records", "/users/{uid}"])
         XCTAssertEqual(convert.status, 0, convert.stderr)
         let lines = try String(contentsOfFile: dir.path("users.ndjson"), encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.count, 62)
+    }
+
+    /// A 20-letter field name has a push ID's shape but not its time: it stays a name, while push IDs
+    /// (from 2015 and from this year) collapse.
+    func testTwentyLetterFieldNamesAreNotPushIDs() throws {
+        let dir = try TemporaryDirectory()
+        let dump = dir.path("prefs.json")
+        try Data(
+            #"{"prefs":{"-K2ib4H77rj0LYewF7dP":{"notificationsEnabled":true},"-OaaaaaaaaaaaaaaaaaA":{"notificationsEnabled":false}}}"#
+                .utf8
+        ).write(to: URL(fileURLWithPath: dump))
+        let r = try CLI.run(["stats", dump])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("/prefs/{id}/notificationsEnabled "), r.stdout)
+        XCTAssertFalse(r.stdout.contains("{id2}"), r.stdout)
     }
 
     func testTheHTMLPageGoesToAFileOrInsteadOfTheText() throws {

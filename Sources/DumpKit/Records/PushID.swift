@@ -13,12 +13,26 @@ public enum PushID {
         key.count == 20 && key.allSatisfy { values[Int($0)] >= 0 }
     }
 
+    /// Whether `key` is a push ID by shape and by the time it encodes: from 2012 (before push IDs existed)
+    /// to 2109 (where the first character leaves `-`). Twenty-letter field names (`distanceBetweenStops`)
+    /// have the shape, but their first letters encode a time centuries away.
+    public static func isPlausible(_ key: some Collection<UInt8>) -> Bool {
+        guard isValid(key) else { return false }
+        let ms = encodedTime(key)
+        return ms >= plausibleSince && ms < plausibleUntil
+    }
+
+    /// 2012-01-01T00:00:00Z and 64^7 ms (2109-05-15), in milliseconds.
+    private static let plausibleSince: Int64 = 1_325_376_000_000
+    private static let plausibleUntil: Int64 = 4_398_046_511_104
+
     /// The creation time in milliseconds since 1970 encoded in `key`, or `nil` when `key` is not a push ID.
     public static func timestamp(_ key: String) -> Int64? {
-        let bytes = Array(key.utf8)
-        guard isValid(bytes) else { return nil }
-        var ms: Int64 = 0
-        for b in bytes.prefix(8) { ms = ms * 64 + Int64(values[Int(b)]) }
-        return ms
+        isValid(key.utf8) ? encodedTime(key.utf8) : nil
+    }
+
+    /// The time the first 8 characters of a key of push-ID shape encode.
+    private static func encodedTime(_ key: some Collection<UInt8>) -> Int64 {
+        key.prefix(8).reduce(0) { $0 * 64 + Int64(values[Int($1)]) }
     }
 }

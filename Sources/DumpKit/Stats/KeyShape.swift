@@ -1,6 +1,7 @@
 /// What a variable key looks like; it names the key's capture in a `stats` pattern.
 enum KeyShape: Equatable {
-    /// A push ID: 20 characters of `-0-9A-Z_a-z` (`PushID`), not all digits.
+    /// A push ID: 20 characters of `-0-9A-Z_a-z` encoding a time from 2012 to 2109 (`PushID.isPlausible`),
+    /// not all digits.
     case pushID
     /// A Firebase Auth UID: 28 characters of `A-Za-z0-9`, at least one a digit (or beside such keys).
     case uid
@@ -17,7 +18,7 @@ enum KeyShape: Equatable {
         let u = key.utf8
         if !u.isEmpty && u.count <= 20 && u.allSatisfy(Self.isDigit) {
             self = .number
-        } else if PushID.isValid(u) {
+        } else if PushID.isPlausible(u) {
             self = .pushID
         } else if u.count == 28 && u.allSatisfy(Self.isAlphanumeric) && u.contains(where: Self.isDigit) {
             self = .uid
