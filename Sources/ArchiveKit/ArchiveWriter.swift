@@ -13,6 +13,29 @@ public protocol ArchiveSink: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) throws
 }
 
+/// Writes to a file descriptor (not closed by it), every byte or an error naming `name`.
+public final class DescriptorSink: ArchiveSink {
+    public let fileDescriptor: Int32
+    private let name: String
+
+    public init(fileDescriptor: Int32, name: String) {
+        self.fileDescriptor = fileDescriptor
+        self.name = name
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fileDescriptor, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ArchiveError(name: name, systemCall: "write", errno: errno, action: "cannot write")
+            }
+            done += n
+        }
+    }
+}
+
 /// Writes a tar (POSIX pax) or zip archive, entry by entry, through libarchive.
 ///
 /// Tar archives are pax with `SCHILY.xattr.*` records only (the form GNU tar and bsdtar both read),
@@ -241,8 +264,9 @@ public final class ArchiveWriter {
     }
 }
 
-/// The client side of libarchive's write callback: hands every chunk to the sink and keeps its error.
-private final class SinkBridge {
+/// The client side of libarchive's write callback (`ArchiveWriter`, `CompressingWriter`): hands every
+/// chunk to the sink and keeps its error.
+final class SinkBridge {
     private let sink: ArchiveSink
     /// The error the sink threw; libarchive only learns that the write failed.
     private(set) var failure: Error?

@@ -6,31 +6,32 @@ import CArchive
     import Darwin
 #endif
 
-/// Writes a byte stream compressed with one filter through libarchive's raw format to a file descriptor.
+/// Writes a byte stream compressed with one filter through libarchive's raw format to a sink (a file
+/// descriptor through `DescriptorSink`, or an upload).
 ///
-/// Output goes to the descriptor unbuffered by libarchive's block layer (no padding, no extra copy);
+/// Output goes to the sink unbuffered by libarchive's block layer (no padding, no extra copy);
 /// the filters write in their own chunks of 64 KiB and more. A writer dropped without `finish()`
 /// leaves the stream unterminated, so an interrupted run cannot pass for a complete file.
 public final class CompressingWriter {
     private let archive: OpaquePointer
-    private let sink: WriteSink
+    private let output: SinkBridge
     private let name: String
     private let filter: CompressionFilter
     private var finished = false
 
-    /// Opens the compressed stream on `fileDescriptor` (not closed by this class) and writes its header.
+    /// Opens the compressed stream on `sink` (not closed by this class) and writes its header.
     ///
     /// `level` is the filter's compression level (gzip and xz 0-9, bzip2 1-9, zstd from its negative
     /// fast levels to 22; `nil` for the filter's default). `threads` (at least 1) is the number of worker
     /// threads for zstd and xz; gzip and bzip2 compress on one thread and ignore it. `name` is used in errors.
     public init(
-        fileDescriptor: Int32, filter: CompressionFilter, level: Int? = nil, threads: Int? = nil, name: String
+        sink: ArchiveSink, filter: CompressionFilter, level: Int? = nil, threads: Int? = nil, name: String
     ) throws(ArchiveError) {
         guard let archive = archive_write_new() else {
             throw ArchiveError(name: name, call: "archive_write_new", status: ARCHIVE_FATAL, errno: ENOMEM, message: "out of memory")
         }
         self.archive = archive
-        self.sink = WriteSink(fileDescriptor: fileDescriptor)
+        self.output = SinkBridge(sink: sink)
         self.name = name
         self.filter = filter
 
@@ -57,13 +58,13 @@ public final class CompressingWriter {
             // in give the same file out.
             try setOption("timestamp", nil, else: "gzip does not support leaving out the timestamp")
         }
-        // Block size 0: hand every chunk the filter produces straight to the descriptor.
+        // Block size 0: hand every chunk the filter produces straight to the sink.
         try check(archive_write_set_bytes_per_block(archive, 0), "archive_write_set_bytes_per_block")
         try check(
             archive_write_open(
-                archive, Unmanaged.passUnretained(sink).toOpaque(), nil,
+                archive, Unmanaged.passUnretained(output).toOpaque(), nil,
                 { _, client, bytes, count in
-                    Unmanaged<WriteSink>.fromOpaque(client!).takeUnretainedValue().send(bytes!, count: count)
+                    Unmanaged<SinkBridge>.fromOpaque(client!).takeUnretainedValue().send(bytes!, count: count)
                 },
                 nil),
             "archive_write_open")
@@ -82,22 +83,24 @@ public final class CompressingWriter {
         archive_write_free(archive)
     }
 
-    /// Compresses `bytes` and writes whatever compressed output the filter has ready.
-    public func write(_ bytes: UnsafeRawBufferPointer) throws(ArchiveError) {
+    /// Compresses `bytes` and writes whatever compressed output the filter has ready. Throws the sink's
+    /// own error when it failed, else an `ArchiveError`.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let base = bytes.baseAddress, bytes.count > 0 else { return }
         let written = archive_write_data(archive, base, bytes.count)
         if written < 0 { throw streamError(call: "archive_write_data", status: Int32(written)) }
     }
 
-    /// Flushes and ends the compressed stream (does not close the descriptor). Must be called for a valid output.
-    public func finish() throws(ArchiveError) {
-        try check(archive_write_close(archive), "archive_write_close")
+    /// Flushes and ends the compressed stream (does not close the sink). Must be called for a valid output.
+    public func finish() throws {
+        let status = archive_write_close(archive)
+        if status != ARCHIVE_OK { throw streamError(call: "archive_write_close", status: status) }
         finished = true
     }
 
     /// Throws the error of a libarchive call that did not return `ARCHIVE_OK`.
     private func check(_ status: Int32, _ call: String) throws(ArchiveError) {
-        if status != ARCHIVE_OK { throw streamError(call: call, status: status) }
+        if status != ARCHIVE_OK { throw libarchiveError(call: call, status: status) }
     }
 
     /// Sets an option of the filter; `value` nil turns a boolean option off. libarchive answers an
@@ -114,40 +117,16 @@ public final class CompressingWriter {
         ArchiveError(name: name, call: "CompressingWriter.init", status: ARCHIVE_FATAL, errno: 0, message: message)
     }
 
-    /// The error for a failed `call`: a write error of the descriptor, or libarchive's report.
-    private func streamError(call: String, status: Int32) -> ArchiveError {
-        if sink.writeErrno != 0 {
-            return ArchiveError(name: name, systemCall: "write", errno: sink.writeErrno, action: "cannot write")
-        }
+    /// The error for a failed `call`: the sink's own, or libarchive's report.
+    private func streamError(call: String, status: Int32) -> any Error {
+        output.failure ?? libarchiveError(call: call, status: status)
+    }
+
+    /// libarchive's report of a failed `call`.
+    private func libarchiveError(call: String, status: Int32) -> ArchiveError {
         let detail = archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error"
         return ArchiveError(
             name: name, call: call, status: status, errno: archive_errno(archive),
             message: "cannot write \(filter == .none ? "output" : "\(filter) stream"): \(detail)")
-    }
-}
-
-/// The client side of libarchive's write callback: writes every chunk fully to the descriptor.
-private final class WriteSink {
-    private let fileDescriptor: Int32
-    /// The errno of a failed write; 0 while writes succeed.
-    private(set) var writeErrno: Int32 = 0
-
-    init(fileDescriptor: Int32) {
-        self.fileDescriptor = fileDescriptor
-    }
-
-    /// Writes all `count` bytes and returns `count`, or -1 on a write error.
-    func send(_ bytes: UnsafeRawPointer, count: Int) -> Int {
-        var done = 0
-        while done < count {
-            let n = write(fileDescriptor, bytes + done, count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                writeErrno = errno
-                return -1
-            }
-            done += n
-        }
-        return count
     }
 }

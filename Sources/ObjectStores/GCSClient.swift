@@ -18,8 +18,6 @@ public final class GCSClient: Sendable {
     public let tokens: GoogleAccessTokenProvider?
     public let retryPolicy: RetryPolicy
 
-    /// Objects up to this size are uploaded in one multipart request; larger ones through a resumable session.
-    public static let multipartLimit = 8 << 20
     /// The chunk of a resumable upload (a multiple of 256 KiB, as the API requires).
     public static let resumableChunk = 8 << 20
 
@@ -88,7 +86,7 @@ public final class GCSClient: Sendable {
 
     /// Uploads `body` with `object`'s metadata in one `uploadType=multipart` request;
     /// `createOnly` sends `ifGenerationMatch=0`, so an existing object is never replaced (`.exists`).
-    public func upload(key: String, body: ByteBuffer, object: StoredObject, createOnly: Bool) async throws -> CreateOutcome {
+    public func put(key: String, body: ByteBuffer, object: StoredObject, createOnly: Bool) async throws -> CreateOutcome {
         let boundary = "dumpkit-" + UUID().uuidString
         var payload = ByteBuffer()
         payload.writeString("--\(boundary)\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n")
@@ -104,47 +102,78 @@ public final class GCSClient: Sendable {
         return r.status == 412 ? .exists : .created
     }
 
-    /// Uploads `size` bytes through a resumable session, chunk by chunk from `readChunk(offset, length)`;
-    /// the object appears only when the last chunk is in. A chunk whose request fails is sent again
-    /// from what the session says it has. A create-only upload first looks whether the object exists,
-    /// so that no large upload is made in vain (`ifGenerationMatch=0` still decides at the end).
-    public func resumableUpload(
-        key: String, object: StoredObject, size: Int64, createOnly: Bool,
-        readChunk: @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer
-    ) async throws -> CreateOutcome {
-        if createOnly, try await head(key: key) != nil { return .exists }
+    /// Starts a resumable session for `object` (its size stated only by the last chunk). A create-only
+    /// upload first looks whether the object exists, so that no large upload is made in vain
+    /// (`ifGenerationMatch=0` still decides at the end): `nil` when it does.
+    public func beginUpload(key: String, object: StoredObject, createOnly: Bool) async throws -> (any ObjectUpload)? {
+        if createOnly, try await head(key: key) != nil { return nil }
         var target = endpoint + "/upload" + bucketPath + "/o?uploadType=resumable"
         if createOnly { target += "&ifGenerationMatch=0" }
         let started = try await send(
-            .POST, target, headers: [("Content-Type", "application/json; charset=UTF-8"), ("X-Upload-Content-Length", String(size))],
+            .POST, target, headers: [("Content-Type", "application/json; charset=UTF-8")],
             body: ByteBuffer(bytes: try resource(object, key: key)), object: key, accept: createOnly ? [412] : [])
-        if started.status == 412 { return .exists }
+        if started.status == 412 { return nil }
         guard let session = started.headers.first(name: "location") else {
             throw ObjectStoreError(
                 store: url.description, endpoint: endpoint, object: key, message: "the resumable upload answered no Location")
         }
-        var offset: Int64 = 0
-        repeat {
-            let length = Int(min(Int64(Self.resumableChunk), size - offset))
-            let chunk = try await readChunk(offset, length)
-            let range = length == 0 ? "bytes */\(size)" : "bytes \(offset)-\(offset + Int64(length) - 1)/\(size)"
-            let r = try await send(.PUT, session, headers: [("Content-Range", range)], body: chunk, object: key, accept: [308, 412])
-            if r.status == 412 { return .exists }
-            if r.status == 308 {
+        return ResumableUpload(client: self, key: key, session: session)
+    }
+
+    /// One resumable session: chunks in order, one at a time (`Content-Range: bytes A-B/*`); the chunk
+    /// that states the total size makes the object. Where the session took less of a chunk than was
+    /// sent (its `Range` answer), the rest is sent again.
+    struct ResumableUpload: ObjectUpload {
+        let client: GCSClient
+        let key: String
+        let session: String
+
+        func send(part number: Int, at offset: Int64, _ body: ByteBuffer) async throws -> UploadedPart {
+            _ = try await put(body, at: offset, size: nil)
+            return UploadedPart(number: number)
+        }
+
+        func complete(_ parts: [UploadedPart], last: ByteBuffer, size: Int64) async throws -> CreateOutcome {
+            try await put(last, at: size - Int64(last.readableBytes), size: size)
+        }
+
+        func abort() async {
+            // The documented cancel: DELETE on the session URI (answered 499).
+            _ = try? await client.send(.DELETE, session, object: key, accept: Set(400..<600))
+        }
+
+        /// PUTs `body` at `offset`, again from where the session stands until it holds all of it; with
+        /// `size`, the last chunk, whose answer is the object.
+        private func put(_ body: ByteBuffer, at offset: Int64, size: Int64?) async throws -> CreateOutcome {
+            var sent = 0
+            repeat {
+                let rest = body.getSlice(at: body.readerIndex + sent, length: body.readableBytes - sent)!
+                let start = offset + Int64(sent)
+                let total = size.map(String.init) ?? "*"
+                let range =
+                    rest.readableBytes == 0 ? "bytes */\(total)" : "bytes \(start)-\(start + Int64(rest.readableBytes) - 1)/\(total)"
+                let r = try await client.send(
+                    .PUT, session, headers: [("Content-Range", range)], body: rest, object: key, accept: [308, 412])
+                if r.status == 412 { return .exists }
+                guard r.status == 308 else {
+                    guard size != nil else {
+                        throw ObjectStoreError(
+                            store: client.url.description, endpoint: client.endpoint, object: key,
+                            message: "the resumable session ended at a chunk that was not the last")
+                    }
+                    return .created
+                }
                 // "Range: bytes=0-N" is what the session holds; go on after it.
                 let held = r.headers.first(name: "range").flatMap { Int64($0.split(separator: "-").last ?? "") }.map { $0 + 1 } ?? 0
-                guard held > offset || length == 0 else {
+                guard held > start else {
                     throw ObjectStoreError(
-                        store: url.description, endpoint: endpoint, object: key, message: "the resumable session took no bytes at \(offset)"
-                    )
+                        store: client.url.description, endpoint: client.endpoint, object: key,
+                        message: "the resumable session took no bytes at \(start)")
                 }
-                offset = held
-            } else {
-                return .created
-            }
-        } while offset <= size
-        throw ObjectStoreError(
-            store: url.description, endpoint: endpoint, object: key, message: "the resumable session did not finish after \(size) bytes")
+                sent = Int(held - offset)
+            } while sent < body.readableBytes || size != nil
+            return .created
+        }
     }
 
     /// Sets the object's content metadata and custom metadata to `object`'s (PATCH of the resource:
@@ -189,7 +218,7 @@ public final class GCSClient: Sendable {
         var body: ByteBuffer
     }
 
-    private func send(
+    func send(
         _ method: HTTPMethod, _ target: String, headers: [(String, String)] = [], body: ByteBuffer? = nil, object: String?,
         accept: Set<Int> = [], bodyLimit: Int = 16 << 20
     ) async throws -> Response {

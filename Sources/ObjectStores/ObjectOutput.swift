@@ -2,45 +2,125 @@ import CloudHTTP
 import DumpKit
 import NIOCore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
+/// A command's output written to a bucket (`RemoteOutputStream`): `dumpkit convert in.json -o
+/// s3://b/v2.json.zst`. Bytes go up in parts while the command writes them (an S3 multipart upload
+/// with parts in flight, a Cloud Storage resumable session chunk after chunk), and the object
+/// appears only in `publish()`; any failure or `abort()` drops the upload, so no partial object ever
+/// stands under the name and no part is left behind. An output smaller than one part goes in one
+/// request at `publish()`. Memory: the part being filled and the parts in flight.
+///
+/// Its waits block the writing thread (`runBlocking`): write from a thread of the caller's own.
+public final class ObjectOutput: RemoteOutputStream {
+    private let client: any ObjectStoreClient
+    private let key: String
+    private let object: StoredObject
+    /// The part being filled.
+    private var current = ByteBuffer()
+    private var upload: (any ObjectUpload)?
+    private var inFlight: [Task<UploadedPart, any Error>] = []
+    private var parts: [UploadedPart] = []
+    private var nextPart = 1
+    /// Bytes handed to parts sent or under way.
+    private var sentBytes: Int64 = 0
 
-/// A command's output written to a bucket (`RemoteOutput`): `dumpkit convert in.json -o
-/// s3://b/v2.json.zst`. The finished file goes up in one PUT when small, else as a multipart upload
-/// (`ObjectStoreClient.create`) that becomes the object only when every part is in and is aborted
-/// on any failure, so no partial object ever stands under the name; parts are read from the file
-/// as they are sent, so memory is the parts in flight.
-public enum ObjectOutput {
-    /// The uploader for `location` when it is an `s3://` or `gs://` URL of an object, else `nil`.
-    public static func uploader(for location: String, options: ObjectStoreOptions) throws -> RemoteOutput.Uploader? {
+    /// The output `location` names when it is an `s3://` or `gs://` URL of an object, else `nil`.
+    public static func open(_ location: String, options: ObjectStoreOptions) throws -> ObjectOutput? {
         guard let url = try ObjectStoreURL(location) else { return nil }
         guard !url.prefix.isEmpty else {
             throw OutputError(file: location, message: "names a bucket, not an object: give s3://BUCKET/KEY or gs://BUCKET/KEY")
         }
         let key = String(url.prefix.dropLast())
-        let client = try options.client(for: url)
-        return { _, descriptor, size in
-            var described = StoredObject(key: key, size: size)
-            described.contentType = contentType(of: key)
-            let object = described
-            let read: @Sendable (Int64, Int) async throws -> ByteBuffer = { offset, length in
-                var buffer = ByteBuffer()
-                buffer.reserveCapacity(length)
-                let got = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length) { raw in
-                    var done = 0
-                    while done < length {
-                        let n = pread(descriptor, raw.baseAddress! + done, length - done, off_t(offset) + off_t(done))
-                        if n < 0 && errno == EINTR { continue }
-                        guard n > 0 else { throw OutputError(file: location, message: "cannot read the finished output back") }
-                        done += n
-                    }
-                    return done
-                }
-                precondition(got == length)
-                return buffer
+        var object = StoredObject(key: key, size: 0)
+        object.contentType = contentType(of: key)
+        return ObjectOutput(client: try options.client(for: url), key: key, object: object)
+    }
+
+    init(client: any ObjectStoreClient, key: String, object: StoredObject) {
+        self.client = client
+        self.key = key
+        self.object = object
+        current.reserveCapacity(client.partSize(1, of: nil))
+    }
+
+    deinit { abort() }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var rest = bytes[...]
+        while !rest.isEmpty {
+            let room = client.partSize(nextPart, of: nil) - current.readableBytes
+            let take = min(room, rest.count)
+            current.writeBytes(UnsafeRawBufferPointer(rebasing: rest.prefix(take)))
+            rest = rest.dropFirst(take)
+            if take == room { try sendCurrent() }
+        }
+    }
+
+    public func finish() throws {
+        guard upload != nil else { return }  // all of it is in `current`: one request in `publish()`
+        if !client.lastPartCompletes && current.readableBytes > 0 { try sendCurrent() }
+        while !inFlight.isEmpty { try awaitOldest() }
+    }
+
+    public func publish() throws {
+        try finish()
+        let client = client, key = key, body = current
+        var object = object
+        object.size = sentBytes + Int64(body.readableBytes)
+        do {
+            if let upload {
+                let parts = parts, size = object.size
+                _ = try runBlocking { try await upload.complete(parts, last: body, size: size) }
+            } else {
+                let described = object
+                _ = try runBlocking { try await client.put(key: key, body: body, object: described, createOnly: false) }
             }
-            _ = try runBlocking { try await client.create(key: key, size: size, object: object, createOnly: false, read: read) }
+        } catch {
+            abort()
+            throw error
+        }
+        upload = nil
+        current = ByteBuffer()
+    }
+
+    public func abort() {
+        // Parts still under way are stopped and waited for, so none lands after the abort.
+        for task in inFlight { task.cancel() }
+        for task in inFlight { _ = try? runBlocking { try await task.value } }
+        inFlight = []
+        guard let upload else { return }
+        self.upload = nil
+        try? runBlocking { await upload.abort() }
+    }
+
+    /// Sends `current` as the next part, once fewer than `partsInFlight` are under way; the first
+    /// full part starts the upload.
+    private func sendCurrent() throws {
+        do {
+            if upload == nil {
+                let client = client, key = key, object = object
+                upload = try runBlocking { try await client.beginUpload(key: key, object: object, createOnly: false) }
+            }
+            while inFlight.count >= client.partsInFlight { try awaitOldest() }
+        } catch {
+            abort()
+            throw error
+        }
+        let upload = upload!, number = nextPart, offset = sentBytes, body = current
+        inFlight.append(Task { try await upload.send(part: number, at: offset, body) })
+        nextPart += 1
+        sentBytes += Int64(body.readableBytes)
+        current = ByteBuffer()
+        current.reserveCapacity(client.partSize(nextPart, of: nil))
+    }
+
+    /// Waits for the oldest part under way; its failure aborts the upload.
+    private func awaitOldest() throws {
+        let task = inFlight.removeFirst()
+        do {
+            parts.append(try runBlocking { try await task.value })
+        } catch {
+            abort()
+            throw error
         }
     }
 

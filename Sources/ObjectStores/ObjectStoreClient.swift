@@ -17,18 +17,78 @@ public protocol ObjectStoreClient: Sendable {
     func listPage(prefix: String, token: String?) async throws -> ListPage
     /// Whether a listing gives each object's metadata (Cloud Storage), or only key, size, ETag and time (S3).
     var listsMetadata: Bool { get }
-    /// Writes `size` bytes, read piece by piece with `read(offset, length)`, with `object`'s metadata:
-    /// small objects in one request, large ones in parts that become the object only when all are in.
-    /// With `createOnly` an existing object is left as it is (`.exists`).
-    func create(
-        key: String, size: Int64, object: StoredObject, createOnly: Bool,
-        read: @escaping @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer
-    ) async throws -> CreateOutcome
+    /// Writes `body` with `object`'s metadata in one request; with `createOnly` an existing object is
+    /// left as it is (`.exists`).
+    func put(key: String, body: ByteBuffer, object: StoredObject, createOnly: Bool) async throws -> CreateOutcome
+    /// Starts an upload in parts of `object` to `key`; `nil` when a create-only upload finds an object there.
+    func beginUpload(key: String, object: StoredObject, createOnly: Bool) async throws -> (any ObjectUpload)?
+    /// How many parts of an upload go at once.
+    var partsInFlight: Int { get }
+    /// Whether an upload's last part goes with its completion (Cloud Storage: the chunk that states the
+    /// total makes the object) rather than as a part before it (S3).
+    var lastPartCompletes: Bool { get }
+    /// The length of part `number` (from 1), which all but the last part have, of an upload of `size`
+    /// bytes (`nil`: not known until its end).
+    func partSize(_ number: Int, of size: Int64?) -> Int
     /// Sets the metadata of the object `existing` describes to `object`'s, keeping its bytes.
     func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws
 }
 
 extension ObjectStoreClient {
+    /// Objects up to this size are written in one request (`put`); larger ones in parts.
+    public var singleRequestLimit: Int { 8 << 20 }
+
+    /// Writes `size` bytes, read piece by piece with `read(offset, length)`, with `object`'s metadata:
+    /// small objects in one request, large ones in parts that become the object only when all are in
+    /// (any failure aborts the upload, so nothing appears and no part is left). With `createOnly` an
+    /// existing object is left as it is (`.exists`). Memory: the parts in flight.
+    public func create(
+        key: String, size: Int64, object: StoredObject, createOnly: Bool,
+        read: @escaping @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer
+    ) async throws -> CreateOutcome {
+        if size <= Int64(singleRequestLimit) {
+            return try await put(key: key, body: read(0, Int(size)), object: object, createOnly: createOnly)
+        }
+        guard let upload = try await beginUpload(key: key, object: object, createOnly: createOnly) else { return .exists }
+        let partSize = Int64(partSize(1, of: size))
+        let count = Int((size + partSize - 1) / partSize)
+        let sent = lastPartCompletes ? count - 1 : count
+        let store = url.description, endpoint = endpoint
+        @Sendable func part(_ number: Int) async throws -> (offset: Int64, body: ByteBuffer) {
+            let offset = Int64(number - 1) * partSize
+            let length = Int(min(partSize, size - offset))
+            let body = try await read(offset, length)
+            guard body.readableBytes == length else {
+                throw ObjectStoreError(
+                    store: store, endpoint: endpoint, object: key,
+                    message: "part \(number) has \(body.readableBytes) bytes, not \(length): the source changed while it was copied")
+            }
+            return (offset, body)
+        }
+        do {
+            var parts: [UploadedPart] = []
+            try await withThrowingTaskGroup(of: UploadedPart.self) { group in
+                var next = 1
+                func start(_ number: Int) {
+                    group.addTask {
+                        let (offset, body) = try await part(number)
+                        return try await upload.send(part: number, at: offset, body)
+                    }
+                }
+                while next <= min(sent, partsInFlight) { start(next); next += 1 }
+                while let done = try await group.next() {
+                    parts.append(done)
+                    if next <= sent { start(next); next += 1 }
+                }
+            }
+            let last = lastPartCompletes ? try await part(count).body : ByteBuffer()
+            return try await upload.complete(parts, last: last, size: size)
+        } catch {
+            await upload.abort()
+            throw error
+        }
+    }
+
     /// The object's bytes, all or `range` (end excluded), whatever its version: `read` without one,
     /// checked to be as long as asked.
     public func get(key: String, range: Range<Int64>?) async throws -> ByteBuffer {
@@ -86,19 +146,15 @@ public enum CreateOutcome: Sendable {
 
 extension S3Client: ObjectStoreClient {
     public var listsMetadata: Bool { false }
+    public var partsInFlight: Int { 4 }
+    public var lastPartCompletes: Bool { false }
+
+    public func partSize(_ number: Int, of size: Int64?) -> Int {
+        size.map(Self.partSize(for:)) ?? Self.growingPartSize(number)
+    }
 
     public func listPage(prefix: String, token: String?) async throws -> ListPage {
         try await listPage(prefix: prefix, token: token, maxKeys: 1000)
-    }
-
-    public func create(
-        key: String, size: Int64, object: StoredObject, createOnly: Bool,
-        read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer
-    ) async throws -> CreateOutcome {
-        if size <= Int64(Self.singlePutLimit) {
-            return try await put(key: key, body: read(0, Int(size)), object: object, createOnly: createOnly)
-        }
-        return try await multipartUpload(key: key, object: object, size: size, createOnly: createOnly, readPart: read)
     }
 
     public func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws {
@@ -108,19 +164,13 @@ extension S3Client: ObjectStoreClient {
 
 extension GCSClient: ObjectStoreClient {
     public var listsMetadata: Bool { true }
+    public var partsInFlight: Int { 1 }
+    public var lastPartCompletes: Bool { true }
+
+    public func partSize(_ number: Int, of size: Int64?) -> Int { Self.resumableChunk }
 
     public func listPage(prefix: String, token: String?) async throws -> ListPage {
         try await listPage(prefix: prefix, token: token, maxResults: 1000)
-    }
-
-    public func create(
-        key: String, size: Int64, object: StoredObject, createOnly: Bool,
-        read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer
-    ) async throws -> CreateOutcome {
-        if size <= Int64(Self.multipartLimit) {
-            return try await upload(key: key, body: read(0, Int(size)), object: object, createOnly: createOnly)
-        }
-        return try await resumableUpload(key: key, object: object, size: size, createOnly: createOnly, readChunk: read)
     }
 
     public func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws {

@@ -17,10 +17,7 @@ public final class S3Client: Sendable {
     public let retryPolicy: RetryPolicy
     private let signer: SignatureV4
 
-    /// The largest body a single PutObject sends; larger objects go as multipart uploads.
-    public static let singlePutLimit = 8 << 20
-    /// S3's smallest part (all but the last) and most parts.
-    public static let minimumPartSize = 5 << 20
+    /// S3's most parts (its smallest part, all but the last, is 5 MiB: DumpKit's are 8 MiB and up).
     public static let maximumParts = 10_000
 
     public init(
@@ -124,16 +121,15 @@ public final class S3Client: Sendable {
 
     // MARK: Multipart uploads
 
-    /// Uploads `size` bytes that `readPart(offset, length)` gives part by part as a multipart upload,
-    /// `partsInFlight` parts at once: the object appears under `key` only when CompleteMultipartUpload
-    /// succeeds (`If-None-Match: *` there when `createOnly`), and any failure aborts the upload, so no
-    /// part is left behind and nothing appears. Memory: part size times `partsInFlight`.
-    public func multipartUpload(
-        key: String, object: StoredObject, size: Int64, createOnly: Bool, partsInFlight: Int = 4,
-        readPart: @escaping @Sendable (_ offset: Int64, _ length: Int) async throws -> ByteBuffer
-    ) async throws -> CreateOutcome {
-        let partSize = Self.partSize(for: size)
-        let count = max(1, Int((size + Int64(partSize) - 1) / Int64(partSize)))
+    /// The part size of an upload whose size is not known at its start: 8 MiB, doubled every 1,000
+    /// parts, so 10,000 parts hold about 8 TB while a small output's parts stay small.
+    static func growingPartSize(_ number: Int) -> Int {
+        (8 << 20) << min((number - 1) / 1000, 9)
+    }
+
+    /// CreateMultipartUpload with `object`'s metadata; the upload's parts become the object only in
+    /// its `complete` (CompleteMultipartUpload, with `If-None-Match: *` when `createOnly`).
+    public func beginUpload(key: String, object: StoredObject, createOnly: Bool) async throws -> (any ObjectUpload)? {
         var headers = try metadataHeaders(object, key: key)
         if checksum == .crc32c { headers.append(("x-amz-checksum-algorithm", "CRC32C")) }
         let created = try await send(.POST, key: key, query: [("uploads", "")], headers: headers, bodyLimit: 1 << 20)
@@ -141,61 +137,53 @@ public final class S3Client: Sendable {
             throw ObjectStoreError(
                 store: url.description, endpoint: endpoint, object: key, message: "CreateMultipartUpload answered no UploadId")
         }
-        do {
-            var parts: [(number: Int, etag: String, crc32c: String?)] = []
-            try await withThrowingTaskGroup(of: (Int, String, String?).self) { group in
-                var next = 1
-                func start(_ number: Int) {
-                    group.addTask {
-                        let offset = Int64(number - 1) * Int64(partSize)
-                        let length = Int(min(Int64(partSize), size - offset))
-                        let body = try await readPart(offset, length)
-                        guard body.readableBytes == length else {
-                            throw ObjectStoreError(
-                                store: self.url.description, endpoint: self.endpoint, object: key,
-                                message:
-                                    "part \(number) has \(body.readableBytes) bytes, not \(length): the source changed while it was copied")
-                        }
-                        return try await self.uploadPart(key: key, uploadID: uploadID, number: number, body: body)
-                    }
-                }
-                while next <= min(count, partsInFlight) { start(next); next += 1 }
-                while let part = try await group.next() {
-                    parts.append(part)
-                    if next <= count { start(next); next += 1 }
-                }
-            }
-            parts.sort { $0.number < $1.number }
+        return MultipartUpload(client: self, key: key, uploadID: uploadID, createOnly: createOnly)
+    }
+
+    /// One multipart upload: parts in any order, completed with their ETags (and CRC-32Cs).
+    struct MultipartUpload: ObjectUpload {
+        let client: S3Client
+        let key: String
+        let uploadID: String
+        let createOnly: Bool
+
+        func send(part number: Int, at offset: Int64, _ body: ByteBuffer) async throws -> UploadedPart {
+            try await client.uploadPart(key: key, uploadID: uploadID, number: number, body: body)
+        }
+
+        func complete(_ parts: [UploadedPart], last: ByteBuffer, size: Int64) async throws -> CreateOutcome {
+            precondition(last.readableBytes == 0, "S3 takes the last part before the completion")
             var xml = "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
-            for part in parts {
-                xml += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(xmlEscaped("\"\(part.etag)\""))</ETag>"
+            for part in parts.sorted(by: { $0.number < $1.number }) {
+                xml += "<Part><PartNumber>\(part.number)</PartNumber><ETag>\(xmlEscaped("\"\(part.etag ?? "")\""))</ETag>"
                 if let crc = part.crc32c { xml += "<ChecksumCRC32C>\(crc)</ChecksumCRC32C>" }
                 xml += "</Part>"
             }
             xml += "</CompleteMultipartUpload>"
-            let completed = try await send(
+            let completed = try await client.send(
                 .POST, key: key, query: [("uploadId", uploadID)], headers: createOnly ? [("If-None-Match", "*")] : [],
                 body: .signed(ByteBuffer(string: xml)), accept: createOnly ? [412] : [], bodyLimit: 1 << 20)
             if completed.status == 412 {
-                try? await abort(key: key, uploadID: uploadID)
+                await abort()
                 return .exists
             }
             // CompleteMultipartUpload may answer 200 with an <Error> body.
             if let answer = XMLElementTree.parse(Data(completed.body.readableBytesView)), answer.name == "Error" {
                 throw ObjectStoreError(
-                    store: url.description, endpoint: endpoint, object: key, status: 200, code: answer["Code"]?.text,
+                    store: client.url.description, endpoint: client.endpoint, object: key, status: 200, code: answer["Code"]?.text,
                     message: answer["Message"]?.text ?? "CompleteMultipartUpload failed")
             }
             return .created
-        } catch {
-            try? await abort(key: key, uploadID: uploadID)
-            throw error
+        }
+
+        func abort() async {
+            try? await client.abort(key: key, uploadID: uploadID)
         }
     }
 
     /// Uploads one part, its payload unsigned and guarded by the `checksum` mode's header; returns its
     /// number, ETag and CRC-32C (for the completion, in `crc32c` mode).
-    private func uploadPart(key: String, uploadID: String, number: Int, body: ByteBuffer) async throws -> (Int, String, String?) {
+    private func uploadPart(key: String, uploadID: String, number: Int, body: ByteBuffer) async throws -> UploadedPart {
         var headers: [(String, String)] = []
         var crc: String?
         switch checksum {
@@ -215,7 +203,7 @@ public final class S3Client: Sendable {
             throw ObjectStoreError(
                 store: url.description, endpoint: endpoint, object: key, message: "UploadPart \(number) answered no ETag")
         }
-        return (number, Self.unquoted(etag), crc)
+        return UploadedPart(number: number, etag: Self.unquoted(etag), crc32c: crc)
     }
 
     /// AbortMultipartUpload: the store drops the parts.

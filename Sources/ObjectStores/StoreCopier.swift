@@ -231,8 +231,8 @@ public struct StoreCopier {
             switch (kind, source.kind) {
             case (.bucket, _) where updatingMetadata:
                 return 0
-            case (.bucket, .bucket) where object.size > Int64(S3Client.singlePutLimit):
-                return S3Client.partSize(for: object.size) * 4
+            case (.bucket(let client), .bucket) where object.size > Int64(client.singleRequestLimit):
+                return client.partSize(1, of: object.size) * client.partsInFlight
             default:
                 return Int(clamping: object.size)
             }
@@ -252,7 +252,8 @@ public struct StoreCopier {
         /// and hashed, so the destination records all three hashes.
         func write(_ name: String, object: StoredObject, from source: Endpoint) async throws -> CreateOutcome {
             var object = object
-            if case .bucket(let client) = kind, case .bucket(let sourceClient) = source.kind, object.size > Int64(S3Client.singlePutLimit) {
+            if case .bucket(let client) = kind, case .bucket(let sourceClient) = source.kind, object.size > Int64(client.singleRequestLimit)
+            {
                 let sourceKey = sourceClient.url.key(name)
                 var o = object
                 o.key = client.url.key(name)

@@ -44,7 +44,7 @@ struct DumpKitCommand: ParsableCommand {
             // command's store options where it has them, else with the environment's.
             let stores = (command as? UsesStores)?.stores.objectStores ?? ObjectStoreOptions()
             RemoteInput.register { try ObjectInput.open($0, options: stores) }
-            RemoteOutput.register { try ObjectOutput.uploader(for: $0, options: stores) }
+            RemoteOutput.register { try ObjectOutput.open($0, options: stores) }
             try command.run()
         } catch {
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }

@@ -118,7 +118,8 @@ func compress(
     chunkSize: Int = 1 << 20
 ) throws {
     try withFileDescriptor(path, writing: true) { fd in
-        let writer = try CompressingWriter(fileDescriptor: fd, filter: filter, level: level, threads: threads, name: path)
+        let writer = try CompressingWriter(
+            sink: DescriptorSink(fileDescriptor: fd, name: path), filter: filter, level: level, threads: threads, name: path)
         try bytes.withUnsafeBytes { all in
             for start in stride(from: 0, to: all.count, by: chunkSize) {
                 try writer.write(UnsafeRawBufferPointer(rebasing: all[start..<min(start + chunkSize, all.count)]))

@@ -110,7 +110,8 @@ final class CompressingWriterTests: XCTestCase {
         for (filter, level, threads, message) in cases {
             try withFileDescriptor(path, writing: true) { fd in
                 let error = archiveError {
-                    _ = try CompressingWriter(fileDescriptor: fd, filter: filter, level: level, threads: threads, name: "out")
+                    _ = try CompressingWriter(
+                        sink: DescriptorSink(fileDescriptor: fd, name: "out"), filter: filter, level: level, threads: threads, name: "out")
                 }
                 XCTAssertEqual(error?.description, "out: \(message)", "\(filter) \(String(describing: level))")
             }
@@ -125,7 +126,8 @@ final class CompressingWriterTests: XCTestCase {
         for filter in [CompressionFilter.none, .gzip, .zstd] {
             try withFileDescriptor("/dev/full", writing: true) { fd in
                 let error = archiveError {
-                    let writer = try CompressingWriter(fileDescriptor: fd, filter: filter, name: "full.json")
+                    let writer = try CompressingWriter(
+                        sink: DescriptorSink(fileDescriptor: fd, name: "full.json"), filter: filter, name: "full.json")
                     try [UInt8](repeating: 0x41, count: 1000).withUnsafeBytes { try writer.write($0) }
                     try writer.finish()
                 }
@@ -140,7 +142,8 @@ final class CompressingWriterTests: XCTestCase {
             let path = directory.path("dropped.\(filter.fileExtension!)")
             try withFileDescriptor(path, writing: true) { fd in
                 // xz at its default level holds back all output for inputs this small; level 0 flushes.
-                let writer = try CompressingWriter(fileDescriptor: fd, filter: filter, level: filter == .xz ? 0 : nil, name: path)
+                let writer = try CompressingWriter(
+                    sink: DescriptorSink(fileDescriptor: fd, name: path), filter: filter, level: filter == .xz ? 0 : nil, name: path)
                 try SampleBytes.mixed.withUnsafeBytes { try writer.write($0) }
             }
             XCTAssertGreaterThan(try size(path), 0, "\(filter)")

@@ -32,10 +32,17 @@ final class DestinationNamesTests: XCTestCase {
             XCTFail("no reads")
             return ObjectRead(body: ByteBuffer(), version: nil, size: nil)
         }
-        func create(
-            key: String, size: Int64, object: StoredObject, createOnly: Bool,
-            read: @escaping @Sendable (Int64, Int) async throws -> ByteBuffer
-        ) async throws -> CreateOutcome { XCTFail("no writes"); return .created }
+        func put(key: String, body: ByteBuffer, object: StoredObject, createOnly: Bool) async throws -> CreateOutcome {
+            XCTFail("no writes")
+            return .created
+        }
+        func beginUpload(key: String, object: StoredObject, createOnly: Bool) async throws -> (any ObjectUpload)? {
+            XCTFail("no writes")
+            return nil
+        }
+        var partsInFlight: Int { 1 }
+        var lastPartCompletes: Bool { false }
+        func partSize(_ number: Int, of size: Int64?) -> Int { 1 << 20 }
         func updateMetadata(key: String, object: StoredObject, existing: StoredObject) async throws { XCTFail("no writes") }
     }
 

@@ -166,6 +166,34 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertEqual(try contents(out), try contents(reference))
     }
 
+    func testAnOutputSentThroughSlowDownsGivesTheSameObject() throws {
+        let s3 = try SeaweedServer()
+        defer { s3.stop() }
+        let directory = try temporaryDirectory(self)
+        let bucket = try s3.makeBucket()
+        // About 20 MB of output: parts of 8 MiB sent while the dump is converted.
+        let records = (0..<200_000).map { "\"k\($0)\":{\"t\":\"\(String(repeating: "x", count: 40 + $0 % 50))\",\"n\":\($0)}" }
+        let dump = directory.appendingPathComponent("dump.json")
+        try ("{" + records.joined(separator: ",") + "}").write(to: dump, atomically: true, encoding: .utf8)
+        let reference = directory.appendingPathComponent("reference.json").path
+        XCTAssertEqual(try CLI.run(["convert", dump.path, "-o", reference]).status, 0)
+
+        // Part uploads and the multipart requests meet SlowDowns on several connections.
+        let (proxy, endpoint) = try startProxy("pass,503,pass,503,503,pass,503", log: "output.log", s3: s3, directory: directory)
+        defer { proxy.stop() }
+        var environment = s3.clientEnvironment
+        environment["AWS_ENDPOINT_URL"] = endpoint
+        environment["AWS_ENDPOINT_URL_S3"] = endpoint
+        let r = try CLI.run(["convert", dump.path, "-o", "s3://\(bucket)/out.json"], environment: environment)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertGreaterThanOrEqual(faults("output.log", in: directory).filter { $0 == "503" }.count, 1, "a request was refused")
+        let down = directory.appendingPathComponent("down.json").path
+        _ = try s3.aws(["s3", "cp", "s3://\(bucket)/out.json", down])
+        XCTAssertEqual(try contents(down), try contents(reference))
+        let uploads = try s3.aws(["s3api", "list-multipart-uploads", "--bucket", bucket])
+        XCTAssertFalse(uploads.contains("UploadId"), uploads)
+    }
+
     /// Every object of a directory store and its metadata as the store reports them (times left out).
     func tree(_ path: String) throws -> [String: String] {
         let store = try DirectoryBlobStore(directory: path, writable: false)

@@ -69,7 +69,7 @@ final class GCSStoreTests: XCTestCase {
         let client = try gcs(prefix: "p/")
         for i in 0..<25 {
             let key = client.url.key(String(format: "o%02d", i))
-            _ = try await client.upload(
+            _ = try await client.put(
                 key: key, body: ByteBuffer(bytes: [UInt8(i)]), object: StoredObject(key: key, size: 1), createOnly: true)
         }
         var pages: [Int] = []
@@ -120,7 +120,7 @@ final class GCSStoreTests: XCTestCase {
         var o = StoredObject(key: "g.bin", size: 3)
         o.customMetadata = ["a": "1"]
         o.cacheControl = "no-store"
-        _ = try await client.upload(key: o.key, body: ByteBuffer(bytes: [1, 2, 3]), object: o, createOnly: true)
+        _ = try await client.put(key: o.key, body: ByteBuffer(bytes: [1, 2, 3]), object: o, createOnly: true)
         let read = try await client.head(key: o.key)
         let first = try XCTUnwrap(read)
         XCTAssertNotNil(first.generation)

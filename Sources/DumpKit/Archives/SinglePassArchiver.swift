@@ -46,7 +46,7 @@ struct SinglePassArchiver {
         let entrySize = try manifestEntryHeader(jsonSize: manifestSize, created: created).bytes.count + Self.blockPadded(manifestSize)
         let gap = ZstdFrame.compressBound(entrySize) + ZstdFrame.skippableHeaderSize
 
-        let file = try OutputFile(path: output, compression: CompressionFilter.none)
+        let file = try OutputFile(path: output, compression: CompressionFilter.none, seekable: true)
         let pool = WorkerPool(threads: threads > 1 ? threads : 0)
         defer { pool.stop() }
         let frames: ZstdFrameWriter

@@ -10,7 +10,9 @@ import JSONStream
 
 /// An output path or `-` (standard output), written to a temporary file beside the target and
 /// renamed over it only by `commit()`; compressed when the name ends in `.gz`, `.zst`, `.xz` or `.bz2`.
-/// A URL (`RemoteOutput`) is written to a temporary file in `TMPDIR` and uploaded by `commit()`.
+/// A URL is written through the `RemoteOutputStream` its opener gives (`RemoteOutput`): sent in
+/// parts while it is written, it appears only when `commit()` publishes it. An output that needs
+/// positional writes (`seekable`) goes to a temporary file in `TMPDIR` first and is sent in `prepare()`.
 ///
 /// Until `commit()`, an existing file at the path is untouched; `abort()` (or deinit without
 /// commit) removes the temporary file, so a failed run never leaves a partial output. Written bytes
@@ -19,10 +21,13 @@ import JSONStream
 public final class OutputFile: JSONByteSink {
     public let path: String
     public let compression: CompressionFilter
+    /// The file written, or -1 for a URL sent as it is written.
     private let fd: Int32
     private let temporaryPath: String?
-    /// Uploads the finished file when the output is a URL.
-    private let upload: RemoteOutput.Uploader?
+    /// Where the (compressed) bytes go: the file, or the remote stream.
+    private let raw: ArchiveSink
+    /// The upload of a URL.
+    private let remote: RemoteOutputStream?
     private var compressor: CompressingWriter?
     private var finished = false
     /// Compression finished and the temporary file synced and closed (`prepare()`).
@@ -39,23 +44,34 @@ public final class OutputFile: JSONByteSink {
     /// `bytesWritten` when the file's size was last looked at.
     private var writebackChecked: Int64 = 0
 
-    /// Creates the temporary file; fails with an `OutputError` when the directory is not writable.
-    public init(path: String, compression: CompressionFilter? = nil, level: Int? = nil, threads: Int? = nil) throws {
+    /// Creates the temporary file (or opens the upload); fails with an `OutputError` when the directory
+    /// is not writable. `seekable` is for callers of `skip`, `write(_:at:)` and `append(contentsOf:length:)`.
+    public init(
+        path: String, compression: CompressionFilter? = nil, level: Int? = nil, threads: Int? = nil, seekable: Bool = false
+    ) throws {
         self.path = path
         if path == "-" {
             fd = STDOUT_FILENO
             temporaryPath = nil
-            upload = nil
+            remote = nil
+            raw = DescriptorSink(fileDescriptor: fd, name: path)
             self.compression = compression ?? .none
-        } else if let uploader = try RemoteOutput.uploader(for: path) {
-            let dir = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-            guard let (d, temporary) = UniqueFile.create(prefix: "\(dir)/dumpkit-output-\(getpid())-") else {
-                throw OutputError(file: path, message: "cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))")
-            }
-            fd = d
-            temporaryPath = temporary
-            upload = uploader
+        } else if let stream = try RemoteOutput.stream(for: path) {
+            remote = stream
             self.compression = compression ?? CompressionFilter.forPath(path)
+            if seekable {
+                let dir = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+                guard let (d, temporary) = UniqueFile.create(prefix: "\(dir)/dumpkit-output-\(getpid())-") else {
+                    throw OutputError(file: path, message: "cannot create a temporary file in \(dir): \(String(cString: strerror(errno)))")
+                }
+                fd = d
+                temporaryPath = temporary
+                raw = DescriptorSink(fileDescriptor: fd, name: path)
+            } else {
+                fd = -1
+                temporaryPath = nil
+                raw = StreamSink(stream)
+            }
         } else {
             var st = stat()
             if stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
@@ -69,12 +85,13 @@ public final class OutputFile: JSONByteSink {
             }
             fd = d
             temporaryPath = temporary
-            upload = nil
+            remote = nil
+            raw = DescriptorSink(fileDescriptor: fd, name: path)
             self.compression = compression ?? CompressionFilter.forPath(path)
         }
         if self.compression != .none {
             do {
-                compressor = try CompressingWriter(fileDescriptor: fd, filter: self.compression, level: level, threads: threads, name: path)
+                compressor = try CompressingWriter(sink: raw, filter: self.compression, level: level, threads: threads, name: path)
             } catch {
                 abort()
                 throw OutputError(file: path, message: error.message)
@@ -109,34 +126,26 @@ public final class OutputFile: JSONByteSink {
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         bytesWritten += Int64(bytes.count)
         defer { if bytesWritten - writebackChecked >= Self.writebackInterval { startWriteback() } }
-        if let compressor {
-            do { try compressor.write(bytes) } catch { throw OutputError(file: path, message: error.message) }
-            return
-        }
-        var done = 0
-        while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw OutputError(file: path, message: "cannot write: \(String(cString: strerror(errno)))")
-            }
-            done += n
+        do {
+            if let compressor { try compressor.write(bytes) } else { try raw.write(bytes) }
+        } catch let error as ArchiveError {
+            throw OutputError(file: path, message: error.message)
         }
     }
 
     /// Moves on `count` bytes without writing them: they stay a hole, costing no disk, until
-    /// `write(_:at:)` fills them. Only for an uncompressed file (not standard output).
+    /// `write(_:at:)` fills them. Only for an uncompressed, `seekable` file (not standard output).
     public func skip(_ count: Int64) throws {
-        precondition(compressor == nil && temporaryPath != nil, "skip needs an uncompressed file")
+        precondition(compressor == nil && temporaryPath != nil, "skip needs an uncompressed, seekable file")
         guard lseek(fd, off_t(count), SEEK_CUR) >= 0 else {
             throw OutputError(file: path, message: "cannot seek: \(String(cString: strerror(errno)))")
         }
     }
 
-    /// Writes `bytes` at `offset`, leaving the position of `write` where it is. Only for an uncompressed
-    /// file (not standard output).
+    /// Writes `bytes` at `offset`, leaving the position of `write` where it is. Only for an uncompressed,
+    /// `seekable` file (not standard output).
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        precondition(compressor == nil && temporaryPath != nil, "a positional write needs an uncompressed file")
+        precondition(compressor == nil && temporaryPath != nil, "a positional write needs an uncompressed, seekable file")
         var done = 0
         while done < bytes.count {
             let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
@@ -150,9 +159,9 @@ public final class OutputFile: JSONByteSink {
 
     /// Appends the bytes of the file at `source` (all `length` of them): with `copy_file_range`, so
     /// they go file to file in the kernel (or as shared extents where the file system can), with
-    /// plain reads and writes where it cannot. Only for an uncompressed file (not standard output).
+    /// plain reads and writes where it cannot. Only for an uncompressed, `seekable` file (not standard output).
     public func append(contentsOf source: String, length: Int64) throws {
-        precondition(compressor == nil && temporaryPath != nil, "appending a file needs an uncompressed file")
+        precondition(compressor == nil && temporaryPath != nil, "appending a file needs an uncompressed, seekable file")
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw InputError(file: source, message: "cannot open: \(String(cString: strerror(errno)))") }
         defer { close(input) }
@@ -190,7 +199,7 @@ public final class OutputFile: JSONByteSink {
     /// Starts writing what the file holds beyond `writebackOffset` to disk, without waiting.
     private func startWriteback() {
         writebackChecked = bytesWritten
-        guard temporaryPath != nil else { return }
+        guard temporaryPath != nil, remote == nil else { return }
         let end = Int64(lseek(fd, 0, SEEK_CUR))
         guard end - writebackOffset >= Self.writebackInterval else { return }
         // A hint only: where the kernel refuses, the fsync in commit() still writes everything.
@@ -221,16 +230,28 @@ public final class OutputFile: JSONByteSink {
     }
 
     /// Finishes compression and syncs the temporary file, so that `publish()` only renames: a
-    /// command with several outputs prepares them all, then publishes them in the order it wants.
+    /// command with several outputs prepares them all, then publishes them in the order it wants. A
+    /// URL's bytes are all sent here, so that `publish()` only makes the object appear.
     public func prepare() throws {
         guard !finished, !prepared else { return }
         do {
             try compressor?.finish()
         } catch {
             abort()
-            throw OutputError(file: path, message: error.message)
+            throw outputError(error)
         }
         prepared = true
+        if let remote {
+            do {
+                if temporaryPath != nil { try sendTemporaryFile(to: remote) }
+                try remote.finish()
+            } catch {
+                abort()
+                throw outputError(error)
+            }
+            if let sent = (raw as? StreamSink)?.count { fileSize = sent }
+            return
+        }
         guard let temporaryPath else { return }
         var st = stat()
         if fstat(fd, &st) == 0 { fileSize = Int64(st.st_size) }
@@ -246,29 +267,53 @@ public final class OutputFile: JSONByteSink {
         chmod(temporaryPath, 0o666 & ~mask)
     }
 
+    /// Sends a seekable URL output's finished temporary file through the stream, and removes the file.
+    private func sendTemporaryFile(to remote: RemoteOutputStream) throws {
+        defer {
+            close(fd)
+            unlink(temporaryPath!)
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            throw OutputError(file: path, message: "cannot read the finished output back: \(String(cString: strerror(errno)))")
+        }
+        fileSize = Int64(st.st_size)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = read(fd, buffer.baseAddress!, buffer.count)
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else {
+                throw OutputError(file: path, message: "cannot read the finished output back: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return }
+            try remote.write(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+
     /// Renames the prepared temporary file over `path` and syncs its folder, so that the rename
-    /// itself survives a power cut; or uploads it, for a URL.
+    /// itself survives a power cut; or makes a URL's object appear.
     public func publish() throws {
         try prepare()
         guard !finished else { return }
         finished = true
-        guard let temporaryPath else { return }
-        if let upload {
-            defer { unlink(temporaryPath) }
-            let d = open(temporaryPath, O_RDONLY | O_CLOEXEC)
-            guard d >= 0 else {
-                throw OutputError(file: path, message: "cannot read the finished output: \(String(cString: strerror(errno)))")
-            }
-            defer { close(d) }
-            try upload(path, d, fileSize ?? 0)
+        if let remote {
+            do { try remote.publish() } catch { throw outputError(error) }
             return
         }
+        guard let temporaryPath else { return }
         guard rename(temporaryPath, path) == 0 else {
             let message = String(cString: strerror(errno))
             unlink(temporaryPath)
             throw OutputError(file: path, message: "cannot replace the file: \(message)")
         }
         try Self.syncDirectory(Self.directory(of: path), for: path)
+    }
+
+    /// An `ArchiveError` of the compressor or a file as this output's `OutputError`; other errors (a
+    /// store's) as they are.
+    private func outputError(_ error: any Error) -> any Error {
+        (error as? ArchiveError).map { OutputError(file: path, message: $0.message) } ?? error
     }
 
     /// `fsync` of a folder, after a rename in it. File systems that cannot sync folders say EINVAL;
@@ -282,11 +327,12 @@ public final class OutputFile: JSONByteSink {
         }
     }
 
-    /// Discards the temporary file; the target path is left as it was.
+    /// Discards the temporary file (or the upload); the target is left as it was.
     public func abort() {
         guard !finished else { return }
         finished = true
         compressor = nil
+        remote?.abort()
         if let temporaryPath {
             if !prepared { close(fd) }
             unlink(temporaryPath)
@@ -303,4 +349,17 @@ public struct OutputError: Error, CustomStringConvertible, Sendable {
         self.message = message
     }
     public var description: String { "\(file): \(message)" }
+}
+
+/// Hands a URL output's bytes to its stream and counts them: the object's size.
+private final class StreamSink: ArchiveSink {
+    let stream: RemoteOutputStream
+    private(set) var count: Int64 = 0
+
+    init(_ stream: RemoteOutputStream) { self.stream = stream }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try stream.write(bytes)
+        count += Int64(bytes.count)
+    }
 }

@@ -1,16 +1,25 @@
 import JSONStream
 import Synchronization
 
+/// An object being written to a store while a command runs: bytes go up in parts as they come, and
+/// the object appears under its name, whole, only in `publish()`. Not thread-safe: one writer.
+public protocol RemoteOutputStream: AnyObject {
+    /// Takes the next bytes; waits while the parts before them are sent. Throws what stopped the upload.
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// Sends everything but what makes the object appear, so that `publish()` only completes it.
+    func finish() throws
+    /// Makes the object appear under its name; on failure nothing appears and nothing is left behind.
+    func publish() throws
+    /// Drops the upload and whatever parts it sent; nothing appears.
+    func abort()
+}
+
 /// Where outputs given as URLs go (`-o s3://BUCKET/KEY`, `gs://BUCKET/KEY`). DumpKit does not speak
-/// HTTP: the program registers an uploader (the `dumpkit` CLI registers the one of `ObjectStores`).
-/// `OutputFile` writes such an output to a temporary file and hands it to the uploader only in
-/// `commit()`, so the object appears whole or not at all.
+/// HTTP: the program registers an opener (the `dumpkit` CLI registers the one of `ObjectStores`), and
+/// `OutputFile` writes such an output through the stream it opens.
 public enum RemoteOutput {
-    /// Uploads the finished output: `size` bytes readable from `descriptor` (with `pread`) to
-    /// `location`, replacing what is there only once all of it is in.
-    public typealias Uploader = @Sendable (_ location: String, _ descriptor: Int32, _ size: Int64) throws -> Void
-    /// The uploader for `location` when it is a URL it writes, or `nil` for a local path.
-    public typealias Opener = @Sendable (String) throws -> Uploader?
+    /// The stream for `location` when it is a URL it writes, or `nil` for a local path.
+    public typealias Opener = @Sendable (String) throws -> RemoteOutputStream?
 
     private static let opener = Mutex<Opener?>(nil)
 
@@ -19,11 +28,11 @@ public enum RemoteOutput {
         Self.opener.withLock { $0 = opener }
     }
 
-    /// The uploader of `location` when it is a URL (`SCHEME://...`), else `nil`.
-    static func uploader(for location: String) throws -> Uploader? {
+    /// The stream of `location` when it is a URL (`SCHEME://...`), else `nil`.
+    static func stream(for location: String) throws -> RemoteOutputStream? {
         guard location.contains("://") else { return nil }
         guard let open = opener.withLock({ $0 }) else {
-            throw OutputError(file: location, message: "URLs are written only when an uploader is registered (RemoteOutput.register)")
+            throw OutputError(file: location, message: "URLs are written only when an opener is registered (RemoteOutput.register)")
         }
         return try open(location)
     }

@@ -84,7 +84,7 @@ public struct MergeJob {
         }
         let rejectsTarget = manifests[0].rejects
         let rejects = try rejectsTarget.map { try OutputFile(path: $0, compression: CompressionFilter.none) }
-        let out = try OutputFile(path: output, compression: CompressionFilter.none)
+        let out = try OutputFile(path: output, compression: CompressionFilter.none, seekable: true)
         do {
             for m in manifests {
                 try out.append(contentsOf: ShardManifest.partPath(output: output, shard: m.shard, of: n), length: m.partBytes)
