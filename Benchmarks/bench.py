@@ -603,6 +603,43 @@ def fresh_prefix_after_source(service: Service, args, dumpkit: str | None, slug:
         yield subs
 
 
+@contextlib.contextmanager
+def source_in_bucket(service: Service, args, dumpkit: str | None, slug: str, run: int, out: str, input_path: str):
+    """The job's input uploaded once (untimed, by dumpkit copy, with its metadata) to
+    s3://bench/source, the source of archive-s3; a scratch folder for the peer's download."""
+    if service.subs["endpoint"] not in _uploaded:
+        subprocess.run([dumpkit or "dumpkit", "copy", input_path, f"s3://{BUCKET}/source", "-q"],
+                       env=service.env, check=True)
+        _uploaded.add(service.subs["endpoint"])
+    scratch = out + ".scratch"
+    remove(scratch)
+    try:
+        yield {"scratch": rel(scratch)}
+    finally:
+        remove(scratch)
+
+
+@contextlib.contextmanager
+def fresh_prefix_beside_output(service: Service, args, dumpkit: str | None, slug: str, run: int, out: str,
+                               input_path: str):
+    """fresh_prefix for jobs whose output is a folder (extract-blobs-s3: the dump beside the bucket's
+    objects): the destination's listing goes to {out}/objects.txt."""
+    with fresh_prefix(service, args, dumpkit, slug, run, out + ".listing", input_path) as subs:
+        yield subs
+    os.replace(out + ".listing", os.path.join(out, "objects.txt"))
+
+
+def same_dump_and_bucket_objects(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
+    """extract-blobs-s3 outputs: equivalent dumps, and the same object names and sizes in the bucket."""
+    dump = json_equivalent(os.path.join(reference, "dump.json"), os.path.join(output, "dump.json"), parse)
+    if dump[0] is False:
+        return False, "dump.json: " + dump[1]
+    objects = same_listing(os.path.join(reference, "objects.txt"), os.path.join(output, "objects.txt"))
+    if not objects[0]:
+        return False, "objects: " + objects[1]
+    return dump[0], f"dump.json {dump[1]}; objects {objects[1]}"
+
+
 RTDB_NAMESPACE = "bench"
 RTDB_URL = f"https://{RTDB_NAMESPACE}.firebaseio.com"
 
@@ -704,6 +741,51 @@ JOBS += [
         ],
         "check": same_listing,
         "reference_check": listing_of_dataset,
+        "check_any_size": True,
+    },
+    {
+        "name": "archive-s3",
+        "dataset": "bucket",
+        "output": "file",
+        "prepare": blob_store_of,
+        "service": seaweed,
+        "per_run": source_in_bucket,
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "archive", "s3://bench/source", "-o", "{out}", "--endpoint", "{endpoint}", "-q"],
+             "note": "archive-s3: the bucket s3://bench/source (the blob-store folder uploaded once by dumpkit "
+                     "copy, untimed) archived to a local tar.zst: dumpkit lists it page by page, HEADs each "
+                     "object for its metadata (S3 listings carry none) and reads the objects a window ahead. "
+                     "The peer downloads with rclone (64 transfers) into a scratch folder, then packs it with "
+                     "bsdtar --zstd (level 3, one thread). The check extracts both with bsdtar: same files, "
+                     "DumpKit's manifest aside."},
+            {"tool": "rclone copy + bsdtar --zstd",
+             "argv": ["sh", "-c", 'rclone copy s3:bench/source "$1" --transfers 64 --checkers 64 && '
+                      'exec bsdtar --zstd -cf "$2" -C "$1" .', "sh", "{scratch}", "{out}"], "requires": "bsdtar"},
+        ],
+        "check": same_archived_tree,
+    },
+    {
+        "name": "extract-blobs-s3",
+        "dataset": "images",
+        "output": "dir",
+        "service": seaweed,
+        "per_run": fresh_prefix_beside_output,
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["sh", "-c", 'mkdir -p "$1" && exec "$2" extract-blobs "$3" -o "$1/dump.json" --blobs "$4" '
+                      '--endpoint "$5" -q', "sh", "{out}", "{dumpkit}", "{in}", "{dest}", "{endpoint}"],
+             "note": "extract-blobs-s3: the images dump's embedded files written straight into a fresh prefix "
+                     "of the SeaweedFS bucket (create-only PUTs with content type, hashes and a download "
+                     "token, 32 in flight: its default for buckets). The peer is DumpKit's own extract-blobs "
+                     "into a local folder, then rclone copy (64 transfers) of that folder to the bucket. The "
+                     "check compares the dumps and the destinations' listings (names and sizes)."},
+            {"tool": "extract-blobs to a folder + rclone copy",
+             "argv": ["sh", "-c", 'mkdir -p "$1" && "$2" extract-blobs "$3" -o "$1/dump.json" --blobs "$4" -q && '
+                      'exec rclone copy "$4" "$5" --transfers 64 --checkers 64 --exclude ".dumpkit/**"',
+                      "sh", "{out}", "{dumpkit}", "{in}", "{scratch}", "{rdest}"]},
+        ],
+        "check": same_dump_and_bucket_objects,
         "check_any_size": True,
     },
     {

@@ -25,9 +25,18 @@ public struct ObjectStoreError: Error, CustomStringConvertible, Sendable {
         self.message = message
     }
 
+    /// `s3://bucket/key` when the store URL names just the object (a dump input or output: its
+    /// prefix is `key/`), so that errors name the object as the user wrote it.
+    private var objectURL: String? {
+        guard let object, store.hasSuffix("/\(object)/") else { return nil }
+        let bucket = store.dropLast(object.count + 2).split(separator: "://", maxSplits: 1)
+        guard bucket.count == 2, !bucket[1].contains("/") else { return nil }
+        return String(store.dropLast())
+    }
+
     public var description: String {
-        var s = "\(store) (endpoint \(endpoint))"
-        if let object { s += ", object \(String(reflecting: object))" }
+        var s = "\(objectURL ?? store) (endpoint \(endpoint))"
+        if let object, objectURL == nil { s += ", object \(String(reflecting: object))" }
         s += ": "
         if let status { s += "HTTP \(status) " }
         if let code { s += "\(code): " }
