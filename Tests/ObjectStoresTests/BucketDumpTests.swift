@@ -124,6 +124,45 @@ final class BucketDumpTests: BothStoresTestCase {
         XCTAssertTrue(whole.stderr.contains("names a bucket, not an object"), whole.stderr)
     }
 
+    /// A dump in a bucket is indexed and sharded where it lies: the index pass and each shard read
+    /// their ranges with ranged GETs, and the merge gives the unsharded bytes. A compressed object is
+    /// refused, as a compressed file is.
+    func testShardsReadTheirRangesOfADumpInABucket() throws {
+        let (s3, gcs, environment) = try servers()
+        let bucket = try s3.makeBucket()
+        let gcsBucket = try gcs.makeBucket()
+        let directory = try temporaryDirectory(self)
+        // About 12 MB: two blocks of 8 MiB, shard ranges that start inside them.
+        let input = directory.appendingPathComponent("dump.json")
+        try dump(bytes: 12_000_000).write(to: input, atomically: true, encoding: .utf8)
+        let reference = directory.appendingPathComponent("reference.json").path
+        _ = try run(["convert", input.path, "-o", reference], environment)
+        _ = try s3.aws(["s3", "cp", input.path, "s3://\(bucket)/db/dump.json"])
+        let upload = directory.appendingPathComponent("upload")
+        try FileManager.default.createDirectory(at: upload, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: input, to: upload.appendingPathComponent("dump.json"))
+        _ = try run(["copy", upload.path, "gs://\(gcsBucket)/db"], environment)
+
+        for source in ["s3://\(bucket)/db/dump.json", "gs://\(gcsBucket)/db/dump.json"] {
+            let index = directory.appendingPathComponent("dump.dkindex").path
+            _ = try run(["index", source, "-o", index, "--records", "/v1/todolist/{id}", "-q"], environment)
+            let out = directory.appendingPathComponent("out.json").path
+            for shard in 0..<3 {
+                _ = try run(["convert", source, "-o", out, "--index", index, "--shard", "\(shard)/3", "-q"], environment)
+            }
+            _ = try run(["merge", out, "-q"], environment)
+            XCTAssertEqual(try contents(out), try contents(reference), source)
+            try FileManager.default.removeItem(atPath: out)
+        }
+
+        let gzipped = directory.appendingPathComponent("dump.json.gz")
+        try Shell.runData("gzip", ["-c", input.path]).write(to: gzipped)
+        _ = try s3.aws(["s3", "cp", gzipped.path, "s3://\(bucket)/db/dump.json.gz"])
+        let refused = try run(
+            ["index", "s3://\(bucket)/db/dump.json.gz", "-o", directory.appendingPathComponent("gz.dkindex").path], environment, expect: 2)
+        XCTAssertTrue(refused.stderr.contains("gzip-compressed"), refused.stderr)
+    }
+
     func testMissingObjectsAndBucketOnlyURLsAreClearErrors() throws {
         let (s3, gcs, environment) = try servers()
         let bucket = try s3.makeBucket()

@@ -47,12 +47,8 @@ public struct DumpIndexJob {
         }
         guard depth >= 0 else { throw UsageError("--depth must be at least 0") }
         guard unitBytes >= 1 else { throw UsageError("--unit-bytes must be at least 1") }
+        let positional = try PositionalInput.open(input).source
         let inFile = try InputFile(path: input)
-        if inFile.compression != .none {
-            throw UsageError(
-                "\(input) is \(inFile.compression)-compressed, and a compressed stream cannot be read from the middle, "
-                    + "so it cannot be sharded: decompress it first (dumpkit convert \(input) -o DUMP.json)")
-        }
         progress?.attach(inFile)
         let hashing = HashingByteSource(inFile)
         let reader = JSONReader(source: hashing, sourceName: inFile.name)
@@ -60,7 +56,7 @@ public struct DumpIndexJob {
         let outFile = try OutputFile(path: output, compression: CompressionFilter.none)
         do {
             let scan = try IndexScan(
-                file: try ReadOnlyFile(path: input), name: inFile.name, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes
+                file: positional, name: inFile.name, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes
             )
             try scan.walk(reader)
             try watch.check()
@@ -93,7 +89,7 @@ private final class IndexScan {
         var count = 0
     }
 
-    let file: ReadOnlyFile
+    let file: PositionalByteSource
     let name: String
     let writer: JSONWriter
     let patterns: [PathPattern]
@@ -118,7 +114,7 @@ private final class IndexScan {
     private var blockOffset: Int64 = 0
     private var blockCount = 0
 
-    init(file: ReadOnlyFile, name: String, sink: JSONByteSink, patterns: [PathPattern], depth: Int, unitBytes: Int64) throws {
+    init(file: PositionalByteSource, name: String, sink: JSONByteSink, patterns: [PathPattern], depth: Int, unitBytes: Int64) throws {
         self.file = file
         self.name = name
         writer = JSONWriter(sink: sink)

@@ -22,14 +22,14 @@ final class ShardRun {
         self.spec = spec
         let index = try DumpIndexReader(path: indexPath)
         trailer = index.trailer
-        let size = try Self.fileSize(input)
+        let (file, size) = try PositionalInput.open(input)
         guard size == trailer.size else {
             throw UsageError(
                 "\(indexPath) was made for a file of \(trailer.size) bytes (SHA-256 \(trailer.sha256)), but \(input) has \(size): "
                     + "make the index from this file (dumpkit index \(input))")
         }
         source = try ShardUnitSource(
-            index: index, file: try ReadOnlyFile(path: input), fileName: input, spec: spec, wholeRange: wholeRange)
+            index: index, file: file, fileName: input, spec: spec, wholeRange: wholeRange)
         reader = JSONReader(source: source, options: .init(multipleDocuments: true), sourceName: input)
         part = try OutputFile(
             path: ShardManifest.partPath(output: output, shard: spec.index, of: spec.count), compression: CompressionFilter.none)
@@ -68,17 +68,6 @@ final class ShardRun {
     }
 
     func abort() { part.abort() }
-
-    /// The size of the regular, uncompressed file at `path`.
-    private static func fileSize(_ path: String) throws -> Int64 {
-        let f = try InputFile(path: path)
-        if f.compression != .none {
-            throw UsageError(
-                "\(path) is \(f.compression)-compressed, and a compressed stream cannot be read from the middle: decompress it first")
-        }
-        guard let size = f.size else { throw UsageError("\(path) is not a regular file: shards read it at their own offsets") }
-        return size
-    }
 
     /// Refuses inputs and outputs no shard can use.
     static func checkFiles(input: String, output: String) throws {

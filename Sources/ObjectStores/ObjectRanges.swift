@@ -1,0 +1,71 @@
+import CloudHTTP
+import DumpKit
+import JSONStream
+import NIOCore
+
+/// One object of a bucket read at any offset (`PositionalInput`): the index pass and the shards of a
+/// dump in a bucket read their byte ranges with ranged GETs. Reads go in blocks of `blockSize`,
+/// `blocksAhead` fetched ahead of the one being read (both readers go front to back through their
+/// ranges), and only of the version first seen (ETag or generation): an object replaced meanwhile
+/// fails the read instead of mixing two versions. Memory: the blocks ahead.
+package final class ObjectRanges: PositionalByteSource {
+    static let blockSize: Int64 = 8 << 20
+    static let blocksAhead = 4
+
+    private let client: any ObjectStoreClient
+    private let key: String
+    private let version: String?
+    package let size: Int64
+    /// Blocks fetched or under way, by block number.
+    private var blocks: [Int64: Task<ByteBuffer, any Error>] = [:]
+
+    /// The object `location` names when it is an `s3://` or `gs://` URL, else `nil`.
+    package static func open(_ location: String, options: ObjectStoreOptions) throws -> ObjectRanges? {
+        guard let url = try ObjectStoreURL(location) else { return nil }
+        guard !url.prefix.isEmpty else {
+            throw InputError(file: location, message: "names a bucket, not an object: give s3://BUCKET/KEY or gs://BUCKET/KEY")
+        }
+        let key = String(url.prefix.dropLast())
+        let client = try options.client(for: url)
+        guard let object = try runBlocking({ try await client.head(key: key) }) else {
+            throw ObjectStoreError(store: url.description, endpoint: client.endpoint, object: key, status: 404, message: "no such object")
+        }
+        return ObjectRanges(client: client, key: key, version: object.generation ?? object.etag, size: object.size)
+    }
+
+    init(client: any ObjectStoreClient, key: String, version: String?, size: Int64) {
+        self.client = client
+        self.key = key
+        self.version = version
+        self.size = size
+    }
+
+    deinit { for task in blocks.values { task.cancel() } }
+
+    package func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        guard offset < size, buffer.count > 0 else { return 0 }
+        let number = offset / Self.blockSize
+        for ahead in number...min(number + Int64(Self.blocksAhead), (size - 1) / Self.blockSize) where blocks[ahead] == nil {
+            let range = ahead * Self.blockSize..<min((ahead + 1) * Self.blockSize, size)
+            let client = client, key = key, version = version
+            blocks[ahead] = Task { try await client.read(key: key, range: range, version: version).body }
+        }
+        for old in blocks.keys where old < number {
+            blocks.removeValue(forKey: old)?.cancel()
+        }
+        let task = blocks[number]!
+        let block = try runBlocking { try await task.value }
+        let start = Int(offset - number * Self.blockSize)
+        guard block.readableBytes == Int(min(Self.blockSize, size - number * Self.blockSize)) else {
+            throw ObjectStoreError(
+                store: client.url.description, endpoint: client.endpoint, object: key,
+                message: "asked for block \(number) of \(size) bytes, got \(block.readableBytes): the object changed while it was read")
+        }
+        let count = min(buffer.count, block.readableBytes - start)
+        block.withUnsafeReadableBytes {
+            UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]).copyMemory(
+                from: UnsafeRawBufferPointer(rebasing: $0[start..<start + count]))
+        }
+        return count
+    }
+}
