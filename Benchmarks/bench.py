@@ -752,7 +752,8 @@ JOBS += [
         "per_run": source_in_bucket,
         "commands": [
             {"tool": "dumpkit",
-             "argv": ["{dumpkit}", "archive", "s3://bench/source", "-o", "{out}", "--endpoint", "{endpoint}", "-q"],
+             "argv": ["{dumpkit}", "archive", "s3://bench/source", "-o", "{out}", "--format", "tar", "--compression", "zstd",
+                      "--endpoint", "{endpoint}", "-q"],
              "note": "archive-s3: the bucket s3://bench/source (the blob-store folder uploaded once by dumpkit "
                      "copy, untimed) archived to a local tar.zst: dumpkit lists it page by page, HEADs each "
                      "object for its metadata (S3 listings carry none) and reads the objects a window ahead. "
@@ -786,6 +787,28 @@ JOBS += [
                       "sh", "{out}", "{dumpkit}", "{in}", "{scratch}", "{rdest}"]},
         ],
         "check": same_dump_and_bucket_objects,
+        "check_any_size": True,
+    },
+    {
+        "name": "convert-s3",
+        "dataset": "todolist",
+        "output": "file",
+        "service": seaweed,
+        "per_run": fresh_prefix,
+        "commands": [
+            {"tool": "dumpkit",
+             "argv": ["{dumpkit}", "convert", "{in}", "-o", "{dest}/v1.json", "--canonical"],
+             "note": "convert-s3: the dump converted (canonical) straight into a fresh prefix of the SeaweedFS "
+                     "bucket: parts of 8 MiB sent while it is written (four in flight), the object completed "
+                     "at the end; no local copy. The peer converts to a local file with dumpkit, then uploads "
+                     "it with the aws CLI (its multipart defaults). The check lists both destinations (one "
+                     "object each, same size)."},
+            {"tool": "convert to a file + aws s3 cp",
+             "argv": ["sh", "-c", '"$1" convert "$2" -o "$3" --canonical && exec aws s3 cp --only-show-errors '
+                      '--endpoint-url "$4" "$3" "$5/v1.json"', "sh", "{dumpkit}", "{in}", "{scratch}", "{endpoint}",
+                      "{dest}"]},
+        ],
+        "check": same_listing,
         "check_any_size": True,
     },
     {
