@@ -201,9 +201,14 @@ public struct StoreCopier {
             case .absentDirectory:
                 return
             case .directory(let store):
-                var names: [String] = []
-                try store.list { names.append($0) }
-                try await body(names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
+                // In byte order already, read a page at a time as a bucket's listing is.
+                let names = try store.names()
+                while true {
+                    var page: [String] = []
+                    while page.count < 1000, let name = try names.next() { page.append(name) }
+                    if page.isEmpty { return }
+                    try await body(page)
+                }
             case .bucket(let client):
                 var token: String?
                 repeat {

@@ -73,6 +73,24 @@ final class BlobStoreTests: XCTestCase {
         XCTAssertEqual(listed.sorted(), names.sorted())
     }
 
+    /// A bucket lists in UTF-8 byte order of the whole name; the folder store lists the same way
+    /// without holding the listing (`a-b` before `a/x`, since `-` < `/`; `Z` before `a`; `é` last).
+    func testListingIsInTheByteOrderOfWholeNames() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        defer { store.close() }
+        let names = ["a/x.png", "a-b.png", "a/y/z.png", "a.png", "Z.png", "é/1.png", "b", "a/y-1.png", "a/y/a.png", "a0"]
+        for name in names.shuffled() { _ = try put(store, name, [1]) }
+        var listed: [String] = []
+        try store.list { listed.append($0) }
+        XCTAssertEqual(listed, names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        XCTAssertEqual(listed, ["Z.png", "a-b.png", "a.png", "a/x.png", "a/y-1.png", "a/y/a.png", "a/y/z.png", "a0", "b", "é/1.png"])
+        let paged = try store.names()
+        var again: [String] = []
+        while let name = try paged.next() { again.append(name) }
+        XCTAssertEqual(again, listed)
+    }
+
     func testPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked() throws {
         try checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: false)
     }

@@ -229,43 +229,88 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return size(of: name) != nil
     }
 
-    /// Depth first, with one folder open per level: a folder's subfolders are entered as they are
-    /// met, so the descriptors held are the depth of the tree, never the width of a folder (a folder
-    /// of 25,000 subfolders once ran out of descriptors and lost objects). A folder that cannot be
-    /// opened or an entry that cannot be looked at stops the listing with an error.
+    /// The objects' names in UTF-8 byte order (a bucket listing's order), depth first, with one folder
+    /// open per level: a folder's entries are read and sorted (a subfolder as its name and `/`, so
+    /// `a-b` comes before `a/x`), and subfolders are entered as they are met. So the descriptors held
+    /// are the depth of the tree (a folder of 25,000 subfolders once ran out of descriptors and lost
+    /// objects) and memory is the entries of the folders on the current path, never the whole listing.
+    /// A folder that cannot be opened or an entry that cannot be looked at stops the listing with an error.
     public func list(_ body: (String) throws -> Void) throws {
-        var open: [(dir: OpaquePointer, fd: Int32, prefix: String)] = []
-        defer { for level in open { closedir(level.dir) } }
-        func enter(_ fd: Int32, _ prefix: String) throws {
-            guard fd >= 0, let dir = fdopendir(fd) else {
-                let message = String(cString: strerror(errno))
-                if fd >= 0 { Glibc.close(fd) }
-                throw BlobStoreError(store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(message)")
-            }
-            rewinddir(dir)
-            open.append((dir, fd, prefix))
+        let names = try names()
+        while let name = try names.next() { try body(name) }
+    }
+
+    /// The names `list` gives, one at a time: a listing that can be read a page at a time.
+    public func names() throws -> Names { try Names(store: self) }
+
+    /// A walk of the store's folders in name order (`list`).
+    public final class Names {
+        private struct Level {
+            let fd: Int32
+            let prefix: String
+            /// The folder's entries, sorted, each a name with `/` after a subfolder.
+            let entries: [String]
+            var next = 0
         }
-        try enter(dup(rootFD), "")
-        while let (dir, fd, prefix) = open.last {
-            guard let entry = readdir(dir) else {
-                closedir(dir)
-                open.removeLast()
-                continue
+        private let directory: String
+        private var levels: [Level] = []
+
+        init(store: DirectoryBlobStore) throws {
+            directory = store.directory
+            try enter(dup(store.rootFD), "")
+        }
+
+        deinit { for level in levels { Glibc.close(level.fd) } }
+
+        /// The next object's name, or nil after the last.
+        public func next() throws -> String? {
+            while let top = levels.last {
+                guard top.next < top.entries.count else {
+                    Glibc.close(top.fd)
+                    levels.removeLast()
+                    continue
+                }
+                let entry = top.entries[top.next]
+                levels[levels.count - 1].next += 1
+                guard entry.hasSuffix("/") else { return top.prefix + entry }
+                let child = String(entry.dropLast())
+                try enter(openat(top.fd, child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), top.prefix + entry)
             }
-            let child = withUnsafePointer(to: &entry.pointee.d_name) {
-                String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+            return nil
+        }
+
+        /// Reads and sorts the entries of the folder open on `fd` (closed with its level).
+        private func enter(_ fd: Int32, _ prefix: String) throws {
+            guard fd >= 0 else {
+                throw BlobStoreError(
+                    store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
             }
-            if child == "." || child == ".." || (prefix.isEmpty && child == Self.controlDirectory) { continue }
-            var st = stat()
-            guard fstatat(fd, child, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
-                if errno == ENOENT { continue }  // removed since the folder was read
-                throw BlobStoreError(store: directory, message: "cannot look at \(prefix + child): \(String(cString: strerror(errno)))")
+            levels.append(Level(fd: fd, prefix: prefix, entries: []))
+            guard let dir = fdopendir(dup(fd)) else {
+                throw BlobStoreError(
+                    store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
             }
-            switch st.st_mode & S_IFMT {
-            case S_IFREG: try body(prefix + child)
-            case S_IFDIR: try enter(openat(fd, child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), prefix + child + "/")
-            default: continue
+            defer { closedir(dir) }
+            rewinddir(dir)  // a duplicated descriptor shares its position with earlier listings
+            var entries: [String] = []
+            while let entry = readdir(dir) {
+                let child = withUnsafePointer(to: &entry.pointee.d_name) {
+                    String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+                }
+                if child == "." || child == ".." || (prefix.isEmpty && child == DirectoryBlobStore.controlDirectory) { continue }
+                var st = stat()
+                guard fstatat(fd, child, &st, AT_SYMLINK_NOFOLLOW) == 0 else {
+                    if errno == ENOENT { continue }  // removed since the folder was read
+                    throw BlobStoreError(store: directory, message: "cannot look at \(prefix + child): \(String(cString: strerror(errno)))")
+                }
+                switch st.st_mode & S_IFMT {
+                case S_IFREG: entries.append(child)
+                case S_IFDIR: entries.append(child + "/")
+                default: continue
+                }
             }
+            entries.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            levels[levels.count - 1] = Level(fd: fd, prefix: prefix, entries: entries)
         }
     }
 
