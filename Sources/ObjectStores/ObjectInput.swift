@@ -26,16 +26,8 @@ public enum ObjectInput {
 
     /// The input `location` names when it is an `s3://` or `gs://` URL of an object, else `nil`.
     public static func open(_ location: String, options: ObjectStoreOptions) throws -> RemoteInput? {
-        guard let url = try ObjectStoreURL(location) else { return nil }
-        guard !url.prefix.isEmpty else {
-            throw InputError(file: location, message: "names a bucket, not an object: give s3://BUCKET/KEY or gs://BUCKET/KEY")
-        }
-        let key = String(url.prefix.dropLast())
-        let client = try options.client(for: url)
-        guard let object = try runBlocking({ try await client.head(key: key) }) else {
-            throw ObjectStoreError(
-                store: url.description, endpoint: client.endpoint, object: key, status: 404, message: "no such object")
-        }
+        guard let (client, key) = try options.object(at: location) else { return nil }
+        let object = try client.existing(key: key)
         var ends: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
             throw InputError(file: location, message: "cannot make a socket pair: \(String(cString: strerror(errno)))")

@@ -25,14 +25,10 @@ public final class ObjectOutput: RemoteOutputStream {
 
     /// The output `location` names when it is an `s3://` or `gs://` URL of an object, else `nil`.
     public static func open(_ location: String, options: ObjectStoreOptions) throws -> ObjectOutput? {
-        guard let url = try ObjectStoreURL(location) else { return nil }
-        guard !url.prefix.isEmpty else {
-            throw OutputError(file: location, message: "names a bucket, not an object: give s3://BUCKET/KEY or gs://BUCKET/KEY")
-        }
-        let key = String(url.prefix.dropLast())
+        guard let (client, key) = try options.object(at: location) else { return nil }
         var object = StoredObject(key: key, size: 0)
         object.contentType = contentType(of: key)
-        return ObjectOutput(client: try options.client(for: url), key: key, object: object)
+        return ObjectOutput(client: client, key: key, object: object)
     }
 
     init(client: any ObjectStoreClient, key: String, object: StoredObject) {

@@ -21,15 +21,8 @@ package final class ObjectRanges: PositionalByteSource {
 
     /// The object `location` names when it is an `s3://` or `gs://` URL, else `nil`.
     package static func open(_ location: String, options: ObjectStoreOptions) throws -> ObjectRanges? {
-        guard let url = try ObjectStoreURL(location) else { return nil }
-        guard !url.prefix.isEmpty else {
-            throw InputError(file: location, message: "names a bucket, not an object: give s3://BUCKET/KEY or gs://BUCKET/KEY")
-        }
-        let key = String(url.prefix.dropLast())
-        let client = try options.client(for: url)
-        guard let object = try runBlocking({ try await client.head(key: key) }) else {
-            throw ObjectStoreError(store: url.description, endpoint: client.endpoint, object: key, status: 404, message: "no such object")
-        }
+        guard let (client, key) = try options.object(at: location) else { return nil }
+        let object = try client.existing(key: key)
         return ObjectRanges(client: client, key: key, version: object.generation ?? object.etag, size: object.size)
     }
 

@@ -101,6 +101,15 @@ extension ObjectStoreClient {
         return body
     }
 
+    /// The object at `key`, looked at now; an error naming it when there is none. It blocks
+    /// (`runBlocking`): call it from a thread of the caller's own.
+    public func existing(key: String) throws -> StoredObject {
+        guard let object = try runBlocking({ try await self.head(key: key) }) else {
+            throw ObjectStoreError(store: url.description, endpoint: endpoint, object: key, status: 404, message: "no such object")
+        }
+        return object
+    }
+
     /// Calls `body` with every object below the URL's prefix and its name, a page in memory at a time.
     /// It blocks (`runBlocking`): call it from a thread of the caller's own.
     public func eachObject(_ body: (StoredObject, String) throws -> Void) throws {

@@ -31,6 +31,16 @@ public struct ObjectStoreOptions: Sendable {
         }
     }
 
+    /// The client and key of the one object `location` names (`s3://BUCKET/KEY`: a dump input or
+    /// output), or `nil` when it is not a store URL; a bucket alone is refused.
+    public func object(at location: String) throws -> (client: any ObjectStoreClient, key: String)? {
+        guard let url = try ObjectStoreURL(location) else { return nil }
+        guard !url.prefix.isEmpty else {
+            throw ObjectStoreURLError(location: location, reason: "names a bucket, not an object: give s3://BUCKET/KEY or gs://BUCKET/KEY")
+        }
+        return (try client(for: url), String(url.prefix.dropLast()))
+    }
+
     /// Opens the store a `--blobs` location names: a bucket for `s3://` and `gs://` URLs, else a
     /// directory. The one place stores are opened, for every command.
     public func openBlobStore(_ location: String, writable: Bool) throws -> any BlobStore {
