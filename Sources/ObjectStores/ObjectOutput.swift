@@ -1,6 +1,12 @@
 import CloudHTTP
+import Dispatch
 import DumpKit
 import NIOCore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A command's output written to a bucket (`RemoteOutputStream`): `dumpkit convert in.json -o
 /// s3://b/v2.json.zst`. Bytes go up in parts while the command writes them (an S3 multipart upload
@@ -9,7 +15,9 @@ import NIOCore
 /// stands under the name and no part is left behind. An output smaller than one part goes in one
 /// request at `publish()`. Memory: the part being filled and the parts in flight.
 ///
-/// Its waits block the writing thread (`runBlocking`): write from a thread of the caller's own.
+/// An upload under way is also aborted when the process is interrupted (SIGINT, SIGTERM): S3 keeps
+/// the parts of an upload nobody completes or aborts, and bills them. Its waits block the writing
+/// thread (`runBlocking`): write from a thread of the caller's own.
 public final class ObjectOutput: RemoteOutputStream {
     private let client: any ObjectStoreClient
     private let key: String
@@ -74,6 +82,7 @@ public final class ObjectOutput: RemoteOutputStream {
             abort()
             throw error
         }
+        if upload != nil { UploadsUnderWay.remove(ObjectIdentifier(self)) }
         upload = nil
         current = ByteBuffer()
     }
@@ -85,6 +94,7 @@ public final class ObjectOutput: RemoteOutputStream {
         inFlight = []
         guard let upload else { return }
         self.upload = nil
+        UploadsUnderWay.remove(ObjectIdentifier(self))
         try? runBlocking { await upload.abort() }
     }
 
@@ -94,7 +104,9 @@ public final class ObjectOutput: RemoteOutputStream {
         do {
             if upload == nil {
                 let client = client, key = key, object = object
-                upload = try runBlocking { try await client.beginUpload(key: key, object: object, createOnly: false) }
+                let begun = try runBlocking { try await client.beginUpload(key: key, object: object, createOnly: false) }
+                upload = begun
+                if let begun { UploadsUnderWay.add(ObjectIdentifier(self), begun) }
             }
             while inFlight.count >= client.partsInFlight { try awaitOldest() }
         } catch {
@@ -128,5 +140,41 @@ public final class ObjectOutput: RemoteOutputStream {
         if key.hasSuffix(".bz2") { return "application/x-bzip2" }
         if key.hasSuffix(".ndjson") || key.hasSuffix(".jsonl") { return "application/x-ndjson" }
         return "application/json"
+    }
+}
+
+/// The uploads of this process not yet completed or aborted, aborted if it is interrupted: the
+/// first upload installs handlers for SIGINT and SIGTERM, which abort them all and exit with
+/// 128 + the signal (130, 143), as the default action's status says.
+private enum UploadsUnderWay {
+    private static let uploads = Mutex<[ObjectIdentifier: any ObjectUpload]>([:])
+    private static let handlers = Mutex<[any DispatchSourceSignal]>([])
+
+    static func add(_ id: ObjectIdentifier, _ upload: any ObjectUpload) {
+        installHandlers()
+        uploads.withLock { $0[id] = upload }
+    }
+
+    static func remove(_ id: ObjectIdentifier) {
+        _ = uploads.withLock { $0.removeValue(forKey: id) }
+    }
+
+    private static func installHandlers() {
+        handlers.withLock { sources in
+            guard sources.isEmpty else { return }
+            for sig in [SIGINT, SIGTERM] {
+                signal(sig, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+                source.setEventHandler {
+                    let open = uploads.withLock { Array($0.values) }
+                    for upload in open { try? runBlocking { await upload.abort() } }
+                    let reason = "dumpkit: interrupted; \(open.count) upload\(open.count == 1 ? "" : "s") under way aborted\n"
+                    _ = reason.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+                    exit(128 + sig)
+                }
+                source.resume()
+                sources.append(source)
+            }
+        }
     }
 }

@@ -136,4 +136,50 @@ final class ObjectOutputTests: BothStoresTestCase {
         XCTAssertFalse(uploads.contains("UploadId"), uploads)
         _ = try run(["convert", "gs://\(gcsBucket)/v2/broken.json", "-o", "-"], environment, expect: 2)
     }
+
+    /// Interrupted while parts are up (SIGINT, as Ctrl-C sends): the upload is aborted before the
+    /// process exits with 130, so no parts stay behind (S3 would keep and bill them) and no object
+    /// appears.
+    func testAnInterruptedRunAbortsItsUpload() throws {
+        let (s3, _, environment) = try servers()
+        let bucket = try s3.makeBucket()
+        let directory = try temporaryDirectory(self)
+        let fifo = directory.appendingPathComponent("dump.fifo").path
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["convert", fifo, "-o", "s3://\(bucket)/out.json", "-q"]
+        process.environment = environment
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        // Two parts' worth of records, then the writer stalls with the FIFO open.
+        let writer = try XCTUnwrap(FileHandle(forWritingAtPath: fifo))
+        writer.write(Data("{\"items\":{".utf8))
+        let record = "\"k%06d\":{\"t\":\"" + String(repeating: "x", count: 200) + "\"},"
+        var chunk = ""
+        for i in 0..<90_000 {
+            chunk += String(format: record, i)
+            if chunk.utf8.count > 1 << 20 {
+                writer.write(Data(chunk.utf8))
+                chunk = ""
+            }
+        }
+        writer.write(Data(chunk.utf8))
+        let configuration = AWSConfiguration(
+            credentials: AWSCredentials(accessKeyID: SeaweedServer.accessKey, secretAccessKey: SeaweedServer.secretKey),
+            region: "us-east-1", endpoint: s3.endpoint)
+        let client = S3Client(url: try XCTUnwrap(ObjectStoreURL("s3://\(bucket)/")), configuration: configuration)
+        let deadline = Date().addingTimeInterval(120)
+        while try runBlocking({ try await client.uploadsInProgress(prefix: "") }).isEmpty {
+            XCTAssertLessThan(Date(), deadline, "an upload begins once a part is full")
+            if Date() > deadline { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        process.interrupt()
+        process.waitUntilExit()
+        try writer.close()
+        XCTAssertEqual(process.terminationStatus, 130)
+        XCTAssertEqual(try runBlocking { try await client.uploadsInProgress(prefix: "") }.count, 0, "the upload was aborted")
+        XCTAssertNil(try object(client, "out.json"))
+    }
 }
