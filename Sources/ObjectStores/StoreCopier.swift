@@ -10,12 +10,12 @@ import NIOCore
 /// content (equal size and MD5, CRC-32C or SHA-256) is skipped, its metadata brought up to date when
 /// it differs; one with other content is a conflict, listed, and the run ends with exit code 1. Every
 /// write is create-only, so a concurrent writer's object is never overwritten either. Bucket listings
-/// are read a page at a time; a directory source is listed by name first (names only in memory). A
-/// bucket destination is listed page by page in step with the source (`DestinationNames`), so only
-/// the names it holds are looked at one by one: into an empty prefix each object is a single PUT.
+/// are read a page at a time, and a directory source is walked in the same byte order. A bucket
+/// destination is listed page by page in step with the source (`DestinationNames`), so only the
+/// names it holds are looked at one by one: into an empty prefix each object is a single PUT.
 /// Object bodies in memory are bounded by `memoryBudget` (`ByteBudget`): small objects are held
-/// whole, large ones between buckets go part by part (a part size times four parts in flight); only
-/// an object larger than the budget to or from a directory is held whole beyond it.
+/// whole, large ones into a bucket go part by part (a part size times the parts in flight); only an
+/// object larger than the budget copied into a directory is held whole beyond it.
 public struct StoreCopier {
     public var source: String
     public var destination: String
@@ -236,7 +236,8 @@ public struct StoreCopier {
             switch (kind, source.kind) {
             case (.bucket, _) where updatingMetadata:
                 return 0
-            case (.bucket(let client), .bucket) where object.size > Int64(client.singleRequestLimit):
+            case (.bucket(let client), .bucket), (.bucket(let client), .directory):
+                guard object.size > Int64(client.singleRequestLimit) else { return Int(clamping: object.size) }
                 return client.partSize(1, of: object.size) * client.partsInFlight
             default:
                 return Int(clamping: object.size)
@@ -252,11 +253,34 @@ public struct StoreCopier {
             }
         }
 
-        /// Writes `object`'s content, read from `source`, create-only. Bucket to bucket, large
-        /// objects are streamed in ranged reads of a part each; otherwise the content is read whole
-        /// and hashed, so the destination records all three hashes.
+        /// Writes `object`'s content, read from `source`, create-only. Into a bucket, large objects
+        /// are streamed a part at a time (ranged reads of a bucket, `pread` of a folder's file), with
+        /// the hashes the source's listing or metadata gave; otherwise the content is read whole and
+        /// hashed, so the destination records all three hashes.
         func write(_ name: String, object: StoredObject, from source: Endpoint) async throws -> CreateOutcome {
             var object = object
+            if case .bucket(let client) = kind, case .directory(let store) = source.kind, object.size > Int64(client.singleRequestLimit) {
+                guard let file = try store.file(name), file.size == object.size else {
+                    throw BlobStoreError(
+                        store: source.location, name: name, message: "the object is gone or changed size since it was listed")
+                }
+                var o = object
+                o.key = client.url.key(name)
+                return try await client.create(key: o.key, size: o.size, object: o, createOnly: true) { offset, length in
+                    var part = ByteBuffer()
+                    _ = try part.writeWithUnsafeMutableBytes(minimumWritableBytes: length) { raw in
+                        var done = 0
+                        while done < length {
+                            let n = try file.read(
+                                at: offset + Int64(done), into: UnsafeMutableRawBufferPointer(rebasing: raw[done..<length]))
+                            if n == 0 { break }
+                            done += n
+                        }
+                        return done
+                    }
+                    return part
+                }
+            }
             if case .bucket(let client) = kind, case .bucket(let sourceClient) = source.kind, object.size > Int64(client.singleRequestLimit)
             {
                 let sourceKey = sourceClient.url.key(name)

@@ -123,6 +123,26 @@ final class StoreCommandTests: BothStoresTestCase {
         XCTAssertEqual(try s3Store.metadata("v1/todolist/-K3/image.png")?.customMetadata["firebaseStorageDownloadTokens"], "rotated")
     }
 
+    /// A plain folder (no sidecars) with an object of several parts: its hashes are computed as it is
+    /// read and it goes up a part at a time, to both stores, with the same bytes and hashes.
+    func testLargeObjectsFromAPlainFolderGoUpInParts() throws {
+        let (s3, gcs, environment) = try servers()
+        let directory = try temporaryDirectory(self)
+        let folder = directory.appendingPathComponent("plain")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("videos"), withIntermediateDirectories: true)
+        let big = SampleBytes.random(count: (17 << 20) + 5, seed: 7)
+        try Data(big).write(to: folder.appendingPathComponent("videos/big.bin"))
+        try Data("small".utf8).write(to: folder.appendingPathComponent("a.txt"))
+        let digest = big.withUnsafeBytes { ContentDigest($0) }
+        for url in ["s3://\(try s3.makeBucket())/up", "gs://\(try gcs.makeBucket())/up"] {
+            _ = try run(["copy", folder.path, url, "-q"], environment)
+            let store = try ObjectStoreOptions(environment: environment).openBlobStore(url, writable: false)
+            XCTAssertEqual(try store.get("videos/big.bin"), big, url)
+            XCTAssertEqual(try store.metadata("videos/big.bin")?.sha256, digest.sha256, url)
+            XCTAssertEqual(try store.get("a.txt"), Array("small".utf8), url)
+        }
+    }
+
     func testCopyFiltersDryRunsAndNeverReplacesOrEscapes() throws {
         let (s3, _, environment) = try servers()
         let bucket = try s3.makeBucket()

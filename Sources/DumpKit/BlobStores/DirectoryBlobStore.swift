@@ -215,13 +215,71 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     }
 
     /// The sidecar metadata; for a file without one (a bucket copied in by other means), metadata
-    /// computed from its content, with the type its first bytes show.
+    /// computed from its content as it is read (1 MiB at a time), with the type its first bytes show.
     public func metadata(_ name: String) throws -> BlobMetadata? {
         try BlobObjectName.validate(name)
         guard try exists(name) else { return nil }
         if let m = try sidecar(name) { return m }
-        let bytes = try get(name)
-        return bytes.withUnsafeBytes { ContentDigest($0).metadata(name: name, contentType: MediaType.detect(bytes)?.mimeType) }
+        guard let file = try file(name) else { return nil }
+        var digest = ObjectDigest()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try file.read(at: digest.size, into: buffer)
+            if n == 0 { break }
+            digest.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+        let (sha256, md5, crc32c) = digest.finalize()
+        return BlobMetadata(
+            name: name, size: digest.size, contentType: MediaType.detect(digest.head)?.mimeType, sha256: sha256, md5: md5, crc32c: crc32c)
+    }
+
+    /// The object's file, open for reads at any offset (a large object is read a part at a time), or
+    /// nil when there is none.
+    public func file(_ name: String) throws -> File? {
+        try BlobObjectName.validate(name)
+        let (folders, leaf) = Self.split(name)
+        guard let parent = try openFolders(rootFD, folders, create: false, name: name) else { return nil }
+        defer { Glibc.close(parent) }
+        let fd = openat(parent, leaf, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return nil }
+            throw ioError(name, "cannot open")
+        }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else {
+            Glibc.close(fd)
+            return nil
+        }
+        return File(fd: fd, size: Int64(st.st_size), name: name, store: directory)
+    }
+
+    /// An object's file: its size when opened, and reads at any offset (`pread`, from any thread).
+    public final class File: Sendable {
+        public let size: Int64
+        private let fd: Int32
+        private let name: String
+        private let store: String
+
+        init(fd: Int32, size: Int64, name: String, store: String) {
+            self.fd = fd
+            self.size = size
+            self.name = name
+            self.store = store
+        }
+
+        deinit { Glibc.close(fd) }
+
+        /// Fills up to `buffer.count` bytes from `offset`; 0 at the end.
+        public func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+            while true {
+                let n = pread(fd, buffer.baseAddress!, buffer.count, off_t(offset))
+                if n >= 0 { return n }
+                if errno != EINTR {
+                    throw BlobStoreError(store: store, name: name, message: "cannot read: \(String(cString: strerror(errno)))")
+                }
+            }
+        }
     }
 
     public func exists(_ name: String) throws -> Bool {
