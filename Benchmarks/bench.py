@@ -68,6 +68,7 @@ import concurrent.futures
 import contextlib
 import datetime
 import filecmp
+import functools
 import importlib.util
 import json
 import multiprocessing
@@ -269,16 +270,17 @@ JOBS = [
 ]
 
 
-def same_dump_and_blobs(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
-    """extract-blobs outputs (a folder with dump.json and blobs/): equivalent
-    dumps and the same blob store, file for file (objects and metadata)."""
+def same_dump_and(reference: str, output: str, parse: bool = True, *, name: str, check) -> tuple[bool | None, str]:
+    """extract-blobs outputs (a folder with dump.json): equivalent dumps, and `check` on `name`
+    beside them (the blob store `blobs`, or a bucket listing `objects.txt`). Jobs name it through
+    functools.partial, which the check's process pool can pickle."""
     dump = json_equivalent(os.path.join(reference, "dump.json"), os.path.join(output, "dump.json"), parse)
     if dump[0] is False:
         return False, "dump.json: " + dump[1]
-    blobs = same_tree(os.path.join(reference, "blobs"), os.path.join(output, "blobs"))
-    if not blobs[0]:
-        return False, "blobs: " + blobs[1]
-    return dump[0], f"dump.json {dump[1]}; blobs {blobs[1]}"
+    other = check(os.path.join(reference, name), os.path.join(output, name))
+    if not other[0]:
+        return False, f"{name}: {other[1]}"
+    return dump[0], f"dump.json {dump[1]}; {name} {other[1]}"
 
 
 JOBS.append({
@@ -297,7 +299,7 @@ JOBS.append({
                  "(pip install crc32c): its pure-Python fallback is several times slower and would "
                  "flatter DumpKit, so the peer is skipped without it."},
     ],
-    "check": same_dump_and_blobs,
+    "check": functools.partial(same_dump_and, name="blobs", check=same_tree),
 })
 
 
@@ -629,17 +631,6 @@ def fresh_prefix_beside_output(service: Service, args, dumpkit: str | None, slug
     os.replace(out + ".listing", os.path.join(out, "objects.txt"))
 
 
-def same_dump_and_bucket_objects(reference: str, output: str, parse: bool = True) -> tuple[bool | None, str]:
-    """extract-blobs-s3 outputs: equivalent dumps, and the same object names and sizes in the bucket."""
-    dump = json_equivalent(os.path.join(reference, "dump.json"), os.path.join(output, "dump.json"), parse)
-    if dump[0] is False:
-        return False, "dump.json: " + dump[1]
-    objects = same_listing(os.path.join(reference, "objects.txt"), os.path.join(output, "objects.txt"))
-    if not objects[0]:
-        return False, "objects: " + objects[1]
-    return dump[0], f"dump.json {dump[1]}; objects {objects[1]}"
-
-
 RTDB_NAMESPACE = "bench"
 RTDB_URL = f"https://{RTDB_NAMESPACE}.firebaseio.com"
 
@@ -786,7 +777,7 @@ JOBS += [
                       'exec rclone copy "$4" "$5" --transfers 64 --checkers 64 --exclude ".dumpkit/**"',
                       "sh", "{out}", "{dumpkit}", "{in}", "{scratch}", "{rdest}"]},
         ],
-        "check": same_dump_and_bucket_objects,
+        "check": functools.partial(same_dump_and, name="objects.txt", check=same_listing),
         "check_any_size": True,
     },
     {
