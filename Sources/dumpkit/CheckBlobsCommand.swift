@@ -9,7 +9,9 @@ struct CheckBlobsCommand: ParsableCommand {
         discussion: """
             Reports references whose object is missing or whose size, SHA-256, MD5 or download token \
             differ (errors), and objects that no reference names (warnings), one per line. Exits with 1 \
-            when anything is found. Every referenced object is read and hashed once. See docs/BLOBS.md.
+            when anything is found. Every referenced object is read and hashed once. See docs/BLOBS.md. \
+            It is not sharded (--index and --shard are refused): orphans need every reference of the dump \
+            against one listing of the store, and an object's metadata is reported at its first reference.
 
             Examples:
               dumpkit check-blobs clean.json --blobs bucket/
@@ -24,10 +26,17 @@ struct CheckBlobsCommand: ParsableCommand {
 
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var stores: StoreOptions
+    @OptionGroup(visibility: .hidden) var shard: ShardOptions
     @OptionGroup var common: CommonOptions
 
     func run() throws {
         try reportingErrors {
+            if shard.index != nil || shard.shard != nil || shard.shardCount != nil {
+                throw UsageError(
+                    "check-blobs cannot be sharded (--index, --shard): its orphan check needs every shard's references against one "
+                        + "listing of the store, and an object's metadata finding goes with its first reference in the dump; "
+                        + "run it unsharded: dumpkit check-blobs \(input) --blobs \(blobs.store)")
+            }
             var job = CheckBlobsJob(input: input, store: blobs.store)
             job.openStore = stores.openStore
             job.referenceStyle = blobs.referenceStyle

@@ -14,12 +14,15 @@ struct MergeCommand: ParsableCommand {
             not touched. The parts are copied with copy_file_range and stay where they are. \
             The parts of a sharded validate are not joined: merge prints the findings report of the \
             unsharded run (--format, or --json) and exits 1 for error findings, as validate does. \
+            Of a sharded extract-blobs, merge prints the extraction's report (--json, --report) \
+            counted over all shards as the unsharded run counts it, each object once. \
             See docs/SCALE-OUT.md.
 
             Examples:
               dumpkit merge out.json
               dumpkit merge out.ndjson --shards 16 --json
               dumpkit merge findings --format junit > report.xml
+              dumpkit merge clean.json --report extraction.json
             """
     )
 
@@ -31,6 +34,9 @@ struct MergeCommand: ParsableCommand {
 
     @Option(help: "Parts of a sharded validate: the report's format, text (the default), json (as --json), junit or github.")
     var format: FindingsReport.Format?
+
+    @Option(help: "Parts of a sharded extract-blobs: write the extraction's report (as extract-blobs --report) to this file.")
+    var report: String?
 
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
@@ -53,6 +59,13 @@ struct MergeCommand: ParsableCommand {
                 return
             }
             if format != nil { warn("--format has no effect: these are not the parts of a sharded validate") }
+            if let extraction = summary.extraction {
+                if let report { try OutputFile.writeJSON(extraction.jsonValue, to: report) }
+                if json.json { try printJSON(extraction.jsonValue) }
+                common.note("wrote \(output) from \(counted(summary.shards, "shard")): " + extraction.text)
+                return
+            }
+            if report != nil { warn("--report has no effect: these are not the parts of a sharded extract-blobs") }
             if json.json {
                 try printJSON(
                     .object([
