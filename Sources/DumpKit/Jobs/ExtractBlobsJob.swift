@@ -140,6 +140,8 @@ public struct BlobConflictsError: DataError, CustomStringConvertible, Sendable {
     public let count: Int
     /// The first names, sorted.
     public let names: [String]
+    /// Whether a shard of a sharded run found them, where another shard may have written them.
+    public var sharded = false
 
     public var description: String {
         let shown = names.prefix(20).map { String(reflecting: $0) }.joined(separator: ", ")
@@ -147,6 +149,9 @@ public struct BlobConflictsError: DataError, CustomStringConvertible, Sendable {
         let objects = count == 1 ? "1 object already exists" : "\(count) objects already exist"
         return "\(objects) in the \(store) with other content, so the output was not written: \(shown)\(more); "
             + "the references would point at other images. Use another --name (e.g. with {sha256}) or another store, or give --replace to replace them"
+            + (sharded
+                ? " (if another shard of this run wrote them, the dump gives these names two contents, which the unsharded run refuses too, and --replace would only move the error to merge)"
+                : "")
     }
 }
 

@@ -28,7 +28,9 @@ extension ExtractBlobsJob {
             try run.transformUnits(transformer, patterns: options.match, concurrency: options.concurrency, progress: progress)
             let totals = report.snapshot
             if totals.conflicts > 0 {
-                throw BlobConflictsError(store: store.description, count: totals.conflicts, names: totals.conflictNames)
+                var conflicts = BlobConflictsError(store: store.description, count: totals.conflicts, names: totals.conflictNames)
+                conflicts.sharded = true
+                throw conflicts
             }
             // The objects the part names reach the disk before the part does.
             try store.sync()
