@@ -181,6 +181,7 @@ extension ShardedRunTests {
         let second = try CLI.run(shard + ["--shard", "1/2"])
         XCTAssertEqual(second.status, 1, second.stderr)
         XCTAssertTrue(second.stderr.contains(#"1 object already exists in the "#) && second.stderr.contains(#""same.png""#), second.stderr)
+        XCTAssertTrue(second.stderr.contains("if another shard of this run wrote them"), second.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out + ".part-1-of-2.manifest"))
 
         _ = try dumpkit(shard + ["--shard", "1/2", "--replace"])
