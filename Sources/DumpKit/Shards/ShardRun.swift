@@ -84,9 +84,8 @@ final class ShardRun {
         var bytes: Int64 = 0
         func flush() throws {
             guard !records.isEmpty else { return }
-            let slices = stride(from: 0, to: records.count, by: (records.count + workers - 1) / workers).map {
-                Array(records[$0..<min($0 + (records.count + workers - 1) / workers, records.count)])
-            }
+            let size = (records.count + workers - 1) / workers
+            let slices = stride(from: 0, to: records.count, by: size).map { Array(records[$0..<min($0 + size, records.count)]) }
             let results = Mutex([Result<[[Record]], Error>?](repeating: nil, count: slices.count))
             DispatchQueue.concurrentPerform(iterations: slices.count) { i in
                 let result = Result<[[Record]], Error> {
