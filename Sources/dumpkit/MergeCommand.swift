@@ -15,7 +15,9 @@ struct MergeCommand: ParsableCommand {
             The parts of a sharded validate are not joined: merge prints the findings report of the \
             unsharded run (--format, or --json) and exits 1 for error findings, as validate does. \
             Of a sharded extract-blobs, merge prints the extraction's report (--json, --report) \
-            counted over all shards as the unsharded run counts it, each object once. \
+            counted over all shards as the unsharded run counts it, each object once; of a sharded \
+            check-blobs, the findings of the unsharded run, with the orphans of one listing of the \
+            store (exit 1 when there are findings). \
             See docs/SCALE-OUT.md.
 
             Examples:
@@ -38,6 +40,7 @@ struct MergeCommand: ParsableCommand {
     @Option(help: "Parts of a sharded extract-blobs: write the extraction's report (as extract-blobs --report) to this file.")
     var report: String?
 
+    @OptionGroup var stores: StoreOptions
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
@@ -52,7 +55,13 @@ struct MergeCommand: ParsableCommand {
         try reportingErrors {
             var job = MergeJob(output: output)
             job.shards = shards
+            job.openStore = stores.openStore
             let summary = try job.run()
+            if let check = summary.blobCheck {
+                try CheckBlobsCommand.print(
+                    check.findings, references: check.references, source: check.source, json: json.json, common: common)
+                return
+            }
             if let report = summary.report {
                 FileHandle.standardOutput.write(Data(report.render(format ?? (json.json ? .json : .text)).utf8))
                 if report.errorCount > 0 { throw Exit.findings }

@@ -6,9 +6,9 @@ import XCTest
     import Glibc
 #endif
 
-/// Sharded `extract-blobs` and `inline-blobs`: `dumpkit index`, N shards through GNU parallel and
-/// `dumpkit merge` give the unsharded output byte for byte, the same store (objects, metadata,
-/// download tokens) and the same report.
+/// Sharded `extract-blobs`, `inline-blobs` and `check-blobs`: `dumpkit index`, N shards through GNU
+/// parallel and `dumpkit merge` give the unsharded output byte for byte, the same store (objects,
+/// metadata, download tokens) and the same report or findings.
 extension ShardedRunTests {
     /// The objects and metadata of a blob store by relative path, without what only a run in
     /// progress holds (the lock file, the runs' temporary folders).
@@ -192,6 +192,74 @@ extension ShardedRunTests {
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
 
+    /// check-blobs over a store with a missing object, a changed object, an object whose metadata
+    /// lies (referenced twice, from two shards: reported once, at its first reference) and an
+    /// orphan: the merged report (text and JSON, with lines and columns, on the compact and a
+    /// pretty-printed dump) and exit status are the unsharded ones.
+    func testCheckBlobsMergesToTheUnshardedFindings() throws {
+        let dir = try TemporaryDirectory()
+        // Forty records with their own PNG, but the last has the first one's: its two uses are in
+        // two shards of eight.
+        func png(_ seed: Int) -> String {
+            let bytes =
+                [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ seed &* 31) }
+            return "data:image/png;base64," + Data(bytes).base64EncodedString()
+        }
+        let records = (0..<40).map { #""r\#($0)":{"title":"t\#($0)","image":"\#(png($0 == 39 ? 0 : $0))"}"# }
+        let input = dir.path("images.json")
+        try Data(("{" + records.joined(separator: ",") + "}").utf8).write(to: URL(fileURLWithPath: input))
+        let clean = dir.path("clean.json"), store = dir.path("store")
+        _ = try dumpkit(["extract-blobs", input, "-o", clean, "--blobs", store, "--content-addressed", "-q"])
+        let text = String(decoding: try read(clean), as: UTF8.self)
+        let names = text.matches(of: /sha256\/[0-9a-f]{64}\.[a-z]+/).map { String($0.output) }
+        let twice = Set(names.filter { n in names.count { $0 == n } > 1 }).sorted()
+        let once = Set(names).subtracting(twice).sorted()
+        XCTAssertEqual(twice.count, 1, "the dump has one image used twice")
+        try FileManager.default.removeItem(atPath: store + "/" + once[0])
+        let changed = FileHandle(forWritingAtPath: store + "/" + once[1])!
+        changed.seekToEndOfFile()
+        changed.write(Data("changed".utf8))
+        changed.closeFile()
+        let meta = store + "/.dumpkit/meta"
+        let lying = try FileManager.default.subpathsOfDirectory(atPath: meta).first {
+            String(decoding: (try? read(meta + "/" + $0)) ?? Data(), as: UTF8.self).contains(#""name":"\#(twice[0])""#)
+        }!
+        let metadata = String(decoding: try read(meta + "/" + lying), as: UTF8.self)
+        try Data(metadata.replacingOccurrences(of: #""sha256":""#, with: #""sha256":"00"#).utf8).write(
+            to: URL(fileURLWithPath: meta + "/" + lying))
+        try FileManager.default.createDirectory(atPath: store + "/extra", withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: store + "/extra/orphan.txt"))
+        let pretty = dir.path("pretty.json")
+        _ = try dumpkit(["convert", clean, "-o", pretty, "--pretty", "-q"])
+
+        for dump in [clean, pretty] {
+            let unsharded = try CLI.run(["check-blobs", dump, "--blobs", store])
+            let unshardedJSON = try CLI.run(["check-blobs", dump, "--blobs", store, "--json"])
+            XCTAssertEqual(unsharded.status, 1, unsharded.stderr)
+            for rule in ["blobs:missing", "blobs:size", "blobs:metadata", "blobs:orphan"] {
+                XCTAssertTrue(unsharded.stdout.contains("[\(rule)]"), "\(rule): \(unsharded.stdout)")
+            }
+            XCTAssertEqual(unsharded.stdout.components(separatedBy: "[blobs:metadata]").count, 2, unsharded.stdout)
+            let index = dump + ".dkindex"
+            _ = try dumpkit(["index", dump, "-o", index, "--unit-bytes", "2048", "-q"])
+            for n in [1, 2, 3, 8] {
+                let out = dir.path("\(n)-findings")
+                try runShards(["check-blobs", dump, "--blobs", store, "-o", out, "--index", index], n: n, environment: n == 2)
+                let merged = try CLI.run(["merge", out])
+                XCTAssertEqual(merged.status, 1, merged.stderr)
+                XCTAssertEqual(merged.stdout, unsharded.stdout, "\(dump), \(n) shards")
+                XCTAssertEqual(merged.stderr, unsharded.stderr, "\(dump), \(n) shards")
+                let mergedJSON = try CLI.run(["merge", out, "--json"])
+                XCTAssertEqual(mergedJSON.stdout, unshardedJSON.stdout, "\(dump), \(n) shards: --json")
+                if n == 8 {
+                    // The lying metadata was found by two shards; merge kept the first one's finding.
+                    let parts = try (0..<n).map { String(decoding: try read(out + ".part-\($0)-of-\(n)"), as: UTF8.self) }
+                    XCTAssertEqual(parts.filter { $0.contains("blobs:metadata") }.count, 2)
+                }
+            }
+        }
+    }
+
     func testBlobCommandsRefuseWhatCannotBeShardedNamingTheWayOut() throws {
         let dir = try TemporaryDirectory()
         let input = sample("todolist")
@@ -208,10 +276,7 @@ extension ShardedRunTests {
                 ["inline-blobs", input, "-o", dir.path("in.json"), "--blobs", dir.path("store"), "--dry-run"] + shard,
                 ["--dry-run cannot be sharded", "dumpkit inline-blobs without --index"]
             ),
-            (
-                ["check-blobs", input, "--blobs", dir.path("store")] + shard,
-                ["check-blobs cannot be sharded (--index, --shard)", "dumpkit check-blobs \(input) --blobs \(dir.path("store"))"]
-            ),
+            (["check-blobs", input, "--blobs", dir.path("store")] + shard, ["a check-blobs shard writes its findings", "pass -o OUT"]),
         ]
         for (arguments, expected) in cases {
             let r = try CLI.run(arguments)

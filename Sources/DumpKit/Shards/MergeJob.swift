@@ -14,6 +14,8 @@ public struct MergeJob {
     public var output: String
     /// The number of shards; nil finds it from the parts' names.
     public var shards: Int?
+    /// Opens the store of a sharded `check-blobs`, which merge lists for orphans.
+    public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
 
     public init(output: String) {
         self.output = output
@@ -35,6 +37,9 @@ public struct MergeJob {
         public var report: FindingsReport?
         /// Of a sharded `extract-blobs`: the report of the unsharded run (`--json`, `--report`).
         public var extraction: BlobExtractionReport? = nil
+        /// Of a sharded `check-blobs`: the findings (orphans last) and the references checked, as
+        /// the unsharded run reports them (no output is written).
+        public var blobCheck: (source: String, findings: [Finding], references: Int)? = nil
     }
 
     public func run() throws -> Summary {
@@ -83,6 +88,13 @@ public struct MergeJob {
             return Summary(
                 command: "validate", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: report)
+        }
+        if manifests[0].command == "check-blobs" {
+            let check = try CheckBlobsJob.merge(
+                parts: (0..<n).map { ShardManifest.partPath(output: output, shard: $0, of: n) }, openStore: openStore)
+            return Summary(
+                command: "check-blobs", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
+                bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: nil, blobCheck: check)
         }
         // Before the output is written: one object name with two contents in two shards stops
         // the merge, as it stops the unsharded run.
