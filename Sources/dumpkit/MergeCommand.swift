@@ -57,24 +57,26 @@ struct MergeCommand: ParsableCommand {
             job.shards = shards
             job.openStore = stores.openStore
             let summary = try job.run()
+            if let findings = summary.report {
+                FileHandle.standardOutput.write(Data(findings.render(format ?? (json.json ? .json : .text)).utf8))
+                if findings.errorCount > 0 { throw Exit.findings }
+                return
+            }
+            if format != nil { warn("--format has no effect: these are not the parts of a sharded validate") }
+            if report != nil && summary.extraction == nil {
+                warn("--report has no effect: these are not the parts of a sharded extract-blobs")
+            }
             if let check = summary.blobCheck {
                 try CheckBlobsCommand.print(
                     check.findings, references: check.references, source: check.source, json: json.json, common: common)
                 return
             }
-            if let report = summary.report {
-                FileHandle.standardOutput.write(Data(report.render(format ?? (json.json ? .json : .text)).utf8))
-                if report.errorCount > 0 { throw Exit.findings }
-                return
-            }
-            if format != nil { warn("--format has no effect: these are not the parts of a sharded validate") }
             if let extraction = summary.extraction {
                 if let report { try OutputFile.writeJSON(extraction.jsonValue, to: report) }
                 if json.json { try printJSON(extraction.jsonValue) }
                 common.note("wrote \(output) from \(counted(summary.shards, "shard")): " + extraction.text)
                 return
             }
-            if report != nil { warn("--report has no effect: these are not the parts of a sharded extract-blobs") }
             if json.json {
                 try printJSON(
                     .object([
