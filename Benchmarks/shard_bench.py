@@ -4,6 +4,11 @@
 Usage:
   python3 Benchmarks/shard_bench.py --input bench-data/todolist-1GB-s1.json [--shards 16]
                                     [--dumpkit .build/release/dumpkit] [--work /tmp/shard-bench]
+  python3 Benchmarks/shard_bench.py --input bench-data/images-200MB-s1.json --commands extract-blobs
+
+`--commands` picks the measures (default: convert, convert-records, migrate, validate; also
+extract-blobs, for a dump with images from `Scripts/gen_dataset.py images`: the unsharded run and the
+shards write to fresh stores, and the merged store must equal the unsharded one file for file).
 
 For `convert` (JSON tree, compact), `migrate` (the todolist plan without its move, --on-error
 keep) and `validate` (limits and the todolist v1 schema; its report is what merge prints) it times, each right after a read of the input into the page cache: the unsharded run, the
@@ -51,10 +56,28 @@ def warm(path: str) -> None:
             pass
 
 
-def measure(name: str, command: list[str], index_args: list[str], args, size: int) -> list[str]:
+def store_files(root: str) -> dict[str, bytes]:
+    """A blob store's objects and metadata by relative path (not the lock file or run folders)."""
+    out = {}
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, root)
+            if rel == os.path.join(".dumpkit", "lock") or rel.startswith(os.path.join(".dumpkit", "tmp")):
+                continue
+            with open(path, "rb") as f:
+                out[rel] = f.read()
+    return out
+
+
+def measure(name: str, command: list[str], index_args: list[str], args, size: int, store: bool = False) -> list[str]:
     work = os.path.join(args.work, name)
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
+    one_command, shard_command = command, command
+    if store:
+        one_command = command + ["--blobs", os.path.join(work, "reference-store")]
+        shard_command = command + ["--blobs", os.path.join(work, "store")]
     ref = os.path.join(work, "reference.json")
     out = os.path.join(work, "sharded.json")
     index = os.path.join(work, "input.dkindex")
@@ -63,13 +86,14 @@ def measure(name: str, command: list[str], index_args: list[str], args, size: in
     if validate:
         one_wall, one_cpu = run([args.dumpkit] + command + [args.input, "--format", "json", "-q"], stdout=ref)
     else:
-        one_wall, one_cpu = run([args.dumpkit] + command + [args.input, "-o", ref, "-q"])
+        one_wall, one_cpu = run([args.dumpkit] + one_command + [args.input, "-o", ref, "-q"])
     warm(args.input)
     index_wall, index_cpu = run([args.dumpkit, "index", args.input, "-o", index, "-q"] + index_args)
     shards = []
     for i in range(args.shards):
         warm(args.input)
-        shards.append(run([args.dumpkit] + command + [args.input, "-o", out, "--index", index, "--shard", f"{i}/{args.shards}", "-q"]))
+        shards.append(
+            run([args.dumpkit] + shard_command + [args.input, "-o", out, "--index", index, "--shard", f"{i}/{args.shards}", "-q"]))
     if validate:
         merge_wall, merge_cpu = run([args.dumpkit, "merge", out, "--format", "json", "-q"], stdout=out + ".report")
         same = filecmp.cmp(ref, out + ".report", shallow=False)
@@ -78,6 +102,8 @@ def measure(name: str, command: list[str], index_args: list[str], args, size: in
         same = filecmp.cmp(ref, out, shallow=False)
     if command[0] == "migrate":
         same = same and filecmp.cmp(ref + ".rejects.ndjson", out + ".rejects.ndjson", shallow=False)
+    if store:
+        same = same and store_files(os.path.join(work, "reference-store")) == store_files(os.path.join(work, "store"))
     walls = [w for w, _ in shards]
     cpus = [c for _, c in shards]
     mb = size / 1e6
@@ -94,7 +120,7 @@ def measure(name: str, command: list[str], index_args: list[str], args, size: in
         f"| shards' CPU against the unsharded run's | {sum(cpus) / one_cpu:.2f}x (with the merge: {(sum(cpus) + merge_cpu) / one_cpu:.2f}x; and the index pass: {(sum(cpus) + merge_cpu + index_cpu) / one_cpu:.2f}x) |",
         f"| modelled wall time on {args.shards} machines (index + largest shard + merge) | {model:.2f} s, against {one_wall:.2f} s on one ({one_wall / model:.1f}x faster) |",
         f"| extrapolated to 50 GB (x{50e9 / size:.0f}, every step linear in bytes) | {model * 50e9 / size:.0f} s on {args.shards} machines, {one_wall * 50e9 / size:.0f} s on one |",
-        f"| merged output identical to the unsharded one | {'yes' if same else 'NO'} |",
+        f"| merged output{' and store' if store else ''} identical to the unsharded one | {'yes' if same else 'NO'} |",
         "",
         "Per shard (wall s): " + ", ".join(f"{w:.2f}" for w in walls),
         "",
@@ -108,11 +134,13 @@ def measure(name: str, command: list[str], index_args: list[str], args, size: in
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--input", required=True, help="a todolist dump (Scripts/gen_dataset.py todolist)")
+    parser.add_argument("--input", required=True, help="a todolist dump (Scripts/gen_dataset.py todolist; images for extract-blobs)")
     parser.add_argument("--shards", type=int, default=16)
     parser.add_argument("--dumpkit", default=os.path.join(REPO, ".build", "release", "dumpkit"))
     parser.add_argument("--work", default="/tmp/dumpkit-shard-bench")
+    parser.add_argument("--commands", default="convert,convert-records,migrate,validate", help="comma-separated measures")
     args = parser.parse_args()
+    commands = args.commands.split(",")
     size = os.path.getsize(args.input)
     plan = os.path.join(args.work, "plan.yaml")
     os.makedirs(args.work, exist_ok=True)
@@ -121,11 +149,17 @@ def main() -> int:
     with open(plan, "w") as f:
         f.write(text)
     print(f"input {args.input}: {size / 1e6:.0f} MB, {args.shards} shards, {os.cpu_count()} CPUs\n")
-    measure("convert", ["convert"], [], args, size)
-    measure("convert, records as units", ["convert"], ["--records", "/v1/todolist/{id}"], args, size)
-    measure("migrate", ["migrate", "--plan", plan, "--on-error", "keep"], ["--records", "/v1/todolist/{id}"], args, size)
-    schema = os.path.join(REPO, "schemas", "todolist", "v1.schema.json")
-    measure("validate", ["validate", "--schema", f"/v1/todolist/{{id}}={schema}"], ["--records", "/v1/todolist/{id}"], args, size)
+    if "convert" in commands:
+        measure("convert", ["convert"], [], args, size)
+    if "convert-records" in commands:
+        measure("convert, records as units", ["convert"], ["--records", "/v1/todolist/{id}"], args, size)
+    if "migrate" in commands:
+        measure("migrate", ["migrate", "--plan", plan, "--on-error", "keep"], ["--records", "/v1/todolist/{id}"], args, size)
+    if "validate" in commands:
+        schema = os.path.join(REPO, "schemas", "todolist", "v1.schema.json")
+        measure("validate", ["validate", "--schema", f"/v1/todolist/{{id}}={schema}"], ["--records", "/v1/todolist/{id}"], args, size)
+    if "extract-blobs" in commands:
+        measure("extract-blobs", ["extract-blobs"], [], args, size, store=True)
     return 0
 
 

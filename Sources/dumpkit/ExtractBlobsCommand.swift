@@ -16,6 +16,10 @@ struct ExtractBlobsCommand: ParsableCommand {
             An object already there with other bytes stops the run (exit 1, no output) unless --replace is \
             given. See docs/BLOBS.md.
 
+            Sharded (--index, --shard I/N, -o OUT): each shard extracts the files of its byte ranges into \
+            the store and writes OUT.part-I-of-N; dumpkit merge OUT joins them into the unsharded output \
+            and prints the unsharded report (--json, --report). See docs/SCALE-OUT.md.
+
             Examples:
               dumpkit extract-blobs dump.json -o clean.json --blobs bucket/
               dumpkit extract-blobs dump.json -o clean.json --blobs bucket/ \\
@@ -23,6 +27,8 @@ struct ExtractBlobsCommand: ParsableCommand {
                   --ref-style salada --bucket my-app.appspot.com \\
                   --name 'v1/todolist/{id}/image1/{field}.{ext}'
               dumpkit extract-blobs dump.json --blobs bucket/ --dry-run --json
+              dumpkit extract-blobs dump.json -o clean.json --blobs bucket/ \\
+                  --index dump.json.dkindex --shard 3/16
             """
     )
 
@@ -65,6 +71,7 @@ struct ExtractBlobsCommand: ParsableCommand {
     var report: String?
 
     @OptionGroup var dump: DumpOutputOptions
+    @OptionGroup var shard: ShardOptions
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
@@ -91,6 +98,11 @@ struct ExtractBlobsCommand: ParsableCommand {
             dump.warnUnused(output: dryRun ? nil : output)
             if bucket != nil && !blobs.referenceStyle.needsBucket {
                 warn("--bucket has no effect with --ref-style \(blobs.referenceStyle.rawValue) (only salada and url references name it)")
+            }
+            if let spec = try shard.spec() {
+                let m = try job.runShard(spec, indexPath: shard.index!, progress: common.progress())
+                try shard.report(m, input: input, output: output, json: json.json, common: common)
+                return
             }
             let summary = try job.run(progress: common.progress())
             if json.json { try printJSON(summary.report.jsonValue) }

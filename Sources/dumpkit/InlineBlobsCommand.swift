@@ -13,9 +13,15 @@ struct InlineBlobsCommand: ParsableCommand {
             so extract-blobs followed by inline-blobs gives back the original values. Use the same \
             --ref-style as the extraction. See docs/BLOBS.md.
 
+            Sharded (--index, --shard I/N, -o OUT): each shard inlines the references of its byte \
+            ranges into OUT.part-I-of-N; dumpkit merge OUT joins them into the unsharded output. See \
+            docs/SCALE-OUT.md.
+
             Examples:
               dumpkit inline-blobs clean.json -o restored.json --blobs bucket/
               dumpkit inline-blobs clean.json --blobs bucket/ --dry-run
+              dumpkit inline-blobs clean.json -o restored.json --blobs bucket/ \\
+                  --index clean.json.dkindex --shard 0/8
             """
     )
 
@@ -38,6 +44,7 @@ struct InlineBlobsCommand: ParsableCommand {
     var dryRun = false
 
     @OptionGroup var dump: DumpOutputOptions
+    @OptionGroup var shard: ShardOptions
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
@@ -56,6 +63,11 @@ struct InlineBlobsCommand: ParsableCommand {
             job.compressionLevel = dump.level
             job.dryRun = dryRun
             dump.warnUnused(output: dryRun ? nil : output)
+            if let spec = try shard.spec() {
+                let m = try job.runShard(spec, indexPath: shard.index!, progress: common.progress())
+                try shard.report(m, input: input, output: output, json: json.json, common: common)
+                return
+            }
             let summary = try job.run(progress: common.progress())
             let tally = summary.tally
             if json.json {

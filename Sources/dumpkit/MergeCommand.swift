@@ -14,12 +14,17 @@ struct MergeCommand: ParsableCommand {
             not touched. The parts are copied with copy_file_range and stay where they are. \
             The parts of a sharded validate are not joined: merge prints the findings report of the \
             unsharded run (--format, or --json) and exits 1 for error findings, as validate does. \
+            Of a sharded extract-blobs, merge prints the extraction's report (--json, --report) \
+            counted over all shards as the unsharded run counts it, each object once; of a sharded \
+            check-blobs, the findings of the unsharded run, with the orphans of one listing of the \
+            store (exit 1 when there are findings). \
             See docs/SCALE-OUT.md.
 
             Examples:
               dumpkit merge out.json
               dumpkit merge out.ndjson --shards 16 --json
               dumpkit merge findings --format junit > report.xml
+              dumpkit merge clean.json --report extraction.json
             """
     )
 
@@ -32,6 +37,10 @@ struct MergeCommand: ParsableCommand {
     @Option(help: "Parts of a sharded validate: the report's format, text (the default), json (as --json), junit or github.")
     var format: FindingsReport.Format?
 
+    @Option(help: "Parts of a sharded extract-blobs: write the extraction's report (as extract-blobs --report) to this file.")
+    var report: String?
+
+    @OptionGroup var stores: StoreOptions
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
 
@@ -46,13 +55,28 @@ struct MergeCommand: ParsableCommand {
         try reportingErrors {
             var job = MergeJob(output: output)
             job.shards = shards
+            job.openStore = stores.openStore
             let summary = try job.run()
-            if let report = summary.report {
-                FileHandle.standardOutput.write(Data(report.render(format ?? (json.json ? .json : .text)).utf8))
-                if report.errorCount > 0 { throw Exit.findings }
+            if let findings = summary.report {
+                FileHandle.standardOutput.write(Data(findings.render(format ?? (json.json ? .json : .text)).utf8))
+                if findings.errorCount > 0 { throw Exit.findings }
                 return
             }
             if format != nil { warn("--format has no effect: these are not the parts of a sharded validate") }
+            if report != nil && summary.extraction == nil {
+                warn("--report has no effect: these are not the parts of a sharded extract-blobs")
+            }
+            if let check = summary.blobCheck {
+                try CheckBlobsCommand.print(
+                    check.findings, references: check.references, source: check.source, json: json.json, common: common)
+                return
+            }
+            if let extraction = summary.extraction {
+                if let report { try OutputFile.writeJSON(extraction.jsonValue, to: report) }
+                if json.json { try printJSON(extraction.jsonValue) }
+                common.note("wrote \(output) from \(counted(summary.shards, "shard")): " + extraction.text)
+                return
+            }
             if json.json {
                 try printJSON(
                     .object([

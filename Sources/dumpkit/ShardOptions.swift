@@ -1,6 +1,7 @@
 import ArgumentParser
 import DumpKit
 import Foundation
+import JSONStream
 
 /// `--index`, `--shard I/N` and `--shard-count`, for the commands that run as one shard of many.
 struct ShardOptions: ParsableArguments {
@@ -33,5 +34,26 @@ struct ShardOptions: ParsableArguments {
                     + "AWS_BATCH_JOB_ARRAY_INDEX, CLOUD_RUN_TASK_INDEX or BATCH_TASK_INDEX")
         }
         return spec
+    }
+}
+
+extension ShardOptions {
+    /// Prints what a shard of a blob command wrote: with `--json`, its part and counts
+    /// (docs/JSON-OUTPUT.md), else one line.
+    func report(_ m: ShardManifest, input: String, output: String, json: Bool, common: CommonOptions) throws {
+        let part = ShardManifest.partPath(output: output, shard: m.shard, of: m.shards)
+        if json {
+            try printJSON(
+                .object([
+                    "input": .string(input), "output": .string(output), "part": .string(part), "shard": .number(JSONNumber(m.shard)),
+                    "shards": .number(JSONNumber(m.shards)), "units": .number(JSONNumber(m.units)),
+                    "bytesIn": .number(JSONNumber(m.bytesIn)), "bytesOut": .number(JSONNumber(m.partBytes)),
+                    "counts": .object(JSONObject(m.counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(m.counts[$0]!))) })),
+                ]))
+        } else {
+            common.note(
+                "wrote \(part): \(ProgressMeter.format(bytes: m.partBytes)), \(counted(m.units, "unit"))"
+                    + m.counts.keys.sorted().map { ", \($0) \(m.counts[$0]!)" }.joined() + "; join the parts with dumpkit merge \(output)")
+        }
     }
 }

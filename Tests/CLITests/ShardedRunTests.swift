@@ -10,14 +10,14 @@ import XCTest
 /// parallel (two at a time, as on this machine's two cores), `dumpkit merge`, and the merged output
 /// compared byte for byte with the unsharded run's.
 final class ShardedRunTests: XCTestCase {
-    private func read(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+    func read(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
-    private func generate(_ kind: String, _ size: String, seed: Int = 1, to path: String) throws {
+    func generate(_ kind: String, _ size: String, seed: Int = 1, to path: String) throws {
         let script = TestData.projectRoot.appendingPathComponent("Scripts/gen_dataset.py").path
         _ = try Shell.run("python3", [script, kind, "--size", size, "--seed", String(seed), "-o", path])
     }
 
-    private func dumpkit(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> CLI.Result {
+    func dumpkit(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> CLI.Result {
         let r = try CLI.run(arguments)
         XCTAssertEqual(r.status, 0, "dumpkit \(arguments.joined(separator: " ")): \(r.stderr)", file: file, line: line)
         return r
@@ -25,7 +25,7 @@ final class ShardedRunTests: XCTestCase {
 
     /// Runs shards 0..<n of `arguments` (a command line without --shard) through GNU parallel, two
     /// at a time; with `environment`, each gets its index as a Kubernetes Indexed Job would.
-    private func runShards(_ arguments: [String], n: Int, environment: Bool = false, file: StaticString = #filePath, line: UInt = #line)
+    func runShards(_ arguments: [String], n: Int, environment: Bool = false, file: StaticString = #filePath, line: UInt = #line)
         throws
     {
         let parallel = try RequiredTool.path("parallel", package: "parallel")

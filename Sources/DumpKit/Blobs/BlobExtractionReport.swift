@@ -50,12 +50,36 @@ public final class BlobExtractionReport: Sendable {
         public var mismatchSamples: [Mismatch] = []
     }
 
-    public let sampleLimit: Int
-    private let state = Mutex((totals: Totals(), contents: Set<DigestKey>()))
-
-    public init(sampleLimit: Int = 100) {
-        self.sampleLimit = sampleLimit
+    /// An object a run named first, what the store did with it and where its first string was:
+    /// what the merge of a sharded extraction needs to count objects once over all shards.
+    public struct NamedObject: Sendable, Equatable {
+        public var name: String
+        public var sha256: String
+        public var size: Int64
+        public var outcome: BlobPutOutcome?
+        public var pointer: String
     }
+
+    public let sampleLimit: Int
+    /// Whether `namedObjects` are kept (a shard's run).
+    public let keepsObjects: Bool
+    private let state: Mutex<(totals: Totals, contents: Set<DigestKey>, named: [NamedObject])>
+
+    public init(sampleLimit: Int = 100, keepsObjects: Bool = false) {
+        self.sampleLimit = sampleLimit
+        self.keepsObjects = keepsObjects
+        state = Mutex((totals: Totals(), contents: [], named: []))
+    }
+
+    /// A report of the given totals (a merged one).
+    init(totals: Totals, sampleLimit: Int) {
+        self.sampleLimit = sampleLimit
+        keepsObjects = false
+        state = Mutex((totals: totals, contents: [], named: []))
+    }
+
+    /// The objects named first in this run, in no particular order (with `keepsObjects`).
+    public var namedObjects: [NamedObject] { state.withLock { $0.named } }
 
     /// The counts so far.
     public var snapshot: Totals { state.withLock { $0.totals } }
@@ -63,10 +87,15 @@ public final class BlobExtractionReport: Sendable {
     /// Counts one extracted string stored as `name`. `newObject` says whether it is the first use of
     /// the name in this run, `outcome` what the store did (nil in a dry run, for a name already used
     /// or a conflict).
-    func extracted(_ file: EmbeddedFile, digest: ContentDigest, name: String, newObject: Bool, outcome: BlobPutOutcome?) {
+    func extracted(
+        _ file: EmbeddedFile, digest: ContentDigest, name: String, pointer: String, newObject: Bool, outcome: BlobPutOutcome?
+    ) {
         let size = digest.size
         let key = DigestKey(sha256: digest.sha256)
         state.withLock { s in
+            if newObject && keepsObjects {
+                s.named.append(NamedObject(name: name, sha256: digest.sha256, size: size, outcome: outcome, pointer: pointer))
+            }
             s.totals.extracted.count += 1
             s.totals.extracted.bytes += size
             s.totals.encodedBytes += Int64(file.encodedBytes)
@@ -121,7 +150,7 @@ public final class BlobExtractionReport: Sendable {
     }
 
     /// Inserts `item` in sorted order, keeping the `limit` smallest.
-    private static func keep<T: Comparable>(_ item: T, in list: inout [T], limit: Int) {
+    static func keep<T: Comparable>(_ item: T, in list: inout [T], limit: Int) {
         guard limit > 0, list.count < limit || item < list[list.count - 1] else { return }
         var lo = 0, hi = list.count
         while lo < hi {

@@ -13,6 +13,13 @@ public final class BlobReferenceChecker {
     public let style: BlobReferenceStyle
     /// References seen so far.
     public private(set) var referencesChecked = 0
+    /// For a sharded run's merge: called with an object's name when its metadata finding is decided,
+    /// at its first reference (reported right after, or explained by that reference's finding).
+    var onMetadataDecided: ((String) -> Void)?
+    /// For a sharded run's merge: whether to keep `existingNames`.
+    var keepsNames = false
+    /// The names of the referenced objects the store holds, in the order first referenced (with `keepsNames`).
+    private(set) var existingNames: [String] = []
     private var objects: [DigestKey: ObjectFacts] = [:]
 
     /// What the store holds under one name, hashed once.
@@ -115,6 +122,7 @@ public final class BlobReferenceChecker {
         }
         if !facts.metadataReported, facts.metadataProblem != nil || facts.metadataError != nil {
             objects[key]?.metadataReported = true
+            onMetadataDecided?(reference.name)
             if let e = facts.metadataError {
                 error("metadata", e)
             } else if let meta = facts.metadataProblem, !metadataExplained {
@@ -158,7 +166,15 @@ public final class BlobReferenceChecker {
             }
         }
         objects[key] = facts
+        if facts.exists && keepsNames { existingNames.append(name) }
         return facts
+    }
+
+    /// The finding of an object no reference names.
+    static func orphan(_ name: String) -> Finding {
+        Finding(
+            severity: .warning, rule: "blobs:orphan", pointer: "",
+            message: "object \(String(reflecting: name)) is not referenced by the dump")
     }
 
     /// Reports the objects no checked reference named, in name order.
@@ -168,12 +184,7 @@ public final class BlobReferenceChecker {
             let key = DigestKey(sha256: Hex.lowercase(SHA256.hash(data: Array(name.utf8))))
             if objects[key]?.exists != true { orphans.append(name) }
         }
-        for name in orphans.sorted() {
-            emit(
-                Finding(
-                    severity: .warning, rule: "blobs:orphan", pointer: "",
-                    message: "object \(String(reflecting: name)) is not referenced by the dump"))
-        }
+        for name in orphans.sorted() { emit(Self.orphan(name)) }
     }
 
     /// Checks a whole dump (the values `match` allows; none: all) and then the orphans.

@@ -235,7 +235,8 @@ public final class ExtractBlobs: RecordTransformer, UnitTransformer {
     private func extract(_ file: EmbeddedFile, digest: ContentDigest, name: String, path: [String]) throws -> JSONValue {
         let token = DownloadToken.derive(sha256: digest.sha256, name: name)
         let metadata = digest.metadata(name: name, contentType: file.contentType, customMetadata: ["firebaseStorageDownloadTokens": token])
-        let first = try claims.claim(name, sha256: digest.sha256, pointer: JSONPointer.string(path))
+        let pointer = JSONPointer.string(path)
+        let first = try claims.claim(name, sha256: digest.sha256, pointer: pointer)
         var outcome: BlobPutOutcome?
         if first, let store {
             do {
@@ -244,9 +245,9 @@ public final class ExtractBlobs: RecordTransformer, UnitTransformer {
                 report.conflict(name: e.name)
             }
         }
-        report.extracted(file, digest: digest, name: name, newObject: first, outcome: outcome)
+        report.extracted(file, digest: digest, name: name, pointer: pointer, newObject: first, outcome: outcome)
         if let declared = file.mismatchedDeclaredType {
-            report.mismatch(pointer: JSONPointer.string(path), declared: declared, detected: file.contentType)
+            report.mismatch(pointer: pointer, declared: declared, detected: file.contentType)
         }
         let reference = BlobReference(
             name: name, contentType: file.contentType, size: digest.size, sha256: digest.sha256, md5: digest.md5, token: token,

@@ -58,7 +58,15 @@ public struct ExtractBlobsJob {
         try Self.check(options)
         try Self.refuseSameFile(input, output)
         guard !dryRun else { return try run(store: nil, progress: progress) }
-        // A folder store this run creates is removed again when the run fails before writing into it.
+        var (summary, removed) = try withStore { try run(store: $0, progress: progress) }
+        summary.staleTemporaryFilesRemoved = removed
+        return summary
+    }
+
+    /// Opens the store for writing and runs `body` on it; returns what `body` did and how many
+    /// temporary files of interrupted runs the store removed. A folder store this run creates is
+    /// removed again when `body` fails before writing into it.
+    func withStore<T>(_ body: (BlobStore) throws -> T) throws -> (T, staleTemporaryFilesRemoved: Int) {
         var status = stat()
         let storeExisted = lstat(store, &status) == 0
         let controlExisted = lstat(store + "/" + DirectoryBlobStore.controlDirectory, &status) == 0
@@ -66,9 +74,7 @@ public struct ExtractBlobsJob {
         let directory = opened as? DirectoryBlobStore
         defer { directory?.close() }
         do {
-            var summary = try run(store: opened, progress: progress)
-            summary.staleTemporaryFilesRemoved = directory?.staleTemporaryFilesRemoved ?? 0
-            return summary
+            return (try body(opened), directory?.staleTemporaryFilesRemoved ?? 0)
         } catch {
             if let directory {
                 directory.close()
@@ -134,6 +140,8 @@ public struct BlobConflictsError: DataError, CustomStringConvertible, Sendable {
     public let count: Int
     /// The first names, sorted.
     public let names: [String]
+    /// Whether a shard of a sharded run found them, where another shard may have written them.
+    public var sharded = false
 
     public var description: String {
         let shown = names.prefix(20).map { String(reflecting: $0) }.joined(separator: ", ")
@@ -141,6 +149,9 @@ public struct BlobConflictsError: DataError, CustomStringConvertible, Sendable {
         let objects = count == 1 ? "1 object already exists" : "\(count) objects already exist"
         return "\(objects) in the \(store) with other content, so the output was not written: \(shown)\(more); "
             + "the references would point at other images. Use another --name (e.g. with {sha256}) or another store, or give --replace to replace them"
+            + (sharded
+                ? " (if another shard of this run wrote them, the dump gives these names two contents, which the unsharded run refuses too, and --replace would only move the error to merge)"
+                : "")
     }
 }
 

@@ -14,6 +14,8 @@ public struct MergeJob {
     public var output: String
     /// The number of shards; nil finds it from the parts' names.
     public var shards: Int?
+    /// Opens the store of a sharded `check-blobs`, which merge lists for orphans.
+    public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
 
     public init(output: String) {
         self.output = output
@@ -33,6 +35,11 @@ public struct MergeJob {
         public var rejects: String?
         /// Of a sharded `validate`: the findings report the unsharded run makes (no output is written).
         public var report: FindingsReport?
+        /// Of a sharded `extract-blobs`: the report of the unsharded run (`--json`, `--report`).
+        public var extraction: BlobExtractionReport? = nil
+        /// Of a sharded `check-blobs`: the findings (orphans last) and the references checked, as
+        /// the unsharded run reports them (no output is written).
+        public var blobCheck: (source: String, findings: [Finding], references: Int)? = nil
     }
 
     public func run() throws -> Summary {
@@ -82,6 +89,19 @@ public struct MergeJob {
                 command: "validate", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: report)
         }
+        if manifests[0].command == "check-blobs" {
+            let check = try CheckBlobsJob.merge(
+                parts: (0..<n).map { ShardManifest.partPath(output: output, shard: $0, of: n) }, openStore: openStore)
+            return Summary(
+                command: "check-blobs", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
+                bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: nil, blobCheck: check)
+        }
+        // Before the output is written: one object name with two contents in two shards stops
+        // the merge, as it stops the unsharded run.
+        let extraction =
+            manifests[0].command == "extract-blobs"
+            ? try ExtractionPart.merge(
+                (0..<n).map { ExtractionPart.path(output: output, shard: $0, of: n) }, crc32c: manifests.map(\.objectsCRC32C)) : nil
         let rejectsTarget = manifests[0].rejects
         let rejects = try rejectsTarget.map { try OutputFile(path: $0, compression: CompressionFilter.none) }
         let out = try OutputFile(path: output, compression: CompressionFilter.none, seekable: true)
@@ -105,13 +125,24 @@ public struct MergeJob {
         return Summary(
             command: manifests[0].command, shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
             bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: out.bytesWritten, counts: counts, rejects: rejectsTarget,
-            report: nil)
+            report: nil, extraction: extraction)
     }
 
     /// Checks that the part has the size and CRC-32C its manifest says: a part rewritten by another
     /// run after its manifest is stale.
     private static func checkPart(_ path: String, against m: ShardManifest, shard i: Int, of n: Int) throws {
         guard exists(path) else { throw ShardError(message: "shard \(i) of \(n): \(path) is missing; run it again with --shard \(i)/\(n)") }
+        let (size, crc) = try checksum(path)
+        guard size == m.partBytes, crc == m.partCRC32C else {
+            throw ShardError(
+                message:
+                    "shard \(i) of \(n) is stale: \(path) is not the part its manifest describes (\(size) bytes, manifest \(m.partBytes)); "
+                    + "run it again with --shard \(i)/\(n)")
+        }
+    }
+
+    /// The size and CRC-32C of a whole file.
+    static func checksum(_ path: String) throws -> (size: Int64, crc32c: UInt32) {
         let file = try ReadOnlyFile(path: path)
         var crc = CRC32C()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -122,14 +153,8 @@ public struct MergeJob {
                 crc.update(UnsafeRawBufferPointer(rebasing: b[0..<got]))
                 return got
             }
-            if got == 0 { break }
+            if got == 0 { return (size, crc.value) }
             size += Int64(got)
-        }
-        guard size == m.partBytes, crc.value == m.partCRC32C else {
-            throw ShardError(
-                message:
-                    "shard \(i) of \(n) is stale: \(path) is not the part its manifest describes (\(size) bytes, manifest \(m.partBytes)); "
-                    + "run it again with --shard \(i)/\(n)")
         }
     }
 

@@ -28,6 +28,9 @@ public struct ShardManifest: Sendable, Equatable {
     /// Where the joined rejects go (migrate under `--on-error keep`): each shard writes
     /// `REJECTS.part-I-of-N`, lines in the rejects' order, each after its sort key.
     public var rejects: String?
+    /// CRC-32C of `OUT.part-I-of-N.objects` (extract-blobs: the shard's report and the objects it
+    /// named, `ExtractionPart`), written before the manifest.
+    public var objectsCRC32C: UInt32?
 
     /// `OUT.part-I-of-N`.
     public static func partPath(output: String, shard: Int, of shards: Int) -> String { "\(output).part-\(shard)-of-\(shards)" }
@@ -38,7 +41,7 @@ public struct ShardManifest: Sendable, Equatable {
     }
 
     func json() -> JSONValue {
-        .object([
+        var o: JSONObject = [
             "dumpkitShard": .number(JSONNumber(1)), "command": .string(command), "shard": .number(JSONNumber(shard)),
             "shards": .number(JSONNumber(shards)),
             "index": .string(index), "options": .string(options), "units": .number(JSONNumber(units)),
@@ -47,7 +50,9 @@ public struct ShardManifest: Sendable, Equatable {
             "partCRC32C": .number(JSONNumber(partCRC32C)),
             "counts": .object(JSONObject(counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(counts[$0]!))) })),
             "rejects": rejects.map { .string($0) } ?? .null,
-        ])
+        ]
+        if let objectsCRC32C { o["objectsCRC32C"] = .number(JSONNumber(objectsCRC32C)) }
+        return .object(o)
     }
 
     /// Writes the manifest beside the part, atomically.
@@ -87,7 +92,8 @@ public struct ShardManifest: Sendable, Equatable {
         return ShardManifest(
             command: command, shard: Int(shard), shards: Int(shards), index: index, options: options, units: Int(units),
             records: Int(records), bytesIn: bytesIn, partBytes: partBytes, partSHA256: sha, partCRC32C: UInt32(truncatingIfNeeded: crc),
-            counts: counts, rejects: o["rejects"]?.stringValue)
+            counts: counts, rejects: o["rejects"]?.stringValue,
+            objectsCRC32C: o["objectsCRC32C"]?.numberValue?.int64Value.map { UInt32(truncatingIfNeeded: $0) })
     }
 }
 

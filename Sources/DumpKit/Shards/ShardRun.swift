@@ -1,5 +1,7 @@
 import ArchiveKit
+import Foundation
 import JSONStream
+import Synchronization
 
 /// What every shard of a run does around its command's own work: checks that the index is for the
 /// input, reads the shard's units through a `ShardUnitSource`, writes the part `OUT.part-I-of-N`
@@ -68,6 +70,54 @@ final class ShardRun {
     }
 
     func abort() { part.abort() }
+
+    /// Reads every unit of the shard as a record at its place in the tree (with the captures of the
+    /// first of `patterns` it lies in), runs batches of them through `transformer` (up to
+    /// `concurrency` slices of a batch at once, as the pipeline's workers would), and writes each
+    /// unit in its place: the structure before it, then its value compactly. A blob step rewrites
+    /// strings and small objects, which never span units, so the units' results are the unsharded
+    /// run's output.
+    func transformUnits(_ transformer: RecordTransformer, patterns: [PathPattern], concurrency: Int, progress: ProgressMeter?) throws {
+        let workers = max(1, concurrency)
+        var entries: [DumpIndex.Entry] = []
+        var records: [Record] = []
+        var bytes: Int64 = 0
+        func flush() throws {
+            guard !records.isEmpty else { return }
+            let size = (records.count + workers - 1) / workers
+            let slices = stride(from: 0, to: records.count, by: size).map { Array(records[$0..<min($0 + size, records.count)]) }
+            let results = Mutex([Result<[[Record]], Error>?](repeating: nil, count: slices.count))
+            DispatchQueue.concurrentPerform(iterations: slices.count) { i in
+                let result = Result<[[Record]], Error> {
+                    do { return try transformer.transform(batch: slices[i]) } catch let e as BatchRecordError { throw e.underlying }
+                }
+                results.withLock { $0[i] = result }
+            }
+            // The first failure in the dump's order, as a run one record at a time would report.
+            let done = try results.withLock { $0 }.flatMap { try $0!.get() }
+            for (entry, out) in zip(entries, done) {
+                try writeStructure(entry)
+                guard out.count == 1, let value = out[0].value else {
+                    throw UsageError(
+                        "\(entry.pointer): \(transformer.name) did not keep this value where it was, which a shard cannot write")
+                }
+                try writer.value(value)
+            }
+            entries.removeAll(keepingCapacity: true)
+            records.removeAll(keepingCapacity: true)
+            bytes = 0
+        }
+        while let entry = try nextUnit() {
+            let path = JSONPointer.segments(entry.pointer) ?? []
+            let captures = ExtractBlobs.captures(patterns, path) ?? [:]
+            entries.append(entry)
+            records.append(Record(path: path, captures: captures, value: try reader.readValue()))
+            bytes += entry.length
+            if records.count >= 64 * workers || bytes >= 16 << 20 { try flush() }
+            if units & 1023 == 0 { progress?.recordDone() }
+        }
+        try flush()
+    }
 
     /// Refuses inputs and outputs no shard can use.
     static func checkFiles(input: String, output: String) throws {
