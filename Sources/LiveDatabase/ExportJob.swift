@@ -13,8 +13,8 @@ import JSONStream
 /// only what is missing; the output is then assembled from the saved answers in key order (a
 /// canonical `JSONWriter`, which sorts with bounded memory), written to a temporary name and
 /// renamed when complete. Memory: answers are streamed to their files and the keys of a listing
-/// sorted on disk (`ListedKeys`); what is held is one small plan object per page, and a page of an
-/// array-like location while it is put in index order.
+/// sorted on disk (`ListedKeys`), an array-like page put in index order with an `ExternalSorter`;
+/// what is held is one small plan object per page.
 ///
 /// The REST API has no snapshots: children written while an export runs may or may not be in it.
 public struct ExportJob: Sendable {
@@ -348,8 +348,9 @@ public struct ExportJob: Sendable {
             for half in page.halves { try assembleArray(half, writer: writer, next: &next) }
             return
         }
-        // A page's members may come in any order: sort them by index in memory (one answer).
-        var members: [(Int32, [UInt8])] = []
+        // A page's members may come in any order: sort them by index (big-endian, so bytewise is
+        // numeric), spilling past the sorter's budget rather than holding the answer.
+        let members = ExternalSorter(temporaryDirectory: workDirectory)
         try forEachMember(page) { key, reader in
             guard let index = DatabaseKeyOrder.integerValue(key.utf8), index >= 0 else {
                 throw ExportChanged(location: source.appending(page.node.path), detail: "key \(key) appeared in an array-like location")
@@ -358,11 +359,13 @@ public struct ExportJob: Sendable {
             let w = JSONWriter(sink: sink)
             try reader.transfer(to: w)
             try w.flush()
-            members.append((index, sink.bytes))
+            try members.add(key: withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) }, payload: sink.bytes)
         }
-        for (index, json) in members.sorted(by: { $0.0 < $1.0 }) {
+        let sorted = try members.sorted()
+        while try sorted.next() {
+            let index = sorted.key.reduce(0) { $0 << 8 | Int32($1) }
             try writeHoles(upTo: String(index), writer: writer, next: &next)
-            try json.withUnsafeBytes { try writer.value(compactJSON: $0) }
+            try sorted.payload.withUnsafeBytes { try writer.value(compactJSON: $0) }
             next += 1
         }
     }
