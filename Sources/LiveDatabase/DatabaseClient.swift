@@ -107,11 +107,12 @@ public final class DatabaseClient: Sendable {
             guard fd >= 0 else { throw OutputError(file: path, message: "cannot save a fetched page: \(String(cString: strerror(errno)))") }
             defer { close(fd) }
             var saved = 0
-            for try await chunk in body {
-                saved += chunk.readableBytes
-                guard saved <= limit else { throw NIOTooManyBytesError(maxBytes: limit) }
-                try chunk.withUnsafeReadableBytes { bytes in
-                    var done = 0
+            // The answer comes in pieces of a few KiB: written in 1 MiB blocks, not one write(2) a piece.
+            var pending: [UInt8] = []
+            pending.reserveCapacity(1 << 20)
+            func flush() throws {
+                var done = 0
+                try pending.withUnsafeBytes { bytes in
                     while done < bytes.count {
                         let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
                         guard n > 0 else {
@@ -120,7 +121,15 @@ public final class DatabaseClient: Sendable {
                         done += n
                     }
                 }
+                pending.removeAll(keepingCapacity: true)
             }
+            for try await chunk in body {
+                saved += chunk.readableBytes
+                guard saved <= limit else { throw NIOTooManyBytesError(maxBytes: limit) }
+                chunk.withUnsafeReadableBytes { pending.append(contentsOf: $0) }
+                if pending.count >= 1 << 20 { try flush() }
+            }
+            try flush()
             return saved
         }
     }
