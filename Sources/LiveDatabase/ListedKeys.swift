@@ -15,8 +15,6 @@ final class ListedKeys {
     /// Whether the database reads the location back as an array: all keys non-negative 32-bit
     /// integers, the largest below twice their count.
     let readsAsArray: Bool
-    private let keysFile: Int32
-    private let indexFile: Int32
     private let path: String
 
     /// Sorts the keys of the saved answer `listing` (an object) into `listing.keys` and `listing.index`,
@@ -47,8 +45,10 @@ final class ListedKeys {
         }
         let sorted = try sorter.sorted()
         let keys = try Self.create(listing + ".keys"), index = try Self.create(listing + ".index")
-        keysFile = keys.fd
-        indexFile = index.fd
+        defer {
+            close(keys.fd)
+            close(index.fd)
+        }
         var n = 0
         var end: UInt64 = 0
         var keyBuffer: [UInt8] = [], indexBuffer: [UInt8] = []
@@ -76,24 +76,34 @@ final class ListedKeys {
         readsAsArray = n > 0 && integersOnly && Int(largest) < 2 * n
     }
 
-    deinit {
-        close(keysFile)
-        close(indexFile)
-    }
-
-    /// The key at `i` (`0..<count`), in the database's order.
+    /// The key at `i` (`0..<count`), in the database's order. The files are opened for each call
+    /// (a page's first and last key, a split's middle one), so an export that lists many locations
+    /// holds no descriptors for them.
     func key(_ i: Int) throws -> String {
         precondition(i >= 0 && i < count, "listed key index out of range")
-        let start = i == 0 ? 0 : try end(of: i - 1)
-        var bytes = [UInt8](repeating: 0, count: try end(of: i) - start)
-        try bytes.withUnsafeMutableBytes { try read(keysFile, $0, at: start, what: ".keys") }
+        let index = try openFile(".index"), keys = try openFile(".keys")
+        defer {
+            close(index)
+            close(keys)
+        }
+        let start = i == 0 ? 0 : try end(of: i - 1, index)
+        var bytes = [UInt8](repeating: 0, count: try end(of: i, index) - start)
+        try bytes.withUnsafeMutableBytes { try read(keys, $0, at: start, what: ".keys") }
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    private func openFile(_ what: String) throws -> Int32 {
+        let fd = open(path + what, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw OutputError(file: path + what, message: "cannot read the sorted keys of a listing: \(String(cString: strerror(errno)))")
+        }
+        return fd
+    }
+
     /// Where key `i` ends in the keys file.
-    private func end(of i: Int) throws -> Int {
+    private func end(of i: Int, _ index: Int32) throws -> Int {
         var end: UInt64 = 0
-        try withUnsafeMutableBytes(of: &end) { try read(indexFile, $0, at: i * 8, what: ".index") }
+        try withUnsafeMutableBytes(of: &end) { try read(index, $0, at: i * 8, what: ".index") }
         return Int(UInt64(littleEndian: end))
     }
 
