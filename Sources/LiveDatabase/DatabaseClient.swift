@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import CloudHTTP
+import DumpKit
 import Foundation
 import JSONStream
 import NIOCore
@@ -95,6 +96,44 @@ public final class DatabaseClient: Sendable {
         try await send(.GET, location, relative, query: query, body: nil)
     }
 
+    /// `GET` like `get`, its answer streamed into a new file at `path` as it arrives (replaced on each
+    /// attempt), so that memory does not grow with the answer: the number of bytes saved.
+    public func download(_ location: DatabaseURL, _ relative: [String] = [], query: [(String, String)] = [], to path: String)
+        async throws -> Int
+    {
+        let limit = maxResponseBytes
+        return try await send(.GET, location, relative, query: query, body: nil) { body in
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else { throw OutputError(file: path, message: "cannot save a fetched page: \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            var saved = 0
+            // The answer comes in pieces of a few KiB: written in 1 MiB blocks, not one write(2) a piece.
+            var pending: [UInt8] = []
+            pending.reserveCapacity(1 << 20)
+            func flush() throws {
+                var done = 0
+                try pending.withUnsafeBytes { bytes in
+                    while done < bytes.count {
+                        let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+                        guard n > 0 else {
+                            throw OutputError(file: path, message: "cannot save a fetched page: \(String(cString: strerror(errno)))")
+                        }
+                        done += n
+                    }
+                }
+                pending.removeAll(keepingCapacity: true)
+            }
+            for try await chunk in body {
+                saved += chunk.readableBytes
+                guard saved <= limit else { throw NIOTooManyBytesError(maxBytes: limit) }
+                chunk.withUnsafeReadableBytes { pending.append(contentsOf: $0) }
+                if pending.count >= 1 << 20 { try flush() }
+            }
+            try flush()
+            return saved
+        }
+    }
+
     /// A multi-path `PATCH` of `body` at `location` with `print=silent` (the answer would repeat the body).
     public func patch(_ location: DatabaseURL, body: [UInt8]) async throws {
         _ = try await send(.PATCH, location, [], query: [("print", "silent")], body: body)
@@ -108,47 +147,50 @@ public final class DatabaseClient: Sendable {
     private func send(_ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)], body: [UInt8]?)
         async throws -> [UInt8]
     {
-        let shown = "\(method.rawValue) \(location.restURL(relative, query: query))"
-        do {
-            return try await attempts(method, location, relative, query: query, body: body, shown: shown)
-        } catch let error as HTTPServiceError {
-            throw Self.error(status: error.status, message: error.message, request: shown)
-        } catch {
-            throw DatabaseRequestError(kind: .unavailable, status: nil, message: "\(error)", request: shown)
-        }
+        let limit = maxResponseBytes
+        return try await send(method, location, relative, query: query, body: body) { Array(buffer: try await $0.collect(upTo: limit)) }
     }
 
-    /// The request, tried as the retry policy says; a refusal is an `HTTPServiceError` with the database's message.
-    private func attempts(
-        _ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)],
-        body: [UInt8]?, shown: String
-    ) async throws -> [UInt8] {
-        try await retry.run { _ in
-            var items = query
-            var request = HTTPClientRequest(url: "")
-            if location.sendsCredentials {
-                switch auth {
-                case .none: break
-                case .authParameter(let secret): items.append(("auth", secret))
-                case .accessToken(let token): request.headers.add(name: "Authorization", value: "Bearer \(try await token())")
+    /// The request, tried as the retry policy says, with `receive` reading a successful answer's body;
+    /// a refusal is a `DatabaseRequestError` with the database's message.
+    private func send<T>(
+        _ method: HTTPMethod, _ location: DatabaseURL, _ relative: [String], query: [(String, String)], body: [UInt8]?,
+        receive: (HTTPClientResponse.Body) async throws -> T
+    ) async throws -> T {
+        let shown = "\(method.rawValue) \(location.restURL(relative, query: query))"
+        do {
+            return try await retry.run { _ in
+                var items = query
+                var request = HTTPClientRequest(url: "")
+                if location.sendsCredentials {
+                    switch auth {
+                    case .none: break
+                    case .authParameter(let secret): items.append(("auth", secret))
+                    case .accessToken(let token): request.headers.add(name: "Authorization", value: "Bearer \(try await token())")
+                    }
                 }
+                request.url = location.restURL(relative, query: items)
+                request.method = method
+                if let body {
+                    request.body = .bytes(ByteBuffer(bytes: body))
+                    request.headers.add(name: "Content-Type", value: "application/json")
+                }
+                let response = try await http.execute(request, deadline: .distantFuture)
+                let status = Int(response.status.code)
+                if (200..<300).contains(status) { return try await receive(response.body) }
+                // The REST API's errors are `{"error": "message"}`.
+                let body = Array(buffer: try await response.body.collect(upTo: maxResponseBytes))
+                let message = (try? JSONReader(bytes: body).readValue().objectValue?["error"]?.stringValue) ?? nil
+                throw HTTPServiceError(
+                    status: status, code: nil, message: message ?? (String(validating: body.prefix(300), as: UTF8.self) ?? ""),
+                    request: shown)
             }
-            request.url = location.restURL(relative, query: items)
-            request.method = method
-            if let body {
-                request.body = .bytes(ByteBuffer(bytes: body))
-                request.headers.add(name: "Content-Type", value: "application/json")
-            }
-            let response = try await http.execute(request, deadline: .distantFuture)
-            let bytes = try await response.body.collect(upTo: maxResponseBytes)
-            let status = Int(response.status.code)
-            if (200..<300).contains(status) { return Array(buffer: bytes) }
-            // The REST API's errors are `{"error": "message"}`.
-            let body = Array(buffer: bytes)
-            let message = (try? JSONReader(bytes: body).readValue().objectValue?["error"]?.stringValue) ?? nil
-            throw HTTPServiceError(
-                status: status, code: nil, message: message ?? (String(validating: body.prefix(300), as: UTF8.self) ?? ""),
-                request: shown)
+        } catch let error as HTTPServiceError {
+            throw Self.error(status: error.status, message: error.message, request: shown)
+        } catch let error as OutputError {
+            throw error
+        } catch {
+            throw DatabaseRequestError(kind: .unavailable, status: nil, message: "\(error)", request: shown)
         }
     }
 

@@ -12,7 +12,9 @@ import JSONStream
 /// noted in its journal, so a run killed midway and started again with the same arguments fetches
 /// only what is missing; the output is then assembled from the saved answers in key order (a
 /// canonical `JSONWriter`, which sorts with bounded memory), written to a temporary name and
-/// renamed when complete. Memory: the largest answer, plus the keys of the listed locations.
+/// renamed when complete. Memory: answers are streamed to their files and the keys of a listing
+/// sorted on disk (`ListedKeys`), an array-like page put in index order with an `ExternalSorter`;
+/// what is held is one small plan object per page.
 ///
 /// The REST API has no snapshots: children written while an export runs may or may not be in it.
 public struct ExportJob: Sendable {
@@ -101,22 +103,27 @@ public struct ExportJob: Sendable {
         var valueFile: String?
         /// With `format=export`: the saved answer of `PATH/.priority`, which listings leave out.
         var priorityFile: String?
-        var keys: [String] = []
+        /// The children's keys, sorted on disk, when the location was listed as an object.
+        var keys: ListedKeys?
         var pages: [PagePlan] = []
         init(path: [String]) { self.path = path }
     }
 
-    /// A range of a listed location's keys, `keys[lo..<hi]`.
+    /// A range of a listed location's keys, `keys[lo..<hi]`: its first and last key are kept, as the
+    /// request and the journal name them.
     final class PagePlan {
         let node: NodePlan
         let lo: Int, hi: Int
+        let first: String, last: String
         var file: String?
         var halves: [PagePlan] = []
         var child: NodePlan?
-        init(node: NodePlan, lo: Int, hi: Int) {
+        init(node: NodePlan, lo: Int, hi: Int) throws {
             self.node = node
             self.lo = lo
             self.hi = hi
+            first = try node.keys!.key(lo)
+            last = hi - 1 == lo ? first : try node.keys!.key(hi - 1)
         }
     }
 
@@ -144,7 +151,7 @@ public struct ExportJob: Sendable {
         case .list(let node): return "L " + Self.jsonArray(node.path)
         case .priority(let node): return "R " + Self.jsonArray(node.path)
         case .page(let page):
-            return "P " + Self.jsonArray(page.node.path) + " " + Self.jsonArray([page.node.keys[page.lo], page.node.keys[page.hi - 1]])
+            return "P " + Self.jsonArray(page.node.path) + " " + Self.jsonArray([page.first, page.last])
         }
     }
 
@@ -162,8 +169,7 @@ public struct ExportJob: Sendable {
         case .page(let page):
             path = page.node.path
             query = [
-                ("orderBy", "\"$key\""), ("startAt", Self.jsonString(page.node.keys[page.lo])),
-                ("endAt", Self.jsonString(page.node.keys[page.hi - 1])),
+                ("orderBy", "\"$key\""), ("startAt", Self.jsonString(page.first)), ("endAt", Self.jsonString(page.last)),
             ]
             if exportFormat { query.append(("format", "export")) }
         }
@@ -216,22 +222,20 @@ public struct ExportJob: Sendable {
         }
     }
 
-    /// Makes one request and saves its answer (to a temporary name, renamed when whole).
+    /// Makes one request and streams its answer to a file (a temporary name, renamed when whole), so
+    /// that memory does not grow with the answer.
     private static func perform(_ fetch: Fetch, source: DatabaseURL, client: DatabaseClient) async throws -> Outcome {
-        let body: [UInt8]
+        let temporary = fetch.file + ".part"
+        let bytes: Int
         do {
-            body = try await client.get(source, fetch.path, query: fetch.query)
+            bytes = try await client.download(source, fetch.path, query: fetch.query, to: temporary)
         } catch let error as DatabaseRequestError where error.kind == .readTooLarge {
             return .tooLarge
-        }
-        let temporary = fetch.file + ".part"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(body)) else {
-            throw OutputError(file: temporary, message: "cannot save a fetched page")
         }
         guard rename(temporary, fetch.file) == 0 else {
             throw OutputError(file: fetch.file, message: "cannot save a fetched page: \(String(cString: strerror(errno)))")
         }
-        return .saved(bytes: body.count)
+        return .saved(bytes: bytes)
     }
 
     /// Files an answer into the plan and returns the requests it calls for.
@@ -250,16 +254,11 @@ public struct ExportJob: Sendable {
                 node.valueFile = file
                 return followUp
             }
-            try reader.next()
-            var keys: [String] = []
-            while try reader.next() == .name {
-                keys.append(reader.stringValue)
-                try reader.skipValue()
-            }
-            node.keys = keys.sorted(by: DatabaseKeyOrder.less)
+            let keys = try ListedKeys(listing: file, temporaryDirectory: workDirectory)
+            node.keys = keys
             let size = max(1, pageSize)
-            node.pages = stride(from: 0, to: node.keys.count, by: size).map {
-                PagePlan(node: node, lo: $0, hi: min($0 + size, node.keys.count))
+            node.pages = try stride(from: 0, to: keys.count, by: size).map {
+                try PagePlan(node: node, lo: $0, hi: min($0 + size, keys.count))
             }
             return followUp + node.pages.map { .page($0) }
         case (.page(let page), .saved):
@@ -268,10 +267,10 @@ public struct ExportJob: Sendable {
         case (.page(let page), .tooLarge):
             if page.hi - page.lo > 1 {
                 let mid = page.lo + (page.hi - page.lo) / 2
-                page.halves = [PagePlan(node: page.node, lo: page.lo, hi: mid), PagePlan(node: page.node, lo: mid, hi: page.hi)]
+                page.halves = [try PagePlan(node: page.node, lo: page.lo, hi: mid), try PagePlan(node: page.node, lo: mid, hi: page.hi)]
                 return page.halves.map { .page($0) }
             }
-            let child = NodePlan(path: page.node.path + [page.node.keys[page.lo]])
+            let child = NodePlan(path: page.node.path + [page.first])
             page.child = child
             return [.list(child)]
         case (.list(let node), .tooLarge):
@@ -305,7 +304,7 @@ public struct ExportJob: Sendable {
             }
             return
         }
-        if !exportFormat, Self.readsAsArray(node.keys) {
+        if !exportFormat, node.keys?.readsAsArray == true {
             try writer.beginArray()
             var next: Int32 = 0
             for page in node.pages { try assembleArray(page, writer: writer, next: &next) }
@@ -323,7 +322,7 @@ public struct ExportJob: Sendable {
 
     private func assembleObject(_ page: PagePlan, writer: JSONWriter) throws {
         if let child = page.child {
-            try writer.name(page.node.keys[page.lo])
+            try writer.name(page.first)
             try assemble(child, writer: writer)
             return
         }
@@ -340,7 +339,7 @@ public struct ExportJob: Sendable {
     /// An array-like location's members, in index order with `null` for the holes.
     private func assembleArray(_ page: PagePlan, writer: JSONWriter, next: inout Int32) throws {
         if let child = page.child {
-            try writeHoles(upTo: page.node.keys[page.lo], writer: writer, next: &next)
+            try writeHoles(upTo: page.first, writer: writer, next: &next)
             try assemble(child, writer: writer)
             next += 1
             return
@@ -349,8 +348,9 @@ public struct ExportJob: Sendable {
             for half in page.halves { try assembleArray(half, writer: writer, next: &next) }
             return
         }
-        // A page's members may come in any order: sort them by index in memory (one answer).
-        var members: [(Int32, [UInt8])] = []
+        // A page's members may come in any order: sort them by index (big-endian, so bytewise is
+        // numeric), spilling past the sorter's budget rather than holding the answer.
+        let members = ExternalSorter(temporaryDirectory: workDirectory)
         try forEachMember(page) { key, reader in
             guard let index = DatabaseKeyOrder.integerValue(key.utf8), index >= 0 else {
                 throw ExportChanged(location: source.appending(page.node.path), detail: "key \(key) appeared in an array-like location")
@@ -359,11 +359,13 @@ public struct ExportJob: Sendable {
             let w = JSONWriter(sink: sink)
             try reader.transfer(to: w)
             try w.flush()
-            members.append((index, sink.bytes))
+            try members.add(key: withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) }, payload: sink.bytes)
         }
-        for (index, json) in members.sorted(by: { $0.0 < $1.0 }) {
+        let sorted = try members.sorted()
+        while try sorted.next() {
+            let index = sorted.key.reduce(0) { $0 << 8 | Int32($1) }
             try writeHoles(upTo: String(index), writer: writer, next: &next)
-            try json.withUnsafeBytes { try writer.value(compactJSON: $0) }
+            try sorted.payload.withUnsafeBytes { try writer.value(compactJSON: $0) }
             next += 1
         }
     }
@@ -402,17 +404,6 @@ public struct ExportJob: Sendable {
         default:
             throw ExportChanged(location: source.appending(page.node.path), detail: "a page came back as a single value")
         }
-    }
-
-    /// Whether the database reads these keys back as an array (all non-negative integers, the
-    /// largest below twice their count).
-    static func readsAsArray(_ keys: [String]) -> Bool {
-        var maxKey: Int32 = -1
-        for key in keys {
-            guard let i = DatabaseKeyOrder.integerValue(key.utf8), i >= 0 else { return false }
-            maxKey = max(maxKey, i)
-        }
-        return !keys.isEmpty && Int(maxKey) < 2 * keys.count
     }
 
     static func jsonString(_ s: String) -> String {

@@ -24,7 +24,10 @@ struct ExportCommand: ParsableCommand {
 
             Resumable: every answer is saved in .NAME.dumpkit-export.d beside the output, with a journal. A \
             run that was killed, started again with the same arguments, fetches only what is missing and \
-            writes the same bytes. The folder is removed when the output is complete.
+            writes the same bytes. The folder is removed when the output is complete. Disk: plan for about \
+            twice the uncompressed export free there (the saved answers, the sorted keys of large \
+            listings, the sorting of the output's members). Memory does not grow with the database: \
+            answers are streamed to their files and listings sorted on disk (about 100 MB at 1 GB and 2 GB).
 
             Credentials: --access-token (or GOOGLE_OAUTH_ACCESS_TOKEN), or --auth with a legacy database \
             secret or an ID token. FIREBASE_DATABASE_EMULATOR_HOST=host:port sends every request to \

@@ -156,35 +156,38 @@ struct ImportCommand: ParsableCommand {
                     + (summary.chunksSkipped > 0 ? ", \(summary.chunksSkipped) chunks committed by the interrupted run" : "")
                     + (summary.targetWasEmpty ? " (the location was empty: values written whole)" : ""))
         }
-        if let check, let verification { try report(check, verification) }
+        if let check, let verification { try reportVerification(check, verification, dump: input, common: common) }
     }
+}
 
-    /// The verification's outcome: a note, or the first differing pointers on standard error and exit 1.
-    private func report(_ check: ImportVerification.Report, _ verification: ImportVerification) throws {
-        let what = verification.mode == .replace ? "its top-level children are equal" : "every value of the dump is there"
-        guard check.differences > 0 else {
-            common.note("verified \(verification.target) against \(input): \(what) (\(check.requests) requests)")
-            return
-        }
-        let lines = check.first.map { "  \($0.pointer.isEmpty ? "(the whole dump)" : $0.pointer): \($0.detail)" }
-        let more = check.differences > check.first.count ? "\n  ... and \(check.differences - check.first.count) more" : ""
-        FileHandle.standardError.write(
-            Data(
-                ("dumpkit: error: verification failed: \(verification.target) differs from \(input) at \(counted(check.differences, "path")) "
-                    + "(\(verification.mode == .replace ? "replace" : "merge"): \(what) should hold):\n" + lines.joined(separator: "\n")
-                    + more
-                    + "\n").utf8))
-        throw Exit.findings
+/// A verification's outcome (`import --verify`, `restore --verify-database`): a note, or the first
+/// differing pointers on standard error and exit 1.
+func reportVerification(_ check: ImportVerification.Report, _ verification: ImportVerification, dump: String, common: CommonOptions) throws
+{
+    let what = verification.mode == .replace ? "its top-level children are equal" : "every value of the dump is there"
+    guard check.differences > 0 else {
+        common.note("verified \(verification.target) against \(dump): \(what) (\(check.requests) requests)")
+        return
     }
+    let lines = check.first.map { "  \($0.pointer.isEmpty ? "(the whole dump)" : $0.pointer): \($0.detail)" }
+    let more = check.differences > check.first.count ? "\n  ... and \(check.differences - check.first.count) more" : ""
+    FileHandle.standardError.write(
+        Data(
+            ("dumpkit: error: verification failed: \(verification.target) differs from \(dump) at \(counted(check.differences, "path")) "
+                + "(\(verification.mode == .replace ? "replace" : "merge"): \(what) should hold):\n" + lines.joined(separator: "\n")
+                + more
+                + "\n").utf8))
+    throw Exit.findings
+}
 
-    private func verificationJSON(_ check: ImportVerification.Report, _ verification: ImportVerification) -> JSONValue {
-        .object([
-            "compared": .string(verification.mode == .replace ? "top-level children equal" : "dump contained"),
-            "differences": .number(JSONNumber(check.differences)),
-            "firstDifferences": .array(check.first.map { .object(["pointer": .string($0.pointer), "detail": .string($0.detail)]) }),
-            "requests": .number(JSONNumber(check.requests)),
-        ])
-    }
+/// A verification's outcome in a --json summary.
+func verificationJSON(_ check: ImportVerification.Report, _ verification: ImportVerification) -> JSONValue {
+    .object([
+        "compared": .string(verification.mode == .replace ? "top-level children equal" : "dump contained"),
+        "differences": .number(JSONNumber(check.differences)),
+        "firstDifferences": .array(check.first.map { .object(["pointer": .string($0.pointer), "detail": .string($0.detail)]) }),
+        "requests": .number(JSONNumber(check.requests)),
+    ])
 }
 
 /// An import's dry run (`import` and `restore --database`): limits checked, then every chunk with

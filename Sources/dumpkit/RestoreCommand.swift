@@ -37,7 +37,10 @@ struct RestoreCommand: ParsableCommand {
             GOOGLE_OAUTH_ACCESS_TOKEN, GOOGLE_APPLICATION_CREDENTIALS, or --auth; \
             FIREBASE_DATABASE_EMULATOR_HOST for an emulator. Exit codes as for import: 1 for a dump the \
             database refuses or an archive that does not match its manifest, 2 for usage, credentials \
-            and rules that refuse the writes.
+            and rules that refuse the writes. --verify-database then exports the location and compares it with \
+            the dump as `dumpkit import --verify` does (merged: every value of the dump must be at its path; \
+            the database may hold more), exit 1 with the first differing JSON Pointers; --verify is about the \
+            archive's checksums, not the database.
 
             Examples:
               dumpkit restore bucket.tar.zst restored/ --verify
@@ -47,7 +50,7 @@ struct RestoreCommand: ParsableCommand {
               dumpkit restore bucket.tar.zst s3://backups/restored --verify
               dumpkit restore backup.tar.zst --dry-run \\
                   --database https://my-app.firebaseio.com
-              dumpkit restore backup.tar.zst --rules \\
+              dumpkit restore backup.tar.zst --rules --verify-database \\
                   --database https://my-app.firebaseio.com \\
                   --access-token "$(gcloud auth print-access-token)"
             """
@@ -86,6 +89,13 @@ struct RestoreCommand: ParsableCommand {
     )
     var verify = false
 
+    @Flag(
+        name: .customLong("verify-database"),
+        help:
+            "With --database: after the import, export the location and compare it with the backup's dump, as import --verify does (exit 1 on differences)."
+    )
+    var verifyDatabase = false
+
     @Option(help: "When a file exists: never, if-different (default) or always replace it.")
     var overwrite: SafeExtractor.OverwritePolicy = .ifDifferent
 
@@ -123,6 +133,10 @@ struct RestoreCommand: ParsableCommand {
         guard destination != nil || database != nil else { throw ValidationError("give a destination, --database DATABASE_URL, or both") }
         if rules, database == nil { throw ValidationError("--rules writes the backup's rules into a database: give --database") }
         if authSecret != nil, database == nil { throw ValidationError("--auth is for --database") }
+        if verifyDatabase, database == nil {
+            throw ValidationError("--verify-database compares a database with the backup's dump: give --database")
+        }
+        if verifyDatabase, dryRun { throw ValidationError("--verify-database checks what a restore wrote: not with --dry-run") }
         if database != nil {
             guard archive != "-" else {
                 throw ValidationError("restore --database reads the archive's parts one by one: give a file, not -")
@@ -135,8 +149,16 @@ struct RestoreCommand: ParsableCommand {
     func run() throws {
         var summary: JSONObject = ["archive": .string(archive), "dryRun": .bool(dryRun)]
         if let destination { try restoreFiles(into: destination, summary: &summary) }
-        if let database { summary["database"] = .object(try restoreDatabase(database)) }
+        var verified: (ImportVerification.Report, ImportVerification)?
+        if let database {
+            let (o, verification) = try restoreDatabase(database)
+            summary["database"] = .object(o)
+            verified = verification
+        }
         if json.json { try printJSON(.object(summary)) }
+        if let (check, verification) = verified {
+            try reportVerification(check, verification, dump: "the dump of \(archive)", common: common)
+        }
     }
 
     /// The archive into a folder or a bucket.
@@ -192,8 +214,9 @@ struct RestoreCommand: ParsableCommand {
         return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).dumpkit-restore.d").path
     }
 
-    /// `--database`: the dump imported as `import` does, then with `--rules` the rules written back.
-    private func restoreDatabase(_ url: String) throws -> JSONObject {
+    /// `--database`: the dump imported as `import` does, then with `--verify-database` compared with
+    /// the database, and with `--rules` the rules written back. The summary, and the comparison to report.
+    private func restoreDatabase(_ url: String) throws -> (JSONObject, (ImportVerification.Report, ImportVerification)?) {
         let target = try reportingErrors { try DatabaseOptions.location(url) }
         let work = workDirectory
         let (dump, rulesFile) = try reportingErrors {
@@ -228,15 +251,22 @@ struct RestoreCommand: ParsableCommand {
         }
         let progress = dryRun ? nil : common.progress()
         let toStandardError = json.json
-        let (summary, rulesChange) = try reportingDatabaseErrors { [job, dryRun, progress = UncheckedProgress(progress)] in
+        var verification: ImportVerification?
+        if verifyDatabase {
+            verification = ImportVerification(dump: dump, target: target, mode: job.mode)
+            verification?.jobs = jobs
+        }
+        let (summary, check, rulesChange) = try reportingDatabaseErrors {
+            [job, dryRun, verification, progress = UncheckedProgress(progress)] in
             try await client.using { client in
                 let summary = dryRun ? nil : try await job.run(client: client, progress: progress.meter)
-                guard let rulesFile else { return (summary, RulesChange?.none) }
+                let check = try await verification?.run(client: client)
+                guard let rulesFile else { return (summary, check, RulesChange?.none) }
                 let new = try Array(Data(contentsOf: URL(fileURLWithPath: rulesFile)))
                 let change = RulesChange(old: try await DatabaseRules.read(target, client: client), new: new)
                 change.show(to: target, dryRun: dryRun, toStandardError: toStandardError)
                 if change.differs, !dryRun { try await DatabaseRules.write(new, to: target, client: client) }
-                return (summary, change)
+                return (summary, check, change)
             }
         }
         if let summary {
@@ -257,8 +287,13 @@ struct RestoreCommand: ParsableCommand {
                 "changed": .bool(rulesChange.differs), "written": .bool(rulesChange.differs && !dryRun),
             ])
         }
+        var verified: (ImportVerification.Report, ImportVerification)?
+        if let check, let verification {
+            o["verification"] = verificationJSON(check, verification)
+            verified = (check, verification)
+        }
         try? FileManager.default.removeItem(atPath: work)
-        return o
+        return (o, verified)
     }
 }
 

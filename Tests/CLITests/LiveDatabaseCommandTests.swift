@@ -361,6 +361,80 @@ final class LiveDatabaseCommandTests: XCTestCase {
         XCTAssertEqual(r.status, 2, r.stderr)
     }
 
+    /// An answer is streamed to its file, not held: one page of about 100 MB (eleven 9 MB strings
+    /// under one key, within the database's 256 MB read limit) exported in well under twice its
+    /// size. Before, the answer was collected and then copied (over 200 MB at the peak).
+    func testExportMemoryDoesNotGrowWithTheAnswer() throws {
+        let time = try RequiredTool.path("time", package: "time")
+        let tmp = try TemporaryDirectory()
+        let s = try server()
+        let text = String(repeating: "0123456789abcdef", count: 9_000_000 / 16)
+        let strings = (0..<11).map { "\"s\($0)\":\"\(text)\"" }
+        let data = Array("{\"big\":{\(strings.joined(separator: ","))},\"small\":1}".utf8)
+        try s.database.load(json: data)
+        let output = tmp.path("big.json")
+        let r = try Shell.execute(
+            URL(fileURLWithPath: time),
+            ["-f", "maxrss %M", "/usr/bin/env", "FIREBASE_DATABASE_EMULATOR_HOST=\(s.host)", CLI.binary.path]
+                + ["export", "https://demo-app.firebaseio.com", "-o", output, "-q"])
+        let stderr = String(decoding: r.stderr, as: UTF8.self)
+        XCTAssertEqual(r.status, 0, stderr)
+        XCTAssertTrue(try contents(output) == s.database.contents(at: []), "the export is not what one GET returns")
+        let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
+        let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
+        XCTAssertLessThan(peak, data.count * 3 / 2, "\(peak >> 20) MiB for an answer of \(data.count >> 20) MiB")
+    }
+
+    /// `restore --verify-database` compares the database with the backup's dump after the import, as
+    /// `import --verify` does; a value changed meanwhile by another writer is a difference (exit 1).
+    func testRestoreVerifyDatabaseComparesTheDatabaseWithTheBackupsDump() throws {
+        let tmp = try TemporaryDirectory()
+        let dump = tmp.path("small.json"), archive = tmp.path("backup.tar")
+        try Data(#"{"users":{"a":{"name":"Ann","age":31},"b":{"name":"Bob"}},"list":[1,2,3]}"#.utf8).write(to: URL(fileURLWithPath: dump))
+        XCTAssertEqual(try CLI.run(["backup", "--dump", dump, "-o", archive, "-q"]).status, 0)
+        let url = "https://demo-app.firebaseio.com/restored"
+
+        let s = try server(.init(namespace: "demo-app", maxResponseBytes: 64, maxWriteBytes: 64))
+        var r = try dumpkit(s, ["restore", archive, "--database", url, "--chunk-size", "1024", "--verify-database", "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let summary = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], r.stdout)
+        let verification = try XCTUnwrap((summary["database"] as? [String: Any])?["verification"] as? [String: Any], r.stdout)
+        XCTAssertEqual(verification["differences"] as? Int, 0)
+        XCTAssertEqual(verification["compared"] as? String, "dump contained")
+        XCTAssertGreaterThan(verification["requests"] as? Int ?? 0, 1, "every answer split")
+        r = try dumpkit(s, ["restore", archive, "--database", url, "--verify-database"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("verified \(url) against the dump of \(archive)"), r.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: tmp.url.path).sorted(), ["backup.tar", "small.json"])
+
+        // Without it, no comparison.
+        r = try dumpkit(try server(), ["restore", archive, "--database", url, "--json"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stdout.contains("verification"), r.stdout)
+
+        // Another writer changes a value while the comparison reads (its listing held back): exit 1
+        // after the summary, with the pointer and both values.
+        let t = try server()
+        t.injectFaults([.stall(milliseconds: 3000)], method: "GET", skipping: 1)
+        let (p, out, err) = try start(t, ["restore", archive, "--database", url, "--verify-database", "--json"])
+        wait(t, for: 2, method: "GET", while: p)
+        XCTAssertTrue(p.isRunning)
+        try t.database.load(json: Array(#""Eve""#.utf8), at: ["restored", "users", "a", "name"])
+        let stdout = out.fileHandleForReading.readDataToEndOfFile(),
+            stderrText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 1, stderrText)
+        XCTAssertTrue(stderrText.contains("verification failed"), stderrText)
+        XCTAssertTrue(stderrText.contains(#"/users/a/name: the dump has "Ann", the database "Eve""#), stderrText)
+        let failed = try XCTUnwrap(try JSONSerialization.jsonObject(with: stdout) as? [String: Any])
+        let differences = ((failed["database"] as? [String: Any])?["verification"] as? [String: Any])?["differences"] as? Int
+        XCTAssertEqual(differences, 1)
+
+        // Usage: without --database, with --dry-run.
+        XCTAssertEqual(try dumpkit(t, ["restore", archive, tmp.path("out"), "--verify-database"]).status, 2)
+        XCTAssertEqual(try dumpkit(t, ["restore", archive, "--database", url, "--verify-database", "--dry-run"]).status, 2)
+    }
+
     func testHelpSaysAnExportIsNotASnapshot() throws {
         let r = try CLI.run(["export", "--help"])
         XCTAssertEqual(r.status, 0)

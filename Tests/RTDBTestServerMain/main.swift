@@ -29,7 +29,7 @@ while let argument = arguments.popFirst() {
 }
 do {
     let server = try RTDBTestServer(configuration: configuration)
-    if let load { try server.database.load(json: Array(try Data(contentsOf: URL(fileURLWithPath: load)))) }
+    if let load { try server.database.load(file: load) }
     FileHandle.standardOutput.write(Data((server.host + "\n").utf8))
     signal(SIGTERM) { _ in exit(0) }
     while true { sleep(3600) }

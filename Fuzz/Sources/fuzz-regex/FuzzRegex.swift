@@ -1,11 +1,11 @@
 import FuzzSupport
 
+@testable import FirebaseRules
+@testable import RegexEngine
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import FirebaseRules
-@testable import RegexEngine
 
 // The regular-expression engine (ECMA-262 syntax as JSON Schema's `pattern` has it, and Firebase's
 // subset as rules' `matches()`). The input is a pattern, then a NUL and a subject string. Properties:

@@ -4,7 +4,7 @@ import JSONStream
 /// Sorts entries, each a key and a payload of bytes, by key (bytewise; equal keys keep no particular
 /// order) in bounded memory: entries gather in memory up to `budget` bytes, each such run is sorted
 /// and written to an anonymous temporary file, and the runs are merged when read.
-final class ExternalSorter {
+public final class ExternalSorter {
     /// One entry's bytes in `arena`.
     private struct Slot {
         var start: Int
@@ -22,13 +22,13 @@ final class ExternalSorter {
     /// Entries added.
     private(set) var count = 0
 
-    init(budget: Int = 16 << 20, temporaryDirectory: String? = nil) {
+    public init(budget: Int = 16 << 20, temporaryDirectory: String? = nil) {
         self.budget = budget
         self.temporaryDirectory = temporaryDirectory
     }
 
     /// Adds an entry.
-    func add(key: [UInt8], payload: [UInt8]) throws {
+    public func add(key: [UInt8], payload: [UInt8]) throws {
         precondition(key.count < Int32.max && payload.count < Int32.max, "sort entry too large")
         slots.append(Slot(start: arena.count, keyCount: Int32(key.count), payloadCount: Int32(payload.count)))
         arena.append(contentsOf: key)
@@ -38,7 +38,7 @@ final class ExternalSorter {
     }
 
     /// Ends adding; the entries are then read in key order with `next()`.
-    func sorted() throws -> Reader {
+    public func sorted() throws -> Reader {
         sortSlots()
         if runs.isEmpty { return Reader(memory: arena, slots: slots.map { ($0.start, Int($0.keyCount), Int($0.payloadCount)) }) }
         try spill()
@@ -82,10 +82,10 @@ final class ExternalSorter {
     }
 
     /// The sorted entries, one at a time.
-    final class Reader {
+    public final class Reader {
         /// The current entry's key and payload, valid after `next()` returned true.
-        private(set) var key: [UInt8] = []
-        private(set) var payload: [UInt8] = []
+        public private(set) var key: [UInt8] = []
+        public private(set) var payload: [UInt8] = []
 
         private var memory: [UInt8] = []
         private var memorySlots: [(start: Int, keyCount: Int, payloadCount: Int)] = []
@@ -111,7 +111,7 @@ final class ExternalSorter {
         }
 
         /// Moves to the next entry; false after the last.
-        func next() throws -> Bool {
+        public func next() throws -> Bool {
             if cursors.isEmpty {
                 guard memoryIndex < memorySlots.count else { return false }
                 let s = memorySlots[memoryIndex]

@@ -1,0 +1,143 @@
+import DumpKit
+import Foundation
+import JSONStream
+
+/// The keys of a listed location (a saved `shallow=true` answer), sorted in the database's order and
+/// kept on disk beside the answer, read back by index: an export's memory does not grow with the
+/// number of children of a location.
+///
+/// The keys are sorted by an `ExternalSorter` (bounded memory, spilling to the export's folder) on a
+/// byte form that sorts as `DatabaseKeyOrder` does (32-bit integer keys first, numerically, then the
+/// other keys by their bytes); `LISTING.keys` then holds the keys' UTF-8 bytes one after another and
+/// `LISTING.index` where each one ends (`UInt64`, little-endian), so key `i` is two reads away.
+final class ListedKeys {
+    let count: Int
+    /// Whether the database reads the location back as an array: all keys non-negative 32-bit
+    /// integers, the largest below twice their count.
+    let readsAsArray: Bool
+    private let path: String
+
+    /// Sorts the keys of the saved answer `listing` (an object) into `listing.keys` and `listing.index`,
+    /// holding at most about `sortBudget` bytes of them in memory.
+    init(listing: String, temporaryDirectory: String, sortBudget: Int = 16 << 20) throws {
+        path = listing
+        let sorter = ExternalSorter(budget: sortBudget, temporaryDirectory: temporaryDirectory)
+        let reader = JSONReader(source: try InputFile(path: listing), sourceName: listing)
+        try reader.next()  // the object, which the caller saw
+        var integersOnly = true
+        var largest: Int32 = -1
+        while try reader.next() == .name {
+            let key = Array(reader.stringValue.utf8)
+            try reader.skipValue()
+            if let i = DatabaseKeyOrder.integerValue(key) {
+                integersOnly = integersOnly && i >= 0
+                largest = max(largest, i)
+                let biased = UInt32(bitPattern: i) ^ 0x8000_0000
+                try sorter.add(
+                    key: [
+                        0, UInt8(biased >> 24), UInt8(truncatingIfNeeded: biased >> 16), UInt8(truncatingIfNeeded: biased >> 8),
+                        UInt8(truncatingIfNeeded: biased),
+                    ], payload: [])
+            } else {
+                integersOnly = false
+                try sorter.add(key: [1] + key, payload: [])
+            }
+        }
+        let sorted = try sorter.sorted()
+        let keys = try Self.create(listing + ".keys"), index = try Self.create(listing + ".index")
+        defer {
+            close(keys.fd)
+            close(index.fd)
+        }
+        var n = 0
+        var end: UInt64 = 0
+        var keyBuffer: [UInt8] = [], indexBuffer: [UInt8] = []
+        while try sorted.next() {
+            let sortKey = sorted.key
+            let key: [UInt8]
+            if sortKey[0] == 0 {
+                let biased = UInt32(sortKey[1]) << 24 | UInt32(sortKey[2]) << 16 | UInt32(sortKey[3]) << 8 | UInt32(sortKey[4])
+                key = Array(String(Int32(bitPattern: biased ^ 0x8000_0000)).utf8)
+            } else {
+                key = Array(sortKey.dropFirst())
+            }
+            keyBuffer += key
+            end += UInt64(key.count)
+            withUnsafeBytes(of: end.littleEndian) { indexBuffer += $0 }
+            n += 1
+            if keyBuffer.count >= 1 << 20 || indexBuffer.count >= 1 << 20 {
+                try keys.append(&keyBuffer)
+                try index.append(&indexBuffer)
+            }
+        }
+        try keys.append(&keyBuffer)
+        try index.append(&indexBuffer)
+        count = n
+        readsAsArray = n > 0 && integersOnly && Int(largest) < 2 * n
+    }
+
+    /// The key at `i` (`0..<count`), in the database's order. The files are opened for each call
+    /// (a page's first and last key, a split's middle one), so an export that lists many locations
+    /// holds no descriptors for them.
+    func key(_ i: Int) throws -> String {
+        precondition(i >= 0 && i < count, "listed key index out of range")
+        let index = try openFile(".index"), keys = try openFile(".keys")
+        defer {
+            close(index)
+            close(keys)
+        }
+        let start = i == 0 ? 0 : try end(of: i - 1, index)
+        var bytes = [UInt8](repeating: 0, count: try end(of: i, index) - start)
+        try bytes.withUnsafeMutableBytes { try read(keys, $0, at: start, what: ".keys") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func openFile(_ what: String) throws -> Int32 {
+        let fd = open(path + what, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw OutputError(file: path + what, message: "cannot read the sorted keys of a listing: \(String(cString: strerror(errno)))")
+        }
+        return fd
+    }
+
+    /// Where key `i` ends in the keys file.
+    private func end(of i: Int, _ index: Int32) throws -> Int {
+        var end: UInt64 = 0
+        try withUnsafeMutableBytes(of: &end) { try read(index, $0, at: i * 8, what: ".index") }
+        return Int(UInt64(littleEndian: end))
+    }
+
+    private func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int, what: String) throws {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            guard n > 0 else { throw OutputError(file: path + what, message: "cannot read the sorted keys of a listing") }
+            done += n
+        }
+    }
+
+    /// A file opened for writing, written in whole buffers.
+    private struct Writer {
+        let fd: Int32
+        let path: String
+        func append(_ buffer: inout [UInt8]) throws {
+            var done = 0
+            while done < buffer.count {
+                let n = buffer.withUnsafeBytes { write(fd, $0.baseAddress! + done, $0.count - done) }
+                guard n > 0 else {
+                    throw OutputError(file: path, message: "cannot write the sorted keys of a listing: \(String(cString: strerror(errno)))")
+                }
+                done += n
+            }
+            buffer.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private static func create(_ path: String) throws -> Writer {
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw OutputError(file: path, message: "cannot write the sorted keys of a listing: \(String(cString: strerror(errno)))")
+        }
+        return Writer(fd: fd, path: path)
+    }
+}
