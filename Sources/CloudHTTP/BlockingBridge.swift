@@ -22,6 +22,17 @@ public func runBlocking<T: Sendable>(_ operation: @escaping @Sendable () async t
     return try box.get()
 }
 
+/// Runs blocking work (file I/O, an output's waits for its uploads) on a thread of its own and
+/// awaits it, so that it never holds a thread of Swift's cooperative pool: the `runBlocking` calls
+/// inside it need that pool to make progress.
+public func onOwnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try work() }) }
+        thread.name = "dumpkit-blocking-work"
+        thread.start()
+    }
+}
+
 /// The result handed from the task to the waiting thread.
 private final class ResultBox<T: Sendable>: Sendable {
     private let result = Mutex<Result<T, any Error>?>(nil)

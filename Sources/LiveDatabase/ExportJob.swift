@@ -1,3 +1,4 @@
+import CloudHTTP
 import DumpKit
 import Foundation
 import JSONStream
@@ -45,8 +46,14 @@ public struct ExportJob: Sendable {
         public var bytesWritten: Int64 = 0
     }
 
-    /// The folder of saved answers and the journal: `.NAME.dumpkit-export.d` beside the output.
+    /// The folder of saved answers and the journal: `.NAME.dumpkit-export.d` beside the output; for
+    /// an output in a bucket (`s3://...`), `dumpkit-export-HASH.d` in `TMPDIR`, named by the URL so
+    /// that the same command finds it again.
     public var workDirectory: String {
+        if output.contains("://") {
+            let temporary = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+            return URL(fileURLWithPath: temporary).appendingPathComponent("dumpkit-export-\(RunJournal.hash(output)).d").path
+        }
         let url = URL(fileURLWithPath: output)
         return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).dumpkit-export.d").path
     }
@@ -79,17 +86,21 @@ public struct ExportJob: Sendable {
             }
             throw error
         }
-        let out = try OutputFile(path: output)
-        do {
-            let writer = JSONWriter(sink: out, options: JSONWriter.Options(sortKeys: true, temporaryDirectory: workDirectory))
-            try assemble(root, writer: writer)
-            try writer.flush()
-            try out.commit()
-        } catch {
-            out.abort()
-            throw error
+        // Off the cooperative pool: an output in a bucket waits for its parts' uploads, which need it.
+        let plan = PlanHandOff(root)
+        summary.bytesWritten = try await onOwnThread { [self] in
+            let out = try OutputFile(path: output)
+            do {
+                let writer = JSONWriter(sink: out, options: JSONWriter.Options(sortKeys: true, temporaryDirectory: workDirectory))
+                try assemble(plan.root, writer: writer)
+                try writer.flush()
+                try out.commit()
+            } catch {
+                out.abort()
+                throw error
+            }
+            return out.bytesWritten
         }
-        summary.bytesWritten = out.bytesWritten
         journal.remove()
         try? fm.removeItem(atPath: workDirectory)
         return summary
@@ -98,6 +109,12 @@ public struct ExportJob: Sendable {
     // MARK: - The plan: what is listed, paged, split
 
     /// A location whose children are listed and paged (or whose whole value is one saved answer).
+    /// The finished plan handed to the assembling thread; the fetching tasks are done with it.
+    private final class PlanHandOff: @unchecked Sendable {
+        let root: NodePlan
+        init(_ root: NodePlan) { self.root = root }
+    }
+
     final class NodePlan {
         let path: [String]
         var valueFile: String?

@@ -22,7 +22,8 @@ struct ExportCommand: ParsableCommand {
             data written while the export runs may or may not be in it, and a child moved between two \
             ranges can be missed or appear twice. Stop the writers (or export a copy) when that matters.
 
-            Resumable: every answer is saved in .NAME.dumpkit-export.d beside the output, with a journal. A \
+            Resumable: every answer is saved in .NAME.dumpkit-export.d beside the output (for -o s3://... or \
+            gs://..., in dumpkit-export-HASH.d in TMPDIR), with a journal. A \
             run that was killed, started again with the same arguments, fetches only what is missing and \
             writes the same bytes. The folder is removed when the output is complete. Disk: plan for about \
             twice the uncompressed export free there (the saved answers, the sorted keys of large \

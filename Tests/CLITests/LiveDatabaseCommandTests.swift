@@ -385,6 +385,41 @@ final class LiveDatabaseCommandTests: XCTestCase {
         XCTAssertLessThan(peak, data.count * 3 / 2, "\(peak >> 20) MiB for an answer of \(data.count >> 20) MiB")
     }
 
+    /// `export -o s3://...` sends its output while it assembles it (several parts), the same bytes as a
+    /// local export; its folder of saved answers goes to TMPDIR (beside a URL there is no folder: it
+    /// failed with "cannot make the folder of fetched pages").
+    func testExportToABucketStreamsTheSameBytes() throws {
+        let tmp = try TemporaryDirectory()
+        let s = try server()
+        let text = String(repeating: "0123456789abcdef", count: 64)
+        let records = (0..<24_000).map { "\"k\($0)\":{\"t\":\"\(text)\",\"n\":\($0)}" }
+        try s.database.load(json: Array("{\"items\":{\(records.joined(separator: ","))}}".utf8))
+        let s3 = try SeaweedServer()
+        defer { s3.stop() }
+        let bucket = try s3.makeBucket()
+        let local = tmp.path("local.json")
+        XCTAssertEqual(try dumpkit(s, ["export", "https://demo-app.firebaseio.com", "-o", local, "-q"]).status, 0)
+        XCTAssertGreaterThan(try contents(local).count, 2 * (8 << 20), "three parts or more")
+        let environment = s3.clientEnvironment.map { "\($0.key)=\($0.value)" }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments =
+            ["FIREBASE_DATABASE_EMULATOR_HOST=\(s.host)"] + environment
+            + [CLI.binary.path, "export", "https://demo-app.firebaseio.com", "-o", "s3://\(bucket)/export.json", "-q"]
+        try p.run()
+        let deadline = Date().addingTimeInterval(120)
+        while p.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        if p.isRunning {
+            p.terminate()
+            XCTFail("export into a bucket did not finish in 120 s")
+        }
+        p.waitUntilExit()
+        XCTAssertEqual(p.terminationStatus, 0)
+        let down = tmp.path("down.json")
+        _ = try s3.aws(["s3", "cp", "s3://\(bucket)/export.json", down])
+        XCTAssertTrue(try contents(down) == contents(local), "the bucket's export differs from the local one")
+    }
+
     /// `restore --verify-database` compares the database with the backup's dump after the import, as
     /// `import --verify` does; a value changed meanwhile by another writer is a difference (exit 1).
     func testRestoreVerifyDatabaseComparesTheDatabaseWithTheBackupsDump() throws {
