@@ -46,17 +46,9 @@ public struct ExportJob: Sendable {
         public var bytesWritten: Int64 = 0
     }
 
-    /// The folder of saved answers and the journal: `.NAME.dumpkit-export.d` beside the output; for
-    /// an output in a bucket (`s3://...`), `dumpkit-export-HASH.d` in `TMPDIR`, named by the URL so
-    /// that the same command finds it again.
-    public var workDirectory: String {
-        if output.contains("://") {
-            let temporary = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
-            return URL(fileURLWithPath: temporary).appendingPathComponent("dumpkit-export-\(RunJournal.hash(output)).d").path
-        }
-        let url = URL(fileURLWithPath: output)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).dumpkit-export.d").path
-    }
+    /// The folder of saved answers and the journal: `.NAME.dumpkit-export.d` beside the output (in
+    /// `TMPDIR` for an output in a bucket, `RunFiles`).
+    public var workDirectory: String { RunFiles.beside(output, suffix: "dumpkit-export.d") }
 
     private var identity: String {
         "dumpkit export v1 \(source) page-size=\(pageSize) shallow=\(shallow) format=\(exportFormat ? "export" : "plain")"

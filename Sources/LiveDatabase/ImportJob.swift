@@ -67,12 +67,10 @@ public struct ImportJob: Sendable {
         }
     }
 
-    /// The default journal: `.NAME.dumpkit-import-HASH.journal` beside the input.
+    /// The default journal: `.NAME.dumpkit-import-HASH.journal` beside the input (in `TMPDIR` for a
+    /// dump in a bucket, `RunFiles`).
     public var effectiveJournalPath: String {
-        if let journalPath { return journalPath }
-        let url = URL(fileURLWithPath: input)
-        let name = ".\(url.lastPathComponent).dumpkit-import-\(RunJournal.hash(identity)).journal"
-        return url.deletingLastPathComponent().appendingPathComponent(name).path
+        journalPath ?? RunFiles.beside(input, suffix: "dumpkit-import-\(RunJournal.hash(identity)).journal")
     }
 
     private var identity: String {

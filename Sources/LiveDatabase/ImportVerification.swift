@@ -51,11 +51,9 @@ public struct ImportVerification: Sendable {
         public var bytesFetched: Int64 = 0
     }
 
-    /// The folder of the export and the canonical files: `.NAME.dumpkit-verify.d` beside the dump.
-    public var workDirectory: String {
-        let url = URL(fileURLWithPath: dump)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).dumpkit-verify.d").path
-    }
+    /// The folder of the export and the canonical files: `.NAME.dumpkit-verify.d` beside the dump (in
+    /// `TMPDIR` for a dump in a bucket, `RunFiles`).
+    public var workDirectory: String { RunFiles.beside(dump, suffix: "dumpkit-verify.d") }
 
     /// Exports the target and compares it with the dump.
     public func run(client: DatabaseClient) async throws -> Report {

@@ -28,8 +28,7 @@ struct DatabaseBackup {
     /// dry run, which must not touch what an interrupted run left).
     static func workDirectory(for output: String, dryRun: Bool) -> String {
         if output == "-" || dryRun { return NSTemporaryDirectory() + "/dumpkit-backup-\(getpid())\(dryRun ? "-dry" : "").d" }
-        let url = URL(fileURLWithPath: output)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).dumpkit-backup.d").path
+        return RunFiles.beside(output, suffix: "dumpkit-backup.d")
     }
 
     /// The dump's file name: `NS.json`, or `NS_a_b.json` for the path `/a/b`.

@@ -23,7 +23,7 @@ struct ExportCommand: ParsableCommand {
             ranges can be missed or appear twice. Stop the writers (or export a copy) when that matters.
 
             Resumable: every answer is saved in .NAME.dumpkit-export.d beside the output (for -o s3://... or \
-            gs://..., in dumpkit-export-HASH.d in TMPDIR), with a journal. A \
+            gs://..., .NAME-HASH.dumpkit-export.d in TMPDIR), with a journal. A \
             run that was killed, started again with the same arguments, fetches only what is missing and \
             writes the same bytes. The folder is removed when the output is complete. Disk: plan for about \
             twice the uncompressed export free there (the saved answers, the sorted keys of large \

@@ -208,11 +208,9 @@ struct RestoreCommand: ParsableCommand {
         }
     }
 
-    /// The folder of the dump and rules read out of the archive: `.NAME.dumpkit-restore.d` beside it.
-    private var workDirectory: String {
-        let url = URL(fileURLWithPath: archive)
-        return url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).dumpkit-restore.d").path
-    }
+    /// The folder of the dump and rules read out of the archive: `.NAME.dumpkit-restore.d` beside it
+    /// (in `TMPDIR` for an archive in a bucket, `RunFiles`).
+    private var workDirectory: String { RunFiles.beside(archive, suffix: "dumpkit-restore.d") }
 
     /// `--database`: the dump imported as `import` does, then with `--verify-database` compared with
     /// the database, and with `--rules` the rules written back. The summary, and the comparison to report.
