@@ -56,11 +56,10 @@ extension CheckBlobsJob {
                 ], run)
             let written = try run.commit(tree: false)
             progress?.finish()
-            var manifest = ShardManifest(
-                command: "check-blobs", shard: spec.index, shards: spec.count, index: run.trailer.identity,
+            var manifest = run.manifest(
+                command: "check-blobs",
                 options: "store=\(store) ref-style=\(referenceStyle.rawValue) match=\(match.map(\.text).joined(separator: ","))",
-                units: source.unitsRead, records: 0, bytesIn: written.bytesIn, partBytes: written.bytes, partSHA256: written.sha256,
-                partCRC32C: written.crc32c)
+                written: written, units: source.unitsRead)
             manifest.counts = ["references": checker.referencesChecked, "findings": findings]
             try manifest.write(output: output)
             return manifest

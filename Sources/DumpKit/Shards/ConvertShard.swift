@@ -46,10 +46,7 @@ extension ConvertJob {
             }
             let part = try run.commit(tree: to == .json)
             progress?.finish()
-            let manifest = ShardManifest(
-                command: "convert", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions,
-                units: run.units, records: to == .ndjson ? run.units : 0, bytesIn: part.bytesIn,
-                partBytes: part.bytes, partSHA256: part.sha256, partCRC32C: part.crc32c)
+            let manifest = run.manifest(command: "convert", options: shardOptions, written: part, records: to == .ndjson ? run.units : 0)
             try manifest.write(output: output)
             return manifest
         } catch {

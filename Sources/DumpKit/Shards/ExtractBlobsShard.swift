@@ -37,10 +37,7 @@ extension ExtractBlobsJob {
             let part = try run.commit(tree: true)
             let objectsCRC32C = try ExtractionPart.write(report, to: ExtractionPart.path(output: output, shard: spec.index, of: spec.count))
             progress?.finish()
-            var manifest = ShardManifest(
-                command: "extract-blobs", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions,
-                units: run.units, records: 0, bytesIn: part.bytesIn, partBytes: part.bytes, partSHA256: part.sha256,
-                partCRC32C: part.crc32c)
+            var manifest = run.manifest(command: "extract-blobs", options: shardOptions, written: part)
             manifest.counts = ["extracted": totals.extracted.count]
             manifest.objectsCRC32C = objectsCRC32C
             try manifest.write(output: output)

@@ -28,10 +28,7 @@ extension InlineBlobsJob {
             try run.transformUnits(transformer, patterns: options.match, concurrency: options.concurrency, progress: progress)
             let part = try run.commit(tree: true)
             progress?.finish()
-            var manifest = ShardManifest(
-                command: "inline-blobs", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions,
-                units: run.units, records: 0, bytesIn: part.bytesIn, partBytes: part.bytes, partSHA256: part.sha256,
-                partCRC32C: part.crc32c)
+            var manifest = run.manifest(command: "inline-blobs", options: shardOptions, written: part)
             let tally = transformer.tally
             manifest.counts = ["inlined": tally.inlined, "bytes": Int(tally.bytes), "foreign": tally.foreign]
             try manifest.write(output: output)

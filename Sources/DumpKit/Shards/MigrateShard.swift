@@ -56,10 +56,7 @@ extension MigrateJob {
             try rejectsFile?.commit()
             progress?.finish()
             let stats = runner.stats
-            var manifest = ShardManifest(
-                command: "migrate", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions(plans),
-                units: run.units, records: stats.records, bytesIn: part.bytesIn, partBytes: part.bytes, partSHA256: part.sha256,
-                partCRC32C: part.crc32c)
+            var manifest = run.manifest(command: "migrate", options: shardOptions(plans), written: part, records: stats.records)
             manifest.counts = [
                 "matched": stats.matched, "changed": stats.changed, "rejects": stats.rejects, "alreadyMigrated": migrate.probed,
             ]

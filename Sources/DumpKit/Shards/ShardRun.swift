@@ -69,6 +69,17 @@ final class ShardRun {
         return (part.bytesWritten, hashing.hex, hashing.crc32c, source.bytesRead)
     }
 
+    /// The manifest of the shard whose part `written` committed (`commit(tree:)`): what every
+    /// command's manifest holds; the caller adds its own counts. `units` defaults to those handed out.
+    func manifest(
+        command: String, options: String, written: (bytes: Int64, sha256: String, crc32c: UInt32, bytesIn: Int64), units: Int? = nil,
+        records: Int = 0
+    ) -> ShardManifest {
+        ShardManifest(
+            command: command, shard: spec.index, shards: spec.count, index: trailer.identity, options: options, units: units ?? self.units,
+            records: records, bytesIn: written.bytesIn, partBytes: written.bytes, partSHA256: written.sha256, partCRC32C: written.crc32c)
+    }
+
     func abort() { part.abort() }
 
     /// Reads every unit of the shard as a record at its place in the tree (with the captures of the

@@ -71,10 +71,8 @@ extension ValidateJob {
                 unmatched: allowUnmatched ? [] : schemas.map(Self.unmatchedFinding), unknownKeywords: Self.unknownKeywordFindings(schemas))
             let written = try run.commit(tree: false)
             progress?.finish()
-            var manifest = ShardManifest(
-                command: "validate", shard: spec.index, shards: spec.count, index: run.trailer.identity, options: shardOptions,
-                units: source.unitsRead, records: records, bytesIn: written.bytesIn, partBytes: written.bytes, partSHA256: written.sha256,
-                partCRC32C: written.crc32c)
+            var manifest = run.manifest(
+                command: "validate", options: shardOptions, written: written, units: source.unitsRead, records: records)
             manifest.counts = ["findings": part.count]
             try manifest.write(output: output)
             return manifest
