@@ -508,8 +508,10 @@ def seaweed(args, input_path: str, work: str, dumpkit: str | None) -> Service:
             warm_up = os.path.join(directory, "warm-up")
             with open(warm_up, "w") as f:
                 f.write("warm-up\n")
-            subprocess.run(["aws", "s3api", "put-object", "--bucket", BUCKET, "--key", "warm-up", "--body", warm_up],
-                           env=env, capture_output=True, check=True)
+            if subprocess.run(["aws", "s3api", "put-object", "--bucket", BUCKET, "--key", "warm-up", "--body", warm_up],
+                              env=env, capture_output=True).returncode != 0:
+                service.stop()
+                raise SystemExit(f"bench: SeaweedFS took no first object (see {directory}/weed.log)")
             return service
         time.sleep(0.5)
 

@@ -5,8 +5,8 @@ import NIOCore
 
 /// One object of a bucket read at any offset (`PositionalInput`): the index pass and the shards of a
 /// dump in a bucket read their byte ranges with ranged GETs. Reads go in blocks of `blockSize`,
-/// `blocksAhead` fetched ahead of the one being read (both readers go front to back through their
-/// ranges), and only of the version first seen (ETag or generation): an object replaced meanwhile
+/// `blocksAhead` fetched ahead of the one being read once reads go front to back (both readers go
+/// through their ranges that way), and only of the version first seen (ETag or generation): an object replaced meanwhile
 /// fails the read instead of mixing two versions. Memory: the blocks ahead.
 package final class ObjectRanges: PositionalByteSource {
     static let blockSize: Int64 = 8 << 20
@@ -18,6 +18,8 @@ package final class ObjectRanges: PositionalByteSource {
     package let size: Int64
     /// Blocks fetched or under way, by block number.
     private var blocks: [Int64: Task<ByteBuffer, any Error>] = [:]
+    /// The block of the last read.
+    private var previous: Int64 = -2
 
     /// The object `location` names when it is an `s3://` or `gs://` URL, else `nil`.
     package static func open(_ location: String, options: ObjectStoreOptions) throws -> ObjectRanges? {
@@ -38,7 +40,12 @@ package final class ObjectRanges: PositionalByteSource {
     package func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         guard offset < size, buffer.count > 0 else { return 0 }
         let number = offset / Self.blockSize
-        for ahead in number...min(number + Int64(Self.blocksAhead), (size - 1) / Self.blockSize) where blocks[ahead] == nil {
+        // Blocks ahead only for a reader going front to back: a look at the first bytes, or the jump
+        // to a shard's range, fetches just the block it needs.
+        let sequential = number == previous || number == previous + 1
+        previous = number
+        let last = sequential ? min(number + Int64(Self.blocksAhead), (size - 1) / Self.blockSize) : number
+        for ahead in number...last where blocks[ahead] == nil {
             let range = ahead * Self.blockSize..<min((ahead + 1) * Self.blockSize, size)
             let client = client, key = key, version = version
             blocks[ahead] = Task { try await client.read(key: key, range: range, version: version).body }
