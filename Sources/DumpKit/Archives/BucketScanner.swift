@@ -39,7 +39,7 @@ struct ArchiveItem: Sendable {
     }
 
     /// Whether the UTF-8 bytes of `a` sort before those of `b` (`memcmp` where both are contiguous).
-    private static func bytesPrecede(_ a: String, _ b: String) -> Bool {
+    static func bytesPrecede(_ a: String, _ b: String) -> Bool {
         let compared = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
                 let common = min(x.count, y.count)

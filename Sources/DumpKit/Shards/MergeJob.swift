@@ -40,6 +40,8 @@ public struct MergeJob {
         /// Of a sharded `check-blobs`: the findings (orphans last) and the references checked, as
         /// the unsharded run reports them (no output is written).
         public var blobCheck: (source: String, findings: [Finding], references: Int)? = nil
+        /// Of a sharded `archive`: `--include` patterns that matched no object in any shard.
+        public var unmatchedIncludes: UnmatchedIncludes? = nil
     }
 
     public func run() throws -> Summary {
@@ -88,6 +90,13 @@ public struct MergeJob {
             return Summary(
                 command: "validate", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: report)
+        }
+        if manifests[0].command == "archive" {
+            let merged = try ArchivePart.merge(output: output, manifests: manifests)
+            return Summary(
+                command: "archive", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: merged.objects,
+                bytesIn: merged.bytes, bytesOut: merged.written, counts: counts, rejects: nil, report: nil,
+                unmatchedIncludes: merged.unmatchedIncludes)
         }
         if manifests[0].command == "check-blobs" {
             let check = try CheckBlobsJob.merge(
