@@ -1,5 +1,5 @@
 /// `dumpkit index --bucket`: one pass over a bucket's listing (a folder, or a bucket `openBucket`
-/// opens: `s3://`, `gs://`, listed a page at a time) into the `BucketIndex` that `archive --shard`
+/// opens: `s3://`, `gs://`, listed a page at a time and sorted by name) into the `BucketIndex` that `archive --shard`
 /// splits the bucket by. Reads names and sizes only, never an object's bytes.
 public struct BucketIndexJob {
     public var source: String
@@ -20,10 +20,19 @@ public struct BucketIndexJob {
         var builder = BucketIndex.Builder(source: source, unitBytes: unitBytes)
         var listed = 0
         if let bucket = try openBucket(source) {
+            // Stores list in their own order (SeaweedFS walks folders: `a/b` before `a-b`), sorted
+            // here on disk beyond a budget, so a listing of any length fits.
+            let sorter = ExternalSorter()
             try bucket.list { object in
-                try builder.add(name: object.name, size: object.size)
+                var size = UInt64(object.size).bigEndian
+                try sorter.add(key: Array(object.name.utf8), payload: withUnsafeBytes(of: &size) { Array($0) })
                 listed += 1
                 if listed & 1023 == 0 { progress?.recordDone() }
+            }
+            let sorted = try sorter.sorted()
+            while try sorted.next() {
+                let size = sorted.payload.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) }
+                try builder.add(name: String(decoding: sorted.key, as: UTF8.self), size: Int64(size))
             }
         } else {
             // A folder is read whole and sorted, as `archive` reads it.
