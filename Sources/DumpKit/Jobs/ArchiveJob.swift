@@ -330,8 +330,8 @@ public struct ArchiveJob {
             try checkOutputOutside(directory)
             var scanner = BucketScanner(root: directory, prefix: prefix, filter: filter)
             scanner.threads = min(threads, 4)
-            var scan = try scanner.scan()
-            if let range { scan.items.removeAll { !BucketIndex.contains(range, $0.name) } }
+            scanner.range = range
+            let scan = try scanner.scan()
             items += scan.items
             parts.append(ArchiveManifest.Part(role: .bucket, path: prefix, blobStore: scan.blobStore))
             notes += scan.skipped.map { "\($0): skipped (not a regular file; links are never followed)" }
