@@ -99,6 +99,45 @@ final class BlobStoreTests: XCTestCase {
         try checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: true)
     }
 
+    /// An object written in pieces (`begin`, `write`, `commit`) becomes what `put` of the whole would
+    /// make, appears only when committed, and is refused or kept as `put` refuses or keeps it.
+    func testAnObjectWrittenInPiecesIsNamedOnlyWhenCommitted() throws {
+        for named in [false, true] {
+            let dir = try TemporaryDirectory()
+            let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+            if named { store.useNamedTemporaryFiles() }
+            let bytes = SampleBytes.random(count: (3 << 20) + 17, seed: 3)
+            func write(_ name: String, _ content: [UInt8]) throws -> DirectoryBlobStore.PendingObject {
+                let pending = try store.begin(name)
+                for start in stride(from: 0, to: content.count, by: 1 << 20) {
+                    try content[start..<min(content.count, start + (1 << 20))].withUnsafeBytes { try pending.write($0) }
+                }
+                return pending
+            }
+            let pending = try write("v/big.bin", bytes)
+            XCTAssertFalse(try store.exists("v/big.bin"), "named \(named): visible before commit")
+            XCTAssertEqual(
+                try pending.commit(metadata: { $0.metadata(name: "ignored", contentType: "image/png") }, replacing: false), .stored)
+            XCTAssertEqual(try store.get("v/big.bin"), bytes)
+            XCTAssertEqual(
+                try store.metadata("v/big.bin"),
+                bytes.withUnsafeBytes { ContentDigest($0).metadata(name: "v/big.bin", contentType: "image/png") })
+            XCTAssertEqual(
+                try write("v/big.bin", bytes).commit(
+                    metadata: { $0.metadata(name: "v/big.bin", contentType: "image/png") }, replacing: false),
+                .unchanged)
+            XCTAssertThrowsError(
+                try write("v/big.bin", [1, 2]).commit(metadata: { $0.metadata(name: "v/big.bin", contentType: nil) }, replacing: false)
+            ) { XCTAssertTrue($0 is BlobExistsError, "\($0)") }
+            XCTAssertEqual(try store.get("v/big.bin"), bytes)
+            let dropped = try write("v/other.bin", [7])
+            dropped.abort()
+            XCTAssertFalse(try store.exists("v/other.bin"))
+            store.close()
+            XCTAssertEqual(filesBelow(dir.path("s")).filter { !$0.hasPrefix(".dumpkit/") }, ["v/big.bin"], "named \(named)")
+        }
+    }
+
     private func checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: Bool) throws {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)

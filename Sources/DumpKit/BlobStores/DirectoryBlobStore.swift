@@ -168,6 +168,97 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return outcome
     }
 
+    /// Starts writing the object `name` in pieces (`PendingObject.write`), for one too large to hold
+    /// whole: the pieces go into a file without a name as they come, and `commit` names it.
+    public func begin(_ name: String) throws -> PendingObject {
+        guard let runFD else { throw BlobStoreError(store: directory, message: "opened for reading only") }
+        try BlobObjectName.validate(name)
+        let (folders, leaf) = Self.split(name)
+        let target = try objectFolder(folders, name: name)
+        do {
+            return PendingObject(
+                store: self, name: name, parent: target, leaf: leaf, file: try createTemporary(in: target.fd, runFD: runFD, name: name))
+        } catch {
+            if target.owned { Glibc.close(target.fd) }
+            throw error
+        }
+    }
+
+    /// An object being written in pieces (`begin`): never held whole, hashed as it is written, and
+    /// visible under its name only once `commit` names the complete file, as `put` would have
+    /// written it (the same bytes kept, other bytes refused unless replacing). Call `commit` or
+    /// `abort` once.
+    public final class PendingObject {
+        private let store: DirectoryBlobStore
+        public let name: String
+        private let parent: (fd: Int32, owned: Bool, made: Bool)
+        private let leaf: String
+        private let file: TemporaryObject
+        private var digest = ObjectDigest()
+        private var ended = false
+        private var named = false
+
+        fileprivate init(
+            store: DirectoryBlobStore, name: String, parent: (fd: Int32, owned: Bool, made: Bool), leaf: String, file: TemporaryObject
+        ) {
+            self.store = store
+            self.name = name
+            self.parent = parent
+            self.leaf = leaf
+            self.file = file
+        }
+
+        deinit { if !ended { abort() } }
+
+        /// Bytes written so far.
+        public var size: Int64 { digest.size }
+
+        /// Appends the next bytes of the object.
+        public func write(_ bytes: UnsafeRawBufferPointer) throws {
+            guard DirectoryBlobStore.writeAll(file.fd, bytes) else { throw store.ioError(name, "cannot write") }
+            digest.update(bytes)
+        }
+
+        /// Names the complete file `name`, with the metadata `metadata` makes of its hashes; the
+        /// outcome as `put` reports it (`BlobExistsError` when other bytes are there and not `replacing`).
+        public func commit(metadata: (ContentDigest) -> BlobMetadata, replacing: Bool) throws -> BlobPutOutcome {
+            precondition(!ended, "a pending object is committed or aborted once")
+            defer { abort() }
+            guard let runFD = store.runFD, let metaFD = store.metaFD, let controlFD = store.controlFD else {
+                throw BlobStoreError(store: store.directory, message: "opened for reading only")
+            }
+            let content = ContentDigest(digest)
+            var m = metadata(content)
+            m.name = name
+            let lockFD = try store.lockName(name, controlFD: controlFD)
+            defer { Glibc.close(lockFD) }
+            var outcome = BlobPutOutcome.stored
+            if !parent.made, let existing = try store.hashContent(parent.fd, leaf, name: name, unlessSizeIsNot: replacing ? m.size : nil) {
+                if existing.size == m.size && existing.sha256 == m.sha256 {
+                    if (try? store.sidecar(name)) == m { return .unchanged }
+                    try store.writeMetadata(m, metaFD: metaFD, runFD: runFD)
+                    return .stored
+                }
+                guard replacing else {
+                    throw BlobExistsError(store: store.directory, name: name, existingSHA256: existing.sha256, newSHA256: m.sha256)
+                }
+                outcome = .replaced
+            }
+            named = true  // `name` closes the file, named or not
+            try store.name(file, as: leaf, in: parent.fd, runFD: runFD, name: name)
+            try store.writeMetadata(m, metaFD: metaFD, runFD: runFD)
+            return outcome
+        }
+
+        /// Drops what was written (nothing appears under the name).
+        public func abort() {
+            guard !ended else { return }
+            ended = true
+            if !named, let runFD = store.runFD { store.discard(file, runFD: runFD) }
+            if parent.owned { Glibc.close(parent.fd) }
+        }
+    }
+
     /// Flushes the whole file system the store is on (`syncfs`): one call that waits for every object,
     /// metadata file and folder written, cheaper than a sync per file (see docs/BLOBS.md).
     public func sync() throws {
@@ -613,36 +704,83 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     /// a file without a name (`O_TMPFILE`) that is named when complete, or, where the file system has
     /// none, a temporary file in this run's folder. An existing file is replaced by a rename.
     private func writeAndRename(_ content: UnsafeRawBufferPointer, into parent: Int32, as leaf: String, runFD: Int32, name: String) throws {
+        let file = try createTemporary(in: parent, runFD: runFD, name: name)
+        guard Self.writeAll(file.fd, content) else {
+            let e = ioError(name, "cannot write")
+            discard(file, runFD: runFD)
+            throw e
+        }
+        try self.name(file, as: leaf, in: parent, runFD: runFD, name: name)
+    }
+
+    /// A file being written for an object or metadata file: without a name (`temp` nil), or under
+    /// `temp` in the run's folder.
+    fileprivate struct TemporaryObject {
+        let fd: Int32
+        let temp: String?
+    }
+
+    /// A new empty file on the file system of `parent`: without a name where the file system has
+    /// unnamed files, else a temporary file in this run's folder.
+    private func createTemporary(in parent: Int32, runFD: Int32, name: String) throws -> TemporaryObject {
         if unnamedFiles.load(ordering: .relaxed) {
             let fd = dk_open_unnamed(parent, 0o666)
-            if fd >= 0 {
-                defer { Glibc.close(fd) }
-                guard Self.writeAll(fd, content) else { throw ioError(name, "cannot write") }
-                if dk_link_unnamed(fd, parent, leaf) == 0 { return }
-                if errno == EEXIST {
-                    let temp = nextTemporaryName()
-                    guard dk_link_unnamed(fd, runFD, temp) == 0 else { throw ioError(name, "cannot move into place") }
-                    try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
-                    return
-                }
-                // Unnamed files that cannot be named here (no /proc, an old kernel without the
-                // capability): from now on, named temporary files.
-            } else if errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL {
-                throw ioError(name, "cannot create a temporary file")
-            }
+            if fd >= 0 { return TemporaryObject(fd: fd, temp: nil) }
+            guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else { throw ioError(name, "cannot create a temporary file") }
             unnamedFiles.store(false, ordering: .relaxed)
         }
         let temp = nextTemporaryName()
         let fd = openat(runFD, temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw ioError(name, "cannot create a temporary file") }
-        let written = Self.writeAll(fd, content)
-        let error = written ? nil : ioError(name, "cannot write")
-        if Glibc.close(fd) != 0 || error != nil {
-            let e = error ?? ioError(name, "cannot write")
-            unlinkat(runFD, temp, 0)
-            throw e
+        return TemporaryObject(fd: fd, temp: temp)
+    }
+
+    /// Closes and removes a temporary file that is not to be named.
+    private func discard(_ file: TemporaryObject, runFD: Int32) {
+        Glibc.close(file.fd)
+        if let temp = file.temp { unlinkat(runFD, temp, 0) }
+    }
+
+    /// Gives the complete `file` the name `leaf` in `parent` (replacing a file there) and closes it.
+    /// An unnamed file that cannot be named (no /proc, an old kernel without the capability) is
+    /// copied into a named temporary file, and unnamed files are not used again.
+    private func name(_ file: TemporaryObject, as leaf: String, in parent: Int32, runFD: Int32, name: String) throws {
+        if let temp = file.temp {
+            // A write the file system had delayed can fail only at close.
+            guard Glibc.close(file.fd) == 0 else {
+                let e = ioError(name, "cannot write")
+                unlinkat(runFD, temp, 0)
+                throw e
+            }
+            try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
+            return
         }
-        try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
+        defer { Glibc.close(file.fd) }
+        if dk_link_unnamed(file.fd, parent, leaf) == 0 { return }
+        let temp = nextTemporaryName()
+        if errno == EEXIST {
+            guard dk_link_unnamed(file.fd, runFD, temp) == 0 else { throw ioError(name, "cannot move into place") }
+            try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
+            return
+        }
+        unnamedFiles.store(false, ordering: .relaxed)
+        let copy = openat(runFD, temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard copy >= 0 else { throw ioError(name, "cannot create a temporary file") }
+        var offset: Int64 = 0
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = block.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress!, $0.count, off_t(offset)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0, block.withUnsafeBytes({ Self.writeAll(copy, UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }) else {
+                let e = ioError(name, "cannot write")
+                Glibc.close(copy)
+                unlinkat(runFD, temp, 0)
+                throw e
+            }
+            if n == 0 { break }
+            offset += Int64(n)
+        }
+        try self.name(TemporaryObject(fd: copy, temp: temp), as: leaf, in: parent, runFD: runFD, name: name)
     }
 
     /// Writes every file under a temporary name in the run's folder from now on, as on a file system
