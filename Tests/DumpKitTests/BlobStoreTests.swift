@@ -138,6 +138,29 @@ final class BlobStoreTests: XCTestCase {
         }
     }
 
+    /// A folder with more entries than are sorted in memory is sorted on disk: the same names in
+    /// the same byte order, subfolders included at their places.
+    func testAFlatFolderOfManyObjectsIsListedInByteOrderWithoutSortingItInMemory() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        var expected: [String] = []
+        for i in 0..<2500 {
+            let name = i % 500 == 0 ? "f-\(i)/x" : i % 7 == 0 ? "f.\(i)" : "f\(i)"
+            if name.contains("/") { mkdir(dir.path("s/" + name.split(separator: "/")[0]), 0o755) }
+            let fd = open(dir.path("s/" + name), O_WRONLY | O_CREAT | O_EXCL, 0o644)
+            XCTAssertGreaterThanOrEqual(fd, 0, name)
+            close(fd)
+            expected.append(name)
+        }
+        expected.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        for limit in [100_000, 1000, 1] {
+            let names = try store.names(memoryLimit: limit)
+            var listed: [String] = []
+            while let name = try names.next() { listed.append(name) }
+            XCTAssertEqual(listed, expected, "at most \(limit) in memory")
+        }
+    }
+
     private func checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: Bool) throws {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)

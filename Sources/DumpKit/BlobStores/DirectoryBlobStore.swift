@@ -390,22 +390,46 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     }
 
     /// The names `list` gives, one at a time: a listing that can be read a page at a time.
-    public func names() throws -> Names { try Names(store: self) }
+    public func names() throws -> Names { try names(memoryLimit: 100_000) }
+
+    /// `names()`, sorting folders of more than `memoryLimit` entries on disk.
+    func names(memoryLimit: Int) throws -> Names { try Names(store: self, memoryLimit: memoryLimit) }
 
     /// A walk of the store's folders in name order (`list`).
     public final class Names {
         private struct Level {
             let fd: Int32
             let prefix: String
-            /// The folder's entries, sorted, each a name with `/` after a subfolder.
-            let entries: [String]
-            var next = 0
+            /// The folder's entries in byte order, each a name with `/` after a subfolder.
+            var entries: Entries
         }
+
+        /// A folder's entries: sorted in memory, or, past `memoryLimit` of them (one flat folder of
+        /// millions of objects), by an `ExternalSorter` that spills to disk beyond its budget.
+        private enum Entries {
+            case memory([String], next: Int)
+            case sorted(ExternalSorter.Reader)
+
+            mutating func next() throws -> String? {
+                switch self {
+                case .memory(let entries, let next):
+                    guard next < entries.count else { return nil }
+                    self = .memory(entries, next: next + 1)
+                    return entries[next]
+                case .sorted(let reader):
+                    return try reader.next() ? String(decoding: reader.key, as: UTF8.self) : nil
+                }
+            }
+        }
+
         private let directory: String
         private var levels: [Level] = []
+        /// The most entries of one folder sorted in memory.
+        private let memoryLimit: Int
 
-        init(store: DirectoryBlobStore) throws {
+        init(store: DirectoryBlobStore, memoryLimit: Int) throws {
             directory = store.directory
+            self.memoryLimit = memoryLimit
             try enter(dup(store.rootFD), "")
         }
 
@@ -413,14 +437,12 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
 
         /// The next object's name, or nil after the last.
         public func next() throws -> String? {
-            while let top = levels.last {
-                guard top.next < top.entries.count else {
-                    Glibc.close(top.fd)
-                    levels.removeLast()
+            while !levels.isEmpty {
+                guard let entry = try levels[levels.count - 1].entries.next() else {
+                    Glibc.close(levels.removeLast().fd)
                     continue
                 }
-                let entry = top.entries[top.next]
-                levels[levels.count - 1].next += 1
+                let top = levels[levels.count - 1]
                 guard entry.hasSuffix("/") else { return top.prefix + entry }
                 let child = String(entry.dropLast())
                 try enter(openat(top.fd, child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), top.prefix + entry)
@@ -434,7 +456,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
                 throw BlobStoreError(
                     store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
             }
-            levels.append(Level(fd: fd, prefix: prefix, entries: []))
+            levels.append(Level(fd: fd, prefix: prefix, entries: .memory([], next: 0)))
             guard let dir = fdopendir(dup(fd)) else {
                 throw BlobStoreError(
                     store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
@@ -442,6 +464,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             defer { closedir(dir) }
             rewinddir(dir)  // a duplicated descriptor shares its position with earlier listings
             var entries: [String] = []
+            var sorter: ExternalSorter?
             while let entry = readdir(dir) {
                 let child = withUnsafePointer(to: &entry.pointee.d_name) {
                     String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
@@ -457,9 +480,19 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
                 case S_IFDIR: entries.append(child + "/")
                 default: continue
                 }
+                if entries.count >= memoryLimit {
+                    if sorter == nil { sorter = ExternalSorter() }
+                    for e in entries { try sorter!.add(key: Array(e.utf8), payload: []) }
+                    entries.removeAll(keepingCapacity: true)
+                }
             }
-            entries.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            levels[levels.count - 1] = Level(fd: fd, prefix: prefix, entries: entries)
+            if let sorter {
+                for e in entries { try sorter.add(key: Array(e.utf8), payload: []) }
+                levels[levels.count - 1].entries = .sorted(try sorter.sorted())
+            } else {
+                entries.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                levels[levels.count - 1].entries = .memory(entries, next: 0)
+            }
         }
     }
 
