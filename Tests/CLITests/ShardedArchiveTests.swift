@@ -113,28 +113,7 @@ extension ShardedRunTests {
         _ = try dumpkit(["merge", out, "-q"])
         let first = try read(out)
         try FileManager.default.removeItem(atPath: out)
-        for suffix in ["", ".objects", ".manifest"] { try FileManager.default.removeItem(atPath: out + ".part-1-of-3" + suffix) }
-
-        let p = Process()
-        p.executableURL = CLI.binary
-        p.arguments = arguments + ["--shard", "1/3", "-q"]
-        try p.run()
-        let deadline = Date().addingTimeInterval(30)
-        while p.isRunning && Date() < deadline {
-            let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
-            if names.contains(where: { $0.hasPrefix(".out.tar.zst.part-1-of-3.dumpkit-") }) { break }
-            usleep(1000)
-        }
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        if p.terminationReason == .exit {
-            for suffix in ["", ".objects", ".manifest"] { try? FileManager.default.removeItem(atPath: out + ".part-1-of-3" + suffix) }
-        }
-        let refused = try CLI.run(["merge", out])
-        XCTAssertEqual(refused.status, 1, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("shard 1 of 3") && refused.stderr.contains("--shard 1/3"), refused.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "merge wrote an archive without shard 1")
-
+        try killShardOneOfThree(arguments, output: out, files: ["", ".objects", ".manifest"], in: dir)
         _ = try dumpkit(arguments + ["--shard", "1/3", "-q"])
         _ = try dumpkit(["merge", out, "-q"])
         XCTAssertTrue(try read(out) == first, "the merge after the re-run differs from the first")

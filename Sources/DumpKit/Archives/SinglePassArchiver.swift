@@ -47,17 +47,11 @@ struct SinglePassArchiver {
         let gap = ZstdFrame.compressBound(entrySize) + ZstdFrame.skippableHeaderSize
 
         let file = try OutputFile(path: output, compression: CompressionFilter.none, seekable: true)
-        let pool = WorkerPool(threads: threads > 1 ? threads : 0)
-        defer { pool.stop() }
-        let frames: ZstdFrameWriter
-        do {
-            try file.skip(Int64(gap))
-            frames = try ZstdFrameWriter(sink: file, level: level, pool: pool, name: output)
-        } catch {
+        do { try file.skip(Int64(gap)) } catch {
             file.abort()
             throw error
         }
-        do {
+        return try withFrames(file: file, sink: file) { frames, pool in
             let writer = try ArchiveWriter(sink: frames, format: .tar, compression: .none, unbuffered: true, name: output)
             let (objects, changes) = try writeEntries(
                 items: items, collected: collected, to: writer, frames: frames, pool: pool, progress: progress)
@@ -72,11 +66,6 @@ struct SinglePassArchiver {
             try head.withUnsafeBytes { try file.write($0, at: 0) }
             try file.commit()
             return changes
-        } catch {
-            // The frame writer's thread may be writing to the file: stopped before the file goes.
-            frames.cancel()
-            file.abort()
-            throw error
         }
     }
 
@@ -89,16 +78,7 @@ struct SinglePassArchiver {
     ) {
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
         let hashing = HashingByteSink(file, crc32c: true)
-        let pool = WorkerPool(threads: threads > 1 ? threads : 0)
-        defer { pool.stop() }
-        let frames: ZstdFrameWriter
-        do {
-            frames = try ZstdFrameWriter(sink: hashing, level: level, pool: pool, name: output)
-        } catch {
-            file.abort()
-            throw error
-        }
-        do {
+        return try withFrames(file: file, sink: hashing) { frames, pool in
             let writer = try ArchiveWriter(sink: frames, format: .tar, compression: .none, unbuffered: true, name: output)
             let (objects, changes) = try writeEntries(
                 items: items, collected: collected, to: writer, frames: frames, pool: pool, progress: progress)
@@ -106,6 +86,23 @@ struct SinglePassArchiver {
             try frames.finish()
             try file.commit()
             return (objects, changes, file.bytesWritten, hashing.hex, hashing.crc32c)
+        }
+    }
+
+    /// Runs `body` with a frame writer on `sink` (and the worker pool it compresses on); when
+    /// anything fails, the writer's thread is stopped before `file` is aborted.
+    private func withFrames<T>(file: OutputFile, sink: ArchiveSink, _ body: (ZstdFrameWriter, WorkerPool) throws -> T) throws -> T {
+        let pool = WorkerPool(threads: threads > 1 ? threads : 0)
+        defer { pool.stop() }
+        let frames: ZstdFrameWriter
+        do {
+            frames = try ZstdFrameWriter(sink: sink, level: level, pool: pool, name: output)
+        } catch {
+            file.abort()
+            throw error
+        }
+        do {
+            return try body(frames, pool)
         } catch {
             frames.cancel()
             file.abort()
