@@ -38,8 +38,10 @@ struct ValidateCommand: ParsableCommand {
 
             Sharded (--index, --shard I/N, -o OUT): each shard checks the limits and schemas over its \
             byte ranges and writes its findings to OUT.part-I-of-N; dumpkit merge OUT prints the report \
-            of the unsharded run (same findings, order and exit code). --rules and --blobs are not \
-            sharded (rules may read other records through root). See docs/SCALE-OUT.md.
+            of the unsharded run (same findings, order and exit code). With --blobs, each shard also \
+            checks its references into OUT.blobs.part-I-of-N, and merge adds the blob findings (orphans \
+            from one listing of the store) after the others. --rules is not sharded (rules may read \
+            other records through root). See docs/SCALE-OUT.md.
 
             Examples:
               dumpkit validate v2.json \\

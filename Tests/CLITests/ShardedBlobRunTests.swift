@@ -184,7 +184,10 @@ extension ShardedRunTests {
                 [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + (0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ seed &* 31) }
             return "data:image/png;base64," + Data(bytes).base64EncodedString()
         }
-        let records = (0..<40).map { #""r\#($0)":{"title":"t\#($0)","image":"\#(png($0 == 39 ? 0 : $0))"}"# }
+        // Record 5 has a key the database refuses: validate reports it before the blob findings.
+        let records = (0..<40).map {
+            #""r\#($0)":{"title":"t\#($0)",\#($0 == 5 ? #""a.b":1,"# : "")"image":"\#(png($0 == 39 ? 0 : $0))"}"#
+        }
         let input = dir.path("images.json")
         try Data(("{" + records.joined(separator: ",") + "}").utf8).write(to: URL(fileURLWithPath: input))
         let clean = dir.path("clean.json"), store = dir.path("store")
@@ -234,6 +237,22 @@ extension ShardedRunTests {
                     // The lying metadata was found by two shards; merge kept the first one's finding.
                     let parts = try (0..<n).map { String(decoding: try read(out + ".part-\($0)-of-\(n)"), as: UTF8.self) }
                     XCTAssertEqual(parts.filter { $0.contains("blobs:metadata") }.count, 2)
+                }
+            }
+
+            // validate --blobs: the limits' findings, then the blob check's, as the unsharded run reports them.
+            let validated = try CLI.run(["validate", dump, "--blobs", store])
+            XCTAssertEqual(validated.status, 1, validated.stderr)
+            XCTAssertTrue(
+                validated.stdout.contains("limits:key-characters") && validated.stdout.contains("blobs:missing"), validated.stdout)
+            for format in ["text", "json", "junit"] {
+                let unshardedReport = try CLI.run(["validate", dump, "--blobs", store, "--format", format])
+                for n in [1, 3, 8] {
+                    let out = dir.path("\(n)-validate-\(format)")
+                    try runShards(["validate", dump, "--blobs", store, "-o", out, "--index", index], n: n)
+                    let merged = try CLI.run(["merge", out, "--format", format])
+                    XCTAssertEqual(merged.status, 1, merged.stderr)
+                    XCTAssertEqual(merged.stdout, unshardedReport.stdout, "validate --blobs, \(dump), \(n) shards, \(format)")
                 }
             }
         }

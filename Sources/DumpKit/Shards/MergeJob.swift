@@ -86,7 +86,18 @@ public struct MergeJob {
                 message: "no shard found data at the plans' patterns: the dump does not look like the plans' input; nothing was written")
         }
         if manifests[0].command == "validate" {
-            let report = try FindingsPart.merge(parts: (0..<n).map { ShardManifest.partPath(output: output, shard: $0, of: n) })
+            var report = try FindingsPart.merge(parts: (0..<n).map { ShardManifest.partPath(output: output, shard: $0, of: n) })
+            if report.checkedRules.contains("blobs:missing") {
+                // `validate --blobs`: the blob check's shards, merged as check-blobs merges them, after the other findings.
+                var blobs = MergeJob(output: ValidateJob.blobsOutput(output))
+                blobs.shards = n
+                blobs.openStore = openStore
+                guard let check = try blobs.run().blobCheck else {
+                    throw ShardError(
+                        message: "\(blobs.output).part-I-of-N are not the blob check of a sharded validate --blobs; run the shards again")
+                }
+                for f in check.findings { report.add(f) }
+            }
             return Summary(
                 command: "validate", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: report)

@@ -6,7 +6,9 @@ extension ValidateJob {
     /// lines and columns shifted to the dump's), checks limits and schemas as the unsharded run does, and writes its findings in
     /// order to `output.part-I-of-N` (`FindingsPart`), then the manifest. `merge` gives the
     /// unsharded report: it decides the ends of containers several shards read (their names are
-    /// added up) and `schema:unmatched` (a pattern may match in another shard only).
+    /// added up) and `schema:unmatched` (a pattern may match in another shard only). With `blobs`,
+    /// the shard also runs the same shard of a `check-blobs` into `output.blobs` (before its own
+    /// manifest), whose findings `merge` adds after the others, as the unsharded run adds them.
     public func runShard(_ spec: ShardSpec, indexPath: String, output: String, progress: ProgressMeter? = nil) throws -> ShardManifest {
         try checkShardable(output: output)
         let run = try ShardRun(spec, indexPath: indexPath, input: input, output: output, writerOptions: .init(), wholeRange: true)
@@ -22,7 +24,8 @@ extension ValidateJob {
         do {
             let source = run.source
             let part = try FindingsPart.Writer(
-                writer: run.writer, source: input, checkedRules: Self.limitRules + schemas.map { "schema:\($0.file)" },
+                writer: run.writer, source: input,
+                checkedRules: Self.limitRules + schemas.map { "schema:\($0.file)" } + (blobs.map { Self.blobRules(style: $0.style) } ?? []),
                 maxFindings: maxFindings, lineShift: source.lineShift, firstLineColumnShift: source.firstLineColumnShift)
             // Findings of the limit checks since the last record, in order; only those of the
             // shard's own bytes (not of the synthetic start and end).
@@ -71,6 +74,13 @@ extension ValidateJob {
                 unmatched: allowUnmatched ? [] : schemas.map(Self.unmatchedFinding), unknownKeywords: Self.unknownKeywordFindings(schemas))
             let written = try run.commit(tree: false)
             progress?.finish()
+            if let blobs {
+                var check = CheckBlobsJob(input: input, store: blobs.store)
+                check.openStore = blobs.openStore
+                check.referenceStyle = blobs.style
+                check.match = blobs.match
+                _ = try check.runShard(spec, indexPath: indexPath, output: Self.blobsOutput(output))
+            }
             var manifest = run.manifest(
                 command: "validate", options: shardOptions, written: written, units: source.unitsRead, records: records)
             manifest.counts = ["findings": part.count]
@@ -87,7 +97,11 @@ extension ValidateJob {
     private var shardOptions: String {
         "schemas=\(schemas.map { "\($0.pattern.text)=\($0.file)" }.joined(separator: ",")) allow-unmatched=\(allowUnmatched) "
             + "max-findings=\(maxFindings) source=\(input)"
+            + (blobs.map { " blobs=\($0.store) style=\($0.style.rawValue) match=\($0.match.map(\.text).joined(separator: ","))" } ?? "")
     }
+
+    /// Where a sharded `validate --blobs` keeps the parts of its blob check: `OUT.blobs`.
+    static func blobsOutput(_ output: String) -> String { output + ".blobs" }
 
     /// Refuses what a shard cannot check as the unsharded run does.
     private func checkShardable(output: String) throws {
@@ -97,10 +111,6 @@ extension ValidateJob {
                 "--rules cannot be sharded: a rule may read any part of the dump through root, data.parent() or newData, "
                     + "which other shards hold; validate with --rules unsharded (dumpkit validate without --index), "
                     + "or shard the limits and schemas and run the rules separately")
-        }
-        if blobs != nil {
-            throw UsageError(
-                "--blobs cannot be sharded yet (orphans need every shard's references): run dumpkit validate --blobs unsharded")
         }
     }
 }
