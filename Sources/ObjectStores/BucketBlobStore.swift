@@ -48,22 +48,88 @@ public final class BucketBlobStore: BlobStore {
             throw BlobStoreError(
                 store: store, name: metadata.name, message: "the object keeps appearing and disappearing while it is written")
         }
-        let same =
-            existing.sha256.map { $0 == metadata.sha256 && existing.size == metadata.size }
-            ?? existing.hasSameContent(size: metadata.size, md5: metadata.md5, crc32c: metadata.crc32c)
-        if same {
-            if existing.sha256 != nil, object.metadataMatches(existing) { return .unchanged }
-            try await client.updateMetadata(key: key, object: object, existing: existing)
-            return .stored
+        guard replacing, !sameContent(existing, metadata) else {
+            return try await keep(existing, object: object, metadata: metadata, client: client, store: store)
         }
-        guard replacing else {
+        _ = try await client.create(key: key, size: metadata.size, object: object, createOnly: false, read: read)
+        return .replaced
+    }
+
+    /// Objects up to the size one request sends are gathered and put whole; larger ones go up part
+    /// by part as they come (`ObjectOutput`, create-only where nothing was found), and appear only
+    /// when complete and checked; an object already there is read by its hashes, not its bytes.
+    public func put(
+        streaming metadata: BlobMetadata, replacing: Bool, fill: (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws -> BlobPutOutcome {
+        try BlobObjectName.validate(metadata.name)
+        let client = self.client, store = description
+        let key = client.url.key(metadata.name)
+        if metadata.size <= Int64(client.singleRequestLimit) {
+            var body: [UInt8] = []
+            body.reserveCapacity(Int(metadata.size))
+            try fill { body.append(contentsOf: $0) }
+            try body.withUnsafeBytes { try BlobContentMismatch.check(ContentDigest($0), against: metadata, store: store) }
+            return try body.withUnsafeBytes { try put($0, metadata: metadata, replacing: replacing) }
+        }
+        let existing = try runBlocking { try await client.head(key: key) }
+        let object = StoredObject(key: key, metadata: metadata)
+        if let existing, Self.sameContent(existing, metadata) || !replacing {
+            // Nothing to send: the bytes are only checked.
+            var digest = ObjectDigest()
+            try fill { digest.update($0) }
+            try BlobContentMismatch.check(ContentDigest(digest), against: metadata, store: store)
+            return try runBlocking { try await Self.keep(existing, object: object, metadata: metadata, client: client, store: store) }
+        }
+        let output = ObjectOutput(client: client, key: key, object: object)
+        output.createOnly = existing == nil
+        do {
+            var digest = ObjectDigest()
+            try fill {
+                digest.update($0)
+                try output.write($0)
+            }
+            try BlobContentMismatch.check(ContentDigest(digest), against: metadata, store: store)
+            try output.publish()
+        } catch {
+            output.abort()
+            throw error
+        }
+        guard output.outcome == .exists else { return existing == nil ? .stored : .replaced }
+        // Another writer created it since the look: its content decides, as for `put`.
+        guard let found = try runBlocking({ try await client.head(key: key) }) else {
+            throw BlobStoreError(
+                store: store, name: metadata.name, message: "the object keeps appearing and disappearing while it is written")
+        }
+        guard Self.sameContent(found, metadata) else {
+            throw BlobStoreError(
+                store: store, name: metadata.name, message: "another writer created the object with other content while it was written")
+        }
+        return try runBlocking { try await Self.keep(found, object: object, metadata: metadata, client: client, store: store) }
+    }
+
+    /// Whether `existing` has the bytes `metadata` describes: by SHA-256 where it was recorded, else
+    /// by size and MD5 or CRC-32C.
+    private static func sameContent(_ existing: StoredObject, _ metadata: BlobMetadata) -> Bool {
+        existing.sha256.map { $0 == metadata.sha256 && existing.size == metadata.size }
+            ?? existing.hasSameContent(size: metadata.size, md5: metadata.md5, crc32c: metadata.crc32c)
+    }
+
+    /// What a write of `metadata` does to an object already there: the same content keeps it (its
+    /// metadata brought up to date); other content is `BlobExistsError`.
+    private static func keep(
+        _ existing: StoredObject, object: StoredObject, metadata: BlobMetadata, client: any ObjectStoreClient, store: String
+    )
+        async throws -> BlobPutOutcome
+    {
+        guard sameContent(existing, metadata) else {
             throw BlobExistsError(
                 store: store, name: metadata.name,
                 existingSHA256: existing.sha256 ?? "not recorded (size \(existing.size), MD5 \(existing.md5 ?? "unknown"))",
                 newSHA256: metadata.sha256)
         }
-        _ = try await client.create(key: key, size: metadata.size, object: object, createOnly: false, read: read)
-        return .replaced
+        if existing.sha256 != nil, object.metadataMatches(existing) { return .unchanged }
+        try await client.updateMetadata(key: object.key, object: object, existing: existing)
+        return .stored
     }
 
     /// Nothing to do: a store acknowledges a write only once it is durable.

@@ -30,6 +30,11 @@ public final class ObjectOutput: RemoteOutputStream {
     private var nextPart = 1
     /// Bytes handed to parts sent or under way.
     private var sentBytes: Int64 = 0
+    /// Create-only: an object already under the name is kept (`outcome` `.exists`), as
+    /// `ObjectStoreClient.create` keeps it.
+    var createOnly = false
+    /// What `publish()` did; `nil` before.
+    private(set) var outcome: CreateOutcome?
 
     /// The output `location` names when it is an `s3://` or `gs://` URL of an object, else `nil`.
     public static func open(_ location: String, options: ObjectStoreOptions) throws -> ObjectOutput? {
@@ -73,10 +78,12 @@ public final class ObjectOutput: RemoteOutputStream {
         do {
             if let upload {
                 let parts = parts, size = object.size
-                _ = try runBlocking { try await upload.complete(parts, last: body, size: size) }
+                outcome = try runBlocking { try await upload.complete(parts, last: body, size: size) }
+            } else if nextPart > 1 {
+                outcome = .exists  // the create-only upload found an object and was never begun
             } else {
-                let described = object
-                _ = try runBlocking { try await client.put(key: key, body: body, object: described, createOnly: false) }
+                let described = object, createOnly = createOnly
+                outcome = try runBlocking { try await client.put(key: key, body: body, object: described, createOnly: createOnly) }
             }
         } catch {
             abort()
@@ -102,9 +109,9 @@ public final class ObjectOutput: RemoteOutputStream {
     /// full part starts the upload.
     private func sendCurrent() throws {
         do {
-            if upload == nil {
-                let client = client, key = key, object = object
-                let begun = try runBlocking { try await client.beginUpload(key: key, object: object, createOnly: false) }
+            if upload == nil && nextPart == 1 {
+                let client = client, key = key, object = object, createOnly = createOnly
+                let begun = try runBlocking { try await client.beginUpload(key: key, object: object, createOnly: createOnly) }
                 upload = begun
                 if let begun { UploadsUnderWay.add(ObjectIdentifier(self), begun) }
             }
@@ -113,7 +120,14 @@ public final class ObjectOutput: RemoteOutputStream {
             abort()
             throw error
         }
-        let upload = upload!, number = nextPart, offset = sentBytes, body = current
+        guard let upload else {
+            // A create-only upload that found an object: the rest is counted, not sent.
+            nextPart += 1
+            sentBytes += Int64(current.readableBytes)
+            current.clear()
+            return
+        }
+        let number = nextPart, offset = sentBytes, body = current
         inFlight.append(Task { try await upload.send(part: number, at: offset, body) })
         nextPart += 1
         sentBytes += Int64(body.readableBytes)

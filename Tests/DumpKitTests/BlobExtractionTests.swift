@@ -26,6 +26,12 @@ private final class FailingStore: BlobStore, @unchecked Sendable {
         return try base.put(content, metadata: metadata, replacing: replacing)
     }
 
+    func put(
+        streaming metadata: BlobMetadata, replacing: Bool, fill: (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws -> BlobPutOutcome {
+        try base.put(streaming: metadata, replacing: replacing, fill: fill)
+    }
+
     func sync() throws { try base.sync() }
 
     func get(_ name: String) throws -> [UInt8] { try base.get(name) }

@@ -171,6 +171,61 @@ final class StoreCommandTests: BothStoresTestCase {
         XCTAssertEqual(try store.metadata("big.bin")?.md5, digest.md5)
     }
 
+    /// An object larger than 8 MiB is restored from an archive into a bucket part by part as it is
+    /// read (it was held whole before), checked against the manifest before it appears: a damaged one
+    /// is reported and nothing of it is left in the bucket.
+    func testALargeObjectIsRestoredIntoABucketAPartAtATimeAndOnlyWhenItsHashesMatch() throws {
+        let (s3, gcs, environment) = try servers()
+        let time = try RequiredTool.path("time", package: "time")
+        let directory = try temporaryDirectory(self)
+        let folder = directory.appendingPathComponent("plain")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let size = 240 << 20
+        let big = SampleBytes.random(count: size + 5, seed: 11)
+        try Data(big).write(to: folder.appendingPathComponent("big.bin"))
+        try Data("small".utf8).write(to: folder.appendingPathComponent("a.txt"))
+        let digest = big.withUnsafeBytes { ContentDigest($0) }
+        let archive = directory.appendingPathComponent("bucket.tar").path
+        _ = try run(["archive", folder.path, "-o", archive, "-q"], environment)
+
+        let url = "s3://\(try s3.makeBucket())/restored"
+        let r = try Shell.execute(
+            URL(fileURLWithPath: time), ["-f", "maxrss %M", CLI.binary.path, "restore", archive, url, "-q"], environment: environment)
+        let stderr = String(decoding: r.stderr, as: UTF8.self)
+        XCTAssertEqual(r.status, 0, stderr)
+        let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
+        let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
+        XCTAssertLessThan(peak, 150 << 20, "\(peak >> 20) MiB to restore an object of \(size >> 20) MiB")
+        let store = try ObjectStoreOptions(environment: environment).openBlobStore(url, writable: false)
+        XCTAssertTrue(try store.get("big.bin") == big, "the restored bytes differ")
+        XCTAssertEqual(try store.metadata("big.bin")?.sha256, digest.sha256)
+        XCTAssertEqual(try store.get("a.txt"), Array("small".utf8))
+        // Again: the same content is there, nothing is sent.
+        let again = try run(["restore", archive, url, "--json"], environment)
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any], again.stdout)
+        XCTAssertEqual(summary["unchanged"] as? Int, 2, again.stdout)
+
+        // The manifest's SHA-256 of big.bin changed: not restored, into either store, and nothing left.
+        var tar = try Data(contentsOf: URL(fileURLWithPath: archive))
+        let hash = try XCTUnwrap(tar.range(of: Data(digest.sha256.utf8)))
+        tar[hash.lowerBound] = tar[hash.lowerBound] == UInt8(ascii: "0") ? UInt8(ascii: "1") : UInt8(ascii: "0")
+        let damaged = directory.appendingPathComponent("damaged.tar").path
+        try tar.write(to: URL(fileURLWithPath: damaged))
+        for target in ["s3://\(try s3.makeBucket())/bad", "gs://\(try gcs.makeBucket())/bad"] {
+            let refused = try run(["restore", damaged, target], environment, expect: 1)
+            XCTAssertTrue(refused.stderr.contains("big.bin: not restored: its SHA-256 is \(digest.sha256)"), refused.stderr)
+            let bad = try ObjectStoreOptions(environment: environment).openBlobStore(target, writable: false)
+            XCTAssertFalse(try bad.exists("big.bin"), target)
+            XCTAssertTrue(try bad.exists("a.txt"), target)
+        }
+        let aws = try RequiredTool.path("aws", package: "awscli")
+        let uploads = try Shell.execute(
+            URL(fileURLWithPath: aws),
+            ["--endpoint-url", s3.endpoint, "s3api", "list-multipart-uploads", "--bucket", String(url.dropFirst(5).prefix { $0 != "/" })],
+            environment: environment)
+        XCTAssertFalse(String(decoding: uploads.stdout, as: UTF8.self).contains("UploadId"), "an upload was left behind")
+    }
+
     func testCopyFiltersDryRunsAndNeverReplacesOrEscapes() throws {
         let (s3, _, environment) = try servers()
         let bucket = try s3.makeBucket()

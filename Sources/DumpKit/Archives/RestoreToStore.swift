@@ -1,17 +1,23 @@
 import ArchiveKit
 
 extension RestoreJob {
+    /// Objects larger than this are streamed into a store, never held whole.
+    static let streamedObjectBytes: Int64 = 8 << 20
+
     /// Restores the archive's objects into a blob store (a bucket, through `BlobStore`), each with the
     /// metadata its manifest records (content type, cache control, custom metadata such as
     /// `firebaseStorageDownloadTokens`), under the object name the manifest gives it.
     ///
-    /// Each object is read whole, checked against its manifest object (size and SHA-256; MD5 and
-    /// CRC-32C too with `verify`) and only then written, so a damaged entry never becomes an object.
+    /// Each object is checked against its manifest object (size and SHA-256; MD5 and CRC-32C too with
+    /// `verify`) before it becomes an object, so a damaged entry never does: one of up to
+    /// `streamedObjectBytes` is read whole, checked and written; a larger one is streamed into the
+    /// store (`BlobStore.put(streaming:)`: parts of an upload, a file without a name), which checks
+    /// all its hashes before it appears.
     /// Without a manifest, file entries become objects named by their cleaned paths, with hashes
     /// computed and a content type guessed. Entries that are no object of a bucket (a backup set's
     /// dump and rules) are reported, not written. `overwrite`: `never` keeps an object there with other
     /// content (reported as kept), `if-different` and `always` replace it; the same content is never
-    /// written again. Memory: the largest object.
+    /// written again. Memory: an object of up to `streamedObjectBytes`, or a store's parts in flight.
     public func run(into store: any BlobStore, progress: ArchiveProgress? = nil) throws -> Report {
         let input = try ArchiveInput(path: archive)
         let manifest = input.manifest
@@ -29,19 +35,44 @@ extension RestoreJob {
             guard filter.matches(cleaned?.description ?? entry.path), entry.kind == .file else { continue }
             let object = manifest?.object(at: entry.path)
             if object != nil { seen.insert(entry.path) }
+            /// Hands the entry's data to `body` 1 MiB at a time, within the extraction limits.
+            func eachChunk(_ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+                let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+                defer { chunk.deallocate() }
+                while true {
+                    let n = try input.reader.read(into: chunk)
+                    if n == 0 { break }
+                    dataBytes += Int64(n)
+                    try limits.check(
+                        dataBytes: dataBytes, archiveBytes: input.reader.compressedBytesRead, path: entry.path, archive: input.reader.name)
+                    try body(UnsafeRawBufferPointer(rebasing: chunk[0..<n]))
+                }
+                progress?.set(bytes: input.reader.compressedBytesRead)
+                progress?.fileDone()
+            }
+            if let object, entry.size > Self.streamedObjectBytes, manifest?.bucketPart(containing: entry.path) != nil {
+                // Large: streamed into the store, which checks its bytes against the manifest's hashes.
+                do {
+                    switch try store.put(streaming: object.metadata, replacing: overwrite != .never, fill: eachChunk) {
+                    case .stored, .replaced:
+                        report.written += 1
+                        report.bytes += object.metadata.size
+                    case .unchanged:
+                        report.unchanged += 1
+                    }
+                } catch is BlobExistsError {
+                    report.kept += 1
+                } catch let error as BlobContentMismatch {
+                    report.problems.append(
+                        VerifyJob.Problem(path: entry.path, message: "not restored: its \(error.difference) (the manifest's)"))
+                } catch let error as BlobNameError {
+                    report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: \(error.reason)"))
+                }
+                continue
+            }
             var content: [UInt8] = []
             content.reserveCapacity(Int(clamping: max(entry.size, 0)))
-            var chunk = [UInt8](repeating: 0, count: 1 << 20)
-            while true {
-                let n = try chunk.withUnsafeMutableBytes { try input.reader.read(into: $0) }
-                if n == 0 { break }
-                content.append(contentsOf: chunk[0..<n])
-                dataBytes += Int64(n)
-                try limits.check(
-                    dataBytes: dataBytes, archiveBytes: input.reader.compressedBytesRead, path: entry.path, archive: input.reader.name)
-            }
-            progress?.set(bytes: input.reader.compressedBytesRead)
-            progress?.fileDone()
+            try eachChunk { content.append(contentsOf: $0) }
             let digest = content.withUnsafeBytes { ContentDigest($0) }
             var metadata: BlobMetadata
             if let object {

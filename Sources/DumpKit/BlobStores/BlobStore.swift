@@ -14,6 +14,13 @@ public protocol BlobStore: AnyObject, Sendable {
     /// `BlobExistsError` is thrown and nothing is written. The object and its metadata are written as
     /// one unit: concurrent writers of a name, in this process or others, take turns.
     func put(_ content: UnsafeRawBufferPointer, metadata: BlobMetadata, replacing: Bool) throws -> BlobPutOutcome
+    /// Stores an object whose bytes come in pieces, never held whole: `fill` hands each piece, in
+    /// order, to the function it is given. The bytes must have the size and hashes `metadata` gives
+    /// (SHA-256, MD5 and CRC-32C), else nothing is stored and `BlobContentMismatch` is thrown.
+    /// Otherwise as `put`; the object appears only once all of it is there.
+    func put(
+        streaming metadata: BlobMetadata, replacing: Bool, fill: (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws -> BlobPutOutcome
     /// Makes every object written so far durable (it survives a power cut); called before committing
     /// anything that names them.
     func sync() throws
@@ -35,6 +42,30 @@ public enum BlobPutOutcome: Sendable {
     case replaced
     /// The same content and metadata were already there; nothing was written.
     case unchanged
+}
+
+/// Bytes brought to `BlobStore.put(streaming:)` that are not those its metadata describes: nothing
+/// was stored (exit code 1).
+public struct BlobContentMismatch: DataError, CustomStringConvertible, Sendable {
+    public let store: String
+    public let name: String
+    /// What differs (`SHA-256 ... , not ...`).
+    public let difference: String
+
+    public var description: String { "blob store \(store): object \(String(reflecting: name)) not stored: its \(difference)" }
+
+    /// Checks `digest` (of the bytes brought) against `metadata`; throws what differs first.
+    package static func check(_ digest: ContentDigest, against metadata: BlobMetadata, store: String) throws {
+        let difference =
+            digest.size != metadata.size
+            ? "size is \(digest.size) bytes, not \(metadata.size)"
+            : digest.sha256 != metadata.sha256
+                ? "SHA-256 is \(digest.sha256), not \(metadata.sha256)"
+                : digest.md5 != metadata.md5
+                    ? "MD5 is \(digest.md5), not \(metadata.md5)"
+                    : digest.crc32c != metadata.crc32c ? "CRC-32C is \(digest.crc32c), not \(metadata.crc32c)" : nil
+        if let difference { throw BlobContentMismatch(store: store, name: metadata.name, difference: difference) }
+    }
 }
 
 /// An object that exists with other bytes than those a `put` brings, which it did not replace

@@ -17,7 +17,7 @@ public struct ContentDigest: Hashable, Sendable {
     }
 
     /// The hashes of content that streamed through `digest`.
-    init(_ digest: ObjectDigest) {
+    package init(_ digest: ObjectDigest) {
         size = digest.size
         (sha256, md5, crc32c) = digest.finalize()
     }

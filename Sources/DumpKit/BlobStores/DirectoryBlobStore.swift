@@ -168,6 +168,19 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return outcome
     }
 
+    public func put(
+        streaming metadata: BlobMetadata, replacing: Bool, fill: (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws -> BlobPutOutcome {
+        let pending = try begin(metadata.name)
+        defer { pending.abort() }
+        try fill { try pending.write($0) }
+        return try pending.commit(
+            metadata: { digest in
+                try BlobContentMismatch.check(digest, against: metadata, store: self.directory)
+                return metadata
+            }, replacing: replacing)
+    }
+
     /// Starts writing the object `name` in pieces (`PendingObject.write`), for one too large to hold
     /// whole: the pieces go into a file without a name as they come, and `commit` names it.
     public func begin(_ name: String) throws -> PendingObject {
@@ -219,16 +232,17 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             digest.update(bytes)
         }
 
-        /// Names the complete file `name`, with the metadata `metadata` makes of its hashes; the
-        /// outcome as `put` reports it (`BlobExistsError` when other bytes are there and not `replacing`).
-        public func commit(metadata: (ContentDigest) -> BlobMetadata, replacing: Bool) throws -> BlobPutOutcome {
+        /// Names the complete file `name`, with the metadata `metadata` makes of its hashes (or, when
+        /// it throws, drops it); the outcome as `put` reports it (`BlobExistsError` when other bytes
+        /// are there and not `replacing`).
+        public func commit(metadata: (ContentDigest) throws -> BlobMetadata, replacing: Bool) throws -> BlobPutOutcome {
             precondition(!ended, "a pending object is committed or aborted once")
             defer { abort() }
             guard let runFD = store.runFD, let metaFD = store.metaFD, let controlFD = store.controlFD else {
                 throw BlobStoreError(store: store.directory, message: "opened for reading only")
             }
             let content = ContentDigest(digest)
-            var m = metadata(content)
+            var m = try metadata(content)
             m.name = name
             let lockFD = try store.lockName(name, controlFD: controlFD)
             defer { Glibc.close(lockFD) }
