@@ -138,6 +138,32 @@ final class BlobStoreTests: XCTestCase {
         }
     }
 
+    /// `put(streaming:)` stores bytes that match their metadata, and nothing when they do not.
+    func testAStreamedPutStoresOnlyBytesThatMatchTheirMetadata() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        let bytes = SampleBytes.random(count: 5000, seed: 5)
+        let m = metadata("x/y.bin", bytes)
+        func pieces(_ content: [UInt8]) -> ((UnsafeRawBufferPointer) throws -> Void) throws -> Void {
+            { write in
+                for start in stride(from: 0, to: content.count, by: 1000) {
+                    try content[start..<min(content.count, start + 1000)].withUnsafeBytes(write)
+                }
+            }
+        }
+        var other = bytes
+        other[4000] ^= 1
+        XCTAssertThrowsError(try store.put(streaming: m, replacing: false, fill: pieces(other))) {
+            XCTAssertTrue("\($0)".contains("SHA-256 is "), "\($0)")
+            XCTAssertTrue($0 is BlobContentMismatch)
+        }
+        XCTAssertFalse(try store.exists("x/y.bin"))
+        XCTAssertEqual(try store.put(streaming: m, replacing: false, fill: pieces(bytes)), .stored)
+        XCTAssertEqual(try store.get("x/y.bin"), bytes)
+        XCTAssertEqual(try store.metadata("x/y.bin"), m)
+        XCTAssertEqual(try store.put(streaming: m, replacing: false, fill: pieces(bytes)), .unchanged)
+    }
+
     /// A folder with more entries than are sorted in memory is sorted on disk: the same names in
     /// the same byte order, subfolders included at their places.
     func testAFlatFolderOfManyObjectsIsListedInByteOrderWithoutSortingItInMemory() throws {
