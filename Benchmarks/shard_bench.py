@@ -74,6 +74,42 @@ def store_files(root: str) -> dict[str, bytes]:
     return out
 
 
+def table(title: str, args, one: tuple[float, float], index: tuple[float, float], index_note: str, shards: list[tuple[float, float]],
+          merge: tuple[float, float], rate: str, extra: list[str], same_label: str, same: bool) -> list[str]:
+    """The report of one measure: the unsharded run, the index pass, the shards, the merge and the model."""
+    (one_wall, one_cpu), (index_wall, index_cpu), (merge_wall, merge_cpu) = one, index, merge
+    walls = [w for w, _ in shards]
+    cpus = [c for _, c in shards]
+    model = index_wall + max(walls) + merge_wall
+    lines = [
+        title,
+        "",
+        "| measure | value |",
+        "| --- | --- |",
+        f"| unsharded run (1 machine) | {one_wall:.2f} s wall, {one_cpu:.2f} s CPU ({rate}) |",
+        f"| index pass | {index_wall:.2f} s wall, {index_cpu:.2f} s CPU ({index_note}) |",
+        f"| {args.shards} shards one after another | each {min(walls):.2f}-{max(walls):.2f} s wall (mean {sum(walls) / len(walls):.2f}), CPU {sum(cpus):.2f} s in all |",
+        f"| merge | {merge_wall:.2f} s wall, {merge_cpu:.2f} s CPU |",
+        f"| shards' CPU against the unsharded run's | {sum(cpus) / one_cpu:.2f}x (with the merge: {(sum(cpus) + merge_cpu) / one_cpu:.2f}x; and the index pass: {(sum(cpus) + merge_cpu + index_cpu) / one_cpu:.2f}x) |",
+        f"| modelled wall time on {args.shards} machines (index + largest shard + merge) | {model:.2f} s, against {one_wall:.2f} s on one ({one_wall / model:.1f}x faster) |",
+    ] + extra + [
+        f"| {same_label} | {'yes' if same else 'NO'} |",
+        "",
+        "Per shard (wall s): " + ", ".join(f"{w:.2f}" for w in walls),
+        "",
+    ]
+    return lines
+
+
+def report(lines: list[str], same: bool, name: str, work: str) -> list[str]:
+    """Prints the table with whether the merged output matched; stops the bench if it did not."""
+    print("\n".join(lines), flush=True)
+    if not same:
+        sys.exit(f"{name}: the merged output differs from the unsharded one")
+    shutil.rmtree(work, ignore_errors=True)
+    return lines
+
+
 def measure(name: str, command: list[str], index_args: list[str], args, size: int, store: bool = False) -> list[str]:
     work = os.path.join(args.work, name)
     shutil.rmtree(work, ignore_errors=True)
@@ -108,32 +144,15 @@ def measure(name: str, command: list[str], index_args: list[str], args, size: in
         same = same and filecmp.cmp(ref + ".rejects.ndjson", out + ".rejects.ndjson", shallow=False)
     if store:
         same = same and store_files(os.path.join(work, "reference-store")) == store_files(os.path.join(work, "store"))
-    walls = [w for w, _ in shards]
-    cpus = [c for _, c in shards]
     mb = size / 1e6
-    model = index_wall + max(walls) + merge_wall
-    lines = [
-        f"### {name}: `dumpkit {' '.join(command)}`, index `{' '.join(index_args) or '(defaults)'}`",
-        "",
-        "| measure | value |",
-        "| --- | --- |",
-        f"| unsharded run (1 machine) | {one_wall:.2f} s wall, {one_cpu:.2f} s CPU ({mb / one_wall:.0f} MB/s) |",
-        f"| index pass | {index_wall:.2f} s wall, {index_cpu:.2f} s CPU ({mb / index_wall:.0f} MB/s), index {os.path.getsize(index) / 1e6:.1f} MB |",
-        f"| {args.shards} shards one after another | each {min(walls):.2f}-{max(walls):.2f} s wall (mean {sum(walls) / len(walls):.2f}), CPU {sum(cpus):.2f} s in all |",
-        f"| merge | {merge_wall:.2f} s wall, {merge_cpu:.2f} s CPU |",
-        f"| shards' CPU against the unsharded run's | {sum(cpus) / one_cpu:.2f}x (with the merge: {(sum(cpus) + merge_cpu) / one_cpu:.2f}x; and the index pass: {(sum(cpus) + merge_cpu + index_cpu) / one_cpu:.2f}x) |",
-        f"| modelled wall time on {args.shards} machines (index + largest shard + merge) | {model:.2f} s, against {one_wall:.2f} s on one ({one_wall / model:.1f}x faster) |",
-        f"| extrapolated to 50 GB (x{50e9 / size:.0f}, every step linear in bytes) | {model * 50e9 / size:.0f} s on {args.shards} machines, {one_wall * 50e9 / size:.0f} s on one |",
-        f"| merged output{' and store' if store else ''} identical to the unsharded one | {'yes' if same else 'NO'} |",
-        "",
-        "Per shard (wall s): " + ", ".join(f"{w:.2f}" for w in walls),
-        "",
-    ]
-    print("\n".join(lines), flush=True)
-    if not same:
-        sys.exit(f"{name}: the merged output differs from the unsharded one")
-    shutil.rmtree(work, ignore_errors=True)
-    return lines
+    model = index_wall + max(w for w, _ in shards) + merge_wall
+    lines = table(
+        f"### {name}: `dumpkit {' '.join(command)}`, index `{' '.join(index_args) or '(defaults)'}`", args, (one_wall, one_cpu),
+        (index_wall, index_cpu), f"{mb / index_wall:.0f} MB/s, index {os.path.getsize(index) / 1e6:.1f} MB", shards,
+        (merge_wall, merge_cpu), f"{mb / one_wall:.0f} MB/s",
+        [f"| extrapolated to 50 GB (x{50e9 / size:.0f}, every step linear in bytes) | {model * 50e9 / size:.0f} s on {args.shards} machines, {one_wall * 50e9 / size:.0f} s on one |"],
+        f"merged output{' and store' if store else ''} identical to the unsharded one", same)
+    return report(lines, same, name, work)
 
 
 def tar_after_manifest(archive: str) -> tuple[bytes, bytes]:
@@ -175,31 +194,12 @@ def measure_archive(args) -> list[str]:
         shards.append(run([args.dumpkit, "archive", args.input, "-o", out, "--index", index, "--shard", f"{i}/{args.shards}", "-q"]))
     merge_wall, merge_cpu = run([args.dumpkit, "merge", out, "-q"])
     same = tar_after_manifest(ref) == tar_after_manifest(out)
-    walls = [w for w, _ in shards]
-    cpus = [c for _, c in shards]
-    mb = size / 1e6
-    model = index_wall + max(walls) + merge_wall
-    lines = [
-        f"### archive: `dumpkit archive {os.path.basename(args.input)}` ({count} objects), `index --bucket`",
-        "",
-        "| measure | value |",
-        "| --- | --- |",
-        f"| unsharded run (1 machine) | {one_wall:.2f} s wall, {one_cpu:.2f} s CPU ({mb / one_wall:.0f} MB/s) |",
-        f"| index pass (the listing) | {index_wall:.2f} s wall, {index_cpu:.2f} s CPU ({count / index_wall:.0f} objects/s), index {os.path.getsize(index) / 1e3:.0f} kB |",
-        f"| {args.shards} shards one after another | each {min(walls):.2f}-{max(walls):.2f} s wall (mean {sum(walls) / len(walls):.2f}), CPU {sum(cpus):.2f} s in all |",
-        f"| merge | {merge_wall:.2f} s wall, {merge_cpu:.2f} s CPU |",
-        f"| shards' CPU against the unsharded run's | {sum(cpus) / one_cpu:.2f}x (with the merge: {(sum(cpus) + merge_cpu) / one_cpu:.2f}x; and the index pass: {(sum(cpus) + merge_cpu + index_cpu) / one_cpu:.2f}x) |",
-        f"| modelled wall time on {args.shards} machines (index + largest shard + merge) | {model:.2f} s, against {one_wall:.2f} s on one ({one_wall / model:.1f}x faster) |",
-        f"| merged archive: the unsharded manifest and tar after it | {'yes' if same else 'NO'} |",
-        "",
-        "Per shard (wall s): " + ", ".join(f"{w:.2f}" for w in walls),
-        "",
-    ]
-    print("\n".join(lines), flush=True)
-    if not same:
-        sys.exit("archive: the merged archive differs from the unsharded one")
-    shutil.rmtree(work, ignore_errors=True)
-    return lines
+    lines = table(
+        f"### archive: `dumpkit archive {os.path.basename(args.input)}` ({count} objects), `index --bucket`", args,
+        (one_wall, one_cpu), (index_wall, index_cpu),
+        f"the listing, {count / index_wall:.0f} objects/s, index {os.path.getsize(index) / 1e3:.0f} kB", shards, (merge_wall, merge_cpu),
+        f"{size / 1e6 / one_wall:.0f} MB/s", [], "merged archive: the unsharded manifest and tar after it", same)
+    return report(lines, same, "archive", work)
 
 
 def main() -> int:
