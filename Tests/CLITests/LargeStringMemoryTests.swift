@@ -10,7 +10,6 @@ final class LargeStringMemoryTests: XCTestCase {
 
     /// Under 1.5 times a 200 MiB string; before, convert took 2.1 times and migrate 3.1 times.
     func testA200MiBStringIsHeldOnce() throws {
-        let time = try RequiredTool.path("time", package: "time")
         let dir = try TemporaryDirectory()
         let input = dir.path("big.json")
         try writeDump(to: input)
@@ -24,11 +23,8 @@ final class LargeStringMemoryTests: XCTestCase {
             ("migrate", ["migrate", input, "-o", output, "--plan", plan]),
         ]
         for (name, arguments) in runs {
-            let r = try Shell.execute(URL(fileURLWithPath: time), ["-f", "maxrss %M"] + [CLI.binary.path] + arguments)
-            let stderr = String(decoding: r.stderr, as: UTF8.self)
-            XCTAssertEqual(r.status, 0, "\(name): \(stderr)")
-            let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
-            let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
+            let (r, peak) = try CLI.runMeasuringMemory(arguments)
+            XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
             XCTAssertLessThan(peak, stringBytes * 3 / 2, "\(name): \(peak >> 20) MiB for a string of \(stringBytes >> 20) MiB")
             let written = arguments.contains(output) ? output : output + ".ndjson"
             let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: written)[.size] as? Int)
@@ -41,21 +37,12 @@ final class LargeStringMemoryTests: XCTestCase {
     /// value read back from it, without the two copies it made in between (and it no longer decodes a
     /// string of base64 letters of no known type whole): under 3 times the string (it took 4.2).
     func testExtractingAroundA200MiBTextStringHoldsItTwice() throws {
-        let time = try RequiredTool.path("time", package: "time")
         let dir = try TemporaryDirectory()
         let input = dir.path("big.json")
         try writeDump(to: input)
-        let r = try Shell.execute(
-            URL(fileURLWithPath: time),
-            [
-                "-f", "maxrss %M", CLI.binary.path, "extract-blobs", input,
-                "-o", dir.path("out.json"), "--blobs", dir.path("store"),
-            ])
-        let stderr = String(decoding: r.stderr, as: UTF8.self)
-        XCTAssertEqual(r.status, 0, stderr)
-        XCTAssertTrue(stderr.contains("left alone (unknownType): 1"), stderr)
-        let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
-        let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
+        let (r, peak) = try CLI.runMeasuringMemory(["extract-blobs", input, "-o", dir.path("out.json"), "--blobs", dir.path("store")])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("left alone (unknownType): 1"), r.stderr)
         XCTAssertLessThan(peak, stringBytes * 3, "\(peak >> 20) MiB for a string of \(stringBytes >> 20) MiB")
         let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: dir.path("out.json"))[.size] as? Int)
         XCTAssertGreaterThan(size, stringBytes)
@@ -65,7 +52,6 @@ final class LargeStringMemoryTests: XCTestCase {
     /// is encoded straight into the string, and the record goes to the writing thread as it is
     /// rather than copied as compact JSON. It held the text three times before.
     func testInliningALargeFileHoldsItsBytesAndTextOnce() throws {
-        let time = try RequiredTool.path("time", package: "time")
         let dir = try TemporaryDirectory()
         let fileBytes = 32 << 20
         var image = Data([0xFF, 0xD8, 0xFF, 0xE0])
@@ -75,16 +61,10 @@ final class LargeStringMemoryTests: XCTestCase {
         let extract = try CLI.run(["extract-blobs", dir.path("in.json"), "-o", dir.path("refs.json"), "--blobs", dir.path("store")])
         XCTAssertEqual(extract.status, 0, extract.stderr)
 
-        let r = try Shell.execute(
-            URL(fileURLWithPath: time),
-            [
-                "-f", "maxrss %M", CLI.binary.path, "inline-blobs", dir.path("refs.json"),
-                "-o", dir.path("out.json"), "--blobs", dir.path("store"),
-            ])
-        let stderr = String(decoding: r.stderr, as: UTF8.self)
-        XCTAssertEqual(r.status, 0, stderr)
-        let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
-        let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
+        let (r, peak) = try CLI.runMeasuringMemory([
+            "inline-blobs", dir.path("refs.json"), "-o", dir.path("out.json"), "--blobs", dir.path("store"),
+        ])
+        XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertLessThan(peak, fileBytes + text.utf8.count + (40 << 20), "\(peak >> 20) MiB for a file of \(fileBytes >> 20) MiB")
         XCTAssertEqual(
             try Data(contentsOf: URL(fileURLWithPath: dir.path("out.json"))), Data("{\"v1\":{\"k\":{\"image\":\"\(text)\"}}}\n".utf8))

@@ -365,7 +365,6 @@ final class LiveDatabaseCommandTests: XCTestCase {
     /// under one key, within the database's 256 MB read limit) exported in well under twice its
     /// size. Before, the answer was collected and then copied (over 200 MB at the peak).
     func testExportMemoryDoesNotGrowWithTheAnswer() throws {
-        let time = try RequiredTool.path("time", package: "time")
         let tmp = try TemporaryDirectory()
         let s = try server()
         let text = String(repeating: "0123456789abcdef", count: 9_000_000 / 16)
@@ -373,15 +372,12 @@ final class LiveDatabaseCommandTests: XCTestCase {
         let data = Array("{\"big\":{\(strings.joined(separator: ","))},\"small\":1}".utf8)
         try s.database.load(json: data)
         let output = tmp.path("big.json")
-        let r = try Shell.execute(
-            URL(fileURLWithPath: time),
-            ["-f", "maxrss %M", "/usr/bin/env", "FIREBASE_DATABASE_EMULATOR_HOST=\(s.host)", CLI.binary.path]
-                + ["export", "https://demo-app.firebaseio.com", "-o", output, "-q"])
-        let stderr = String(decoding: r.stderr, as: UTF8.self)
-        XCTAssertEqual(r.status, 0, stderr)
+        var environment = ProcessInfo.processInfo.environment
+        environment["FIREBASE_DATABASE_EMULATOR_HOST"] = s.host
+        let (r, peak) = try CLI.runMeasuringMemory(
+            ["export", "https://demo-app.firebaseio.com", "-o", output, "-q"], environment: environment)
+        XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(try contents(output) == s.database.contents(at: []), "the export is not what one GET returns")
-        let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
-        let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
         XCTAssertLessThan(peak, data.count * 3 / 2, "\(peak >> 20) MiB for an answer of \(data.count >> 20) MiB")
     }
 

@@ -147,7 +147,6 @@ final class StoreCommandTests: BothStoresTestCase {
     /// read at a time (it was held whole before): the same bytes and hashes, in a fraction of its size.
     func testALargeObjectComesDownIntoAFolderAPartAtATime() throws {
         let (s3, _, environment) = try servers()
-        let time = try RequiredTool.path("time", package: "time")
         let directory = try temporaryDirectory(self)
         let folder = directory.appendingPathComponent("plain")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -158,12 +157,8 @@ final class StoreCommandTests: BothStoresTestCase {
         let url = "s3://\(try s3.makeBucket())/up"
         _ = try run(["copy", folder.path, url, "-q"], environment)
         let down = directory.appendingPathComponent("down").path
-        let r = try Shell.execute(
-            URL(fileURLWithPath: time), ["-f", "maxrss %M", CLI.binary.path, "copy", url, down, "-q"], environment: environment)
-        let stderr = String(decoding: r.stderr, as: UTF8.self)
-        XCTAssertEqual(r.status, 0, stderr)
-        let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
-        let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
+        let (r, peak) = try CLI.runMeasuringMemory(["copy", url, down, "-q"], environment: environment)
+        XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertLessThan(peak, 120 << 20, "\(peak >> 20) MiB to copy an object of \(size >> 20) MiB")
         XCTAssertTrue(try Data(contentsOf: URL(fileURLWithPath: down + "/big.bin")) == Data(big), "the copied bytes differ")
         let store = try DirectoryBlobStore(directory: down, writable: false)
@@ -176,7 +171,6 @@ final class StoreCommandTests: BothStoresTestCase {
     /// is reported and nothing of it is left in the bucket.
     func testALargeObjectIsRestoredIntoABucketAPartAtATimeAndOnlyWhenItsHashesMatch() throws {
         let (s3, gcs, environment) = try servers()
-        let time = try RequiredTool.path("time", package: "time")
         let directory = try temporaryDirectory(self)
         let folder = directory.appendingPathComponent("plain")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -189,12 +183,8 @@ final class StoreCommandTests: BothStoresTestCase {
         _ = try run(["archive", folder.path, "-o", archive, "-q"], environment)
 
         let url = "s3://\(try s3.makeBucket())/restored"
-        let r = try Shell.execute(
-            URL(fileURLWithPath: time), ["-f", "maxrss %M", CLI.binary.path, "restore", archive, url, "-q"], environment: environment)
-        let stderr = String(decoding: r.stderr, as: UTF8.self)
-        XCTAssertEqual(r.status, 0, stderr)
-        let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
-        let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
+        let (r, peak) = try CLI.runMeasuringMemory(["restore", archive, url, "-q"], environment: environment)
+        XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertLessThan(peak, 150 << 20, "\(peak >> 20) MiB to restore an object of \(size >> 20) MiB")
         let store = try ObjectStoreOptions(environment: environment).openBlobStore(url, writable: false)
         XCTAssertTrue(try store.get("big.bin") == big, "the restored bytes differ")

@@ -39,5 +39,21 @@ public enum CLI {
             status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: String(decoding: r.stderr, as: UTF8.self))
     }
 
+    /// Runs `dumpkit` as `run` does, under `/usr/bin/time`: its result (without time's line) and
+    /// its peak resident memory in bytes.
+    public static func runMeasuringMemory(_ arguments: [String], environment: [String: String]? = nil) throws -> (result: Result, peak: Int)
+    {
+        let time = try RequiredTool.path("time", package: "time")
+        let r = try Shell.execute(URL(fileURLWithPath: time), ["-f", "maxrss %M", binary.path] + arguments, environment: environment)
+        var lines = String(decoding: r.stderr, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        guard let at = lines.lastIndex(where: { $0.hasPrefix("maxrss ") }), let kib = Int(lines[at].dropFirst("maxrss ".count)) else {
+            throw Shell.Failure(description: "/usr/bin/time printed no maxrss: \(String(decoding: r.stderr, as: UTF8.self))")
+        }
+        lines.remove(at: at)
+        return (
+            Result(status: r.status, stdout: String(decoding: r.stdout, as: UTF8.self), stderr: lines.joined(separator: "\n")), kib << 10
+        )
+    }
+
     private final class Marker {}
 }
