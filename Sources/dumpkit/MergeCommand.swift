@@ -87,6 +87,8 @@ struct MergeCommand: ParsableCommand {
                             JSONObject(summary.counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(summary.counts[$0]!))) })
                         ),
                         "rejects": summary.rejects.map { .string($0) } ?? .null,
+                        "copiedInStore": summary.copiedInStore.map { .number(JSONNumber($0)) } ?? .null,
+                        "streamed": summary.streamed.map { .number(JSONNumber($0)) } ?? .null,
                     ]))
             } else {
                 common.note(

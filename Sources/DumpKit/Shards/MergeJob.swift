@@ -40,6 +40,10 @@ public struct MergeJob {
         /// Of a sharded `check-blobs`: the findings (orphans last) and the references checked, as
         /// the unsharded run reports them (no output is written).
         public var blobCheck: (source: String, findings: [Finding], references: Int)? = nil
+        /// Of parts joined in a bucket: the bytes the store copied itself, and those that went through
+        /// this process (small parts S3 cannot copy as parts of their own, stores without copies).
+        public var copiedInStore: Int64? = nil
+        public var streamed: Int64? = nil
     }
 
     public func run() throws -> Summary {
@@ -47,13 +51,14 @@ public struct MergeJob {
         let n = try shards ?? Self.shardCount(output: output)
         guard n >= 1 else { throw UsageError("--shards must be at least 1") }
         var manifests: [ShardManifest] = []
+        var storedParts: [StoredPart] = []
         for i in 0..<n {
             let path = ShardManifest.manifestPath(output: output, shard: i, of: n)
             guard let m = try ShardManifest.read(path: path) else {
                 let part = ShardManifest.partPath(output: output, shard: i, of: n)
                 throw ShardError(
                     message: "shard \(i) of \(n) has not finished: \(path) is missing"
-                        + (Self.exists(part) ? " (its part is there, its manifest, written last, is not)" : "")
+                        + (try BucketParts.exists(part) ? " (its part is there, its manifest, written last, is not)" : "")
                         + "; run it again with --shard \(i)/\(n)")
             }
             guard m.shard == i, m.shards == n else {
@@ -73,7 +78,12 @@ public struct MergeJob {
                             + "run it again with --shard \(i)/\(n) and the same index and options")
                 }
             }
-            try Self.checkPart(ShardManifest.partPath(output: output, shard: i, of: n), against: m, shard: i, of: n)
+            let part = ShardManifest.partPath(output: output, shard: i, of: n)
+            if BucketParts.isURL(output) {
+                storedParts.append(try BucketParts.check(part, against: m, shard: i, of: n))
+            } else {
+                try Self.checkPart(part, against: m, shard: i, of: n)
+            }
             manifests.append(m)
         }
         var counts: [String: Int] = [:]
@@ -104,6 +114,9 @@ public struct MergeJob {
                 (0..<n).map { ExtractionPart.path(output: output, shard: $0, of: n) }, crc32c: manifests.map(\.objectsCRC32C)) : nil
         let rejectsTarget = manifests[0].rejects
         let rejects = try rejectsTarget.map { try OutputFile(path: $0, compression: CompressionFilter.none) }
+        if BucketParts.isURL(output) {
+            return try joinInStore(storedParts, manifests: manifests, rejects: rejects, extraction: extraction, counts: counts)
+        }
         let out = try OutputFile(path: output, compression: CompressionFilter.none, seekable: true)
         do {
             for m in manifests {
@@ -131,7 +144,9 @@ public struct MergeJob {
     /// Checks that the part has the size and CRC-32C its manifest says: a part rewritten by another
     /// run after its manifest is stale.
     private static func checkPart(_ path: String, against m: ShardManifest, shard i: Int, of n: Int) throws {
-        guard exists(path) else { throw ShardError(message: "shard \(i) of \(n): \(path) is missing; run it again with --shard \(i)/\(n)") }
+        guard try BucketParts.exists(path) else {
+            throw ShardError(message: "shard \(i) of \(n): \(path) is missing; run it again with --shard \(i)/\(n)")
+        }
         let (size, crc) = try checksum(path)
         guard size == m.partBytes, crc == m.partCRC32C else {
             throw ShardError(
@@ -158,24 +173,32 @@ public struct MergeJob {
         }
     }
 
-    private static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    /// The N of a part's or manifest's name after `OUT.part-` (`I-of-N[.manifest]`), nil for other names.
+    static func shardCount(ofPartName name: Substring) -> Int? {
+        var rest = name
+        if rest.hasSuffix(".manifest") { rest = rest.dropLast(".manifest".count) }
+        let parts = rest.split(separator: "-")
+        guard parts.count == 3, parts[1] == "of", Int(parts[0]) != nil, let n = Int(parts[2]) else { return nil }
+        return n
+    }
 
-    /// The N of the parts or manifests beside `output` (`OUT.part-I-of-N[.manifest]`).
+    /// The N of the parts or manifests beside `output` (`OUT.part-I-of-N[.manifest]`), in its folder
+    /// or its bucket.
     static func shardCount(output: String) throws -> Int {
-        let dir = OutputFile.directory(of: output)
         let base = output.split(separator: "/").last.map(String.init) ?? output
-        let prefix = base + ".part-"
         var counts = Set<Int>()
-        guard let stream = opendir(dir) else { throw UsageError("cannot read the folder \(dir): \(String(cString: strerror(errno)))") }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasPrefix(prefix) else { continue }
-            var rest = name.dropFirst(prefix.count)
-            if rest.hasSuffix(".manifest") { rest = rest.dropLast(".manifest".count) }
-            let parts = rest.split(separator: "-")
-            guard parts.count == 3, parts[1] == "of", Int(parts[0]) != nil, let n = Int(parts[2]) else { continue }
-            counts.insert(n)
+        if BucketParts.isURL(output) {
+            counts = try BucketParts.shardCount(output: output)
+        } else {
+            let dir = OutputFile.directory(of: output)
+            let prefix = base + ".part-"
+            guard let stream = opendir(dir) else { throw UsageError("cannot read the folder \(dir): \(String(cString: strerror(errno)))") }
+            defer { closedir(stream) }
+            while let entry = readdir(stream) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                guard name.hasPrefix(prefix), let n = shardCount(ofPartName: name.dropFirst(prefix.count)) else { continue }
+                counts.insert(n)
+            }
         }
         guard let n = counts.first else {
             throw ShardError(message: "no parts of \(output) found (\(base).part-I-of-N): run the shards first")
