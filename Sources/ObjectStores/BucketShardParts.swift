@@ -30,7 +30,14 @@ public struct BucketShardParts: BucketPartStore {
         var token: String?
         repeat {
             let t = token
-            let page = try runBlocking { try await client.listPage(prefix: key, token: t) }
+            let page: ListPage
+            do {
+                page = try runBlocking { try await client.listPage(prefix: key, token: t) }
+            } catch let e as ObjectStoreError {
+                // Named as listed (`s3://b/out.json.part-*`), not as the prefix the client was made for.
+                throw ObjectStoreError(
+                    store: prefix + "*", endpoint: e.endpoint, object: nil, status: e.status, code: e.code, message: e.message)
+            }
             for o in page.objects { try body(base + o.key) }
             token = page.next
         } while token != nil
