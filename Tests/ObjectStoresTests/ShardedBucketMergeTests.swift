@@ -155,6 +155,41 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
         }
     }
 
+    func testExtractBlobsWithItsObjectsFilesInABucketMergesToTheUnshardedReport() throws {
+        let environment = try environmentOfServers()
+        let directory = try temporaryDirectory(self)
+        let dump = directory.appendingPathComponent("images.json").path
+        let script = TestData.projectRoot.appendingPathComponent("Scripts/gen_dataset.py").path
+        _ = try Shell.run("python3", [script, "images", "--size", "1MB", "--seed", "1", "-o", dump])
+        let index = directory.appendingPathComponent("images.dkindex").path
+        try run(["index", dump, "-o", index, "--unit-bytes", "65536", "-q"], environment)
+        let reference = directory.appendingPathComponent("reference.json").path
+        let unsharded = try run(
+            [
+                "extract-blobs", dump, "-o", reference, "--blobs", directory.appendingPathComponent("store1").path, "--content-addressed",
+                "--json", "-q",
+            ],
+            environment)
+        for scheme in ["s3", "gs"] {
+            let bucket = try bucket(scheme), out = bucket + "/clean.json"
+            let store = directory.appendingPathComponent("store-\(scheme)").path
+            for i in 0..<3 {
+                try run(
+                    [
+                        "extract-blobs", dump, "-o", out, "--blobs", store, "--content-addressed", "--index", index, "--shard", "\(i)/3",
+                        "-q",
+                    ],
+                    environment)
+            }
+            XCTAssertEqual(
+                try keys(in: bucket, startingWith: "clean.json.part-").filter { $0.hasSuffix(".objects") }.count, 3,
+                "\(scheme): the objects files are in the bucket")
+            let merged = try run(["merge", out, "--json", "-q"], environment)
+            XCTAssertEqual(merged.stdout, unsharded.stdout, scheme)
+            XCTAssertEqual(try download(out, to: directory), try Data(contentsOf: URL(fileURLWithPath: reference)), scheme)
+        }
+    }
+
     func testMergeRefusesAMissingOrStalePartNamingItsURLAndLeavesNoOutput() throws {
         let (s3, _, environment) = try servers()
         let directory = try temporaryDirectory(self)

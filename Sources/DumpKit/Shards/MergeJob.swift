@@ -156,9 +156,9 @@ public struct MergeJob {
         }
     }
 
-    /// The size and CRC-32C of a whole file.
+    /// The size and CRC-32C of a whole file (or object, read in ranges).
     static func checksum(_ path: String) throws -> (size: Int64, crc32c: UInt32) {
-        let file = try ReadOnlyFile(path: path)
+        let file: PositionalByteSource = BucketParts.isURL(path) ? try PositionalInput.open(path).source : try ReadOnlyFile(path: path)
         var crc = CRC32C()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var size: Int64 = 0
