@@ -282,6 +282,35 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
         }
     }
 
+    /// `merge --parts`: parts in a bucket into a local output, local parts into a bucket, and parts in
+    /// S3 into Cloud Storage, all through dumpkit, all the unsharded bytes.
+    func testMixedPartsAndOutputGoThroughDumpkit() throws {
+        let environment = try environmentOfServers()
+        let directory = try temporaryDirectory(self)
+        let (dump, index) = try dumpWithABigRecord(in: directory)
+        let reference = directory.appendingPathComponent("reference.json").path
+        try run(["convert", dump, "-o", reference, "-q"], environment)
+        let expected = try Data(contentsOf: URL(fileURLWithPath: reference))
+        let inS3 = try bucket("s3") + "/v2.json"
+        let local = directory.appendingPathComponent("parts.json").path
+        for i in 0..<3 {
+            try run(["convert", dump, "-o", inS3, "--index", index, "--shard", "\(i)/3", "-q"], environment)
+            try run(["convert", dump, "-o", local, "--index", index, "--shard", "\(i)/3", "-q"], environment)
+        }
+        let fromBucket = directory.appendingPathComponent("from-bucket.json").path
+        try run(["merge", fromBucket, "--parts", inS3, "-q"], environment)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: fromBucket)), expected, "bucket parts, local output")
+        for out in [try bucket("gs") + "/from-local.json", try bucket("s3") + "/from-local.json"] {
+            try run(["merge", out, "--parts", local, "-q"], environment)
+            XCTAssertEqual(try download(out, to: directory), expected, "local parts into \(out)")
+        }
+        let across = try bucket("gs") + "/from-s3.json"
+        let merged = try json(try run(["merge", across, "--parts", inS3, "--json", "-q"], environment))
+        XCTAssertEqual(try download(across, to: directory), expected, "S3 parts into Cloud Storage")
+        XCTAssertEqual(merged["streamed"] as? Int, expected.count)
+        XCTAssertEqual(merged["copiedInStore"] as? Int, 0)
+    }
+
     /// Parts in another bucket than the output: no copy in the store, the bytes go through this
     /// process (`StreamedJoin`), pinned to the versions checked.
     func testPartsInAnotherBucketAreStreamedThrough() throws {

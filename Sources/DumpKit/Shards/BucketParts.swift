@@ -111,6 +111,23 @@ public enum BucketParts {
         }
     }
 
+    /// Appends the object at `location` (all `length` bytes of it) to `out`, read once in order: a
+    /// part in a bucket joined into a local output.
+    static func append(_ location: String, length: Int64, to out: OutputFile) throws {
+        let input = try InputFile(path: location)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var done: Int64 = 0
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { try input.read(into: $0) }
+            if n == 0 { break }
+            try buffer.withUnsafeBytes { try out.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            done += Int64(n)
+        }
+        guard done == length else {
+            throw ShardError(message: "\(location) has \(done) bytes, its manifest \(length); run that shard again")
+        }
+    }
+
     /// The N of the parts or manifests listed under `output` (`OUT.part-I-of-N[.manifest]`).
     static func shardCount(output: String) throws -> Set<Int> {
         var counts = Set<Int>()

@@ -14,6 +14,9 @@ public struct MergeJob {
     public var output: String
     /// The number of shards; nil finds it from the parts' names.
     public var shards: Int?
+    /// Where the shards wrote (their `-o`) when not `output`: parts in a bucket joined into a local
+    /// output, or local parts into a bucket, go through this process.
+    public var parts: String?
     /// Opens the store of a sharded `check-blobs`, which merge lists for orphans.
     public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
 
@@ -48,14 +51,15 @@ public struct MergeJob {
 
     public func run() throws -> Summary {
         if output == "-" { throw UsageError("merge writes OUT from OUT.part-I-of-N beside it: give the output's file name, not -") }
-        let n = try shards ?? Self.shardCount(output: output)
+        let parts = self.parts ?? output
+        let n = try shards ?? Self.shardCount(output: parts)
         guard n >= 1 else { throw UsageError("--shards must be at least 1") }
         var manifests: [ShardManifest] = []
         var storedParts: [StoredPart] = []
         for i in 0..<n {
-            let path = ShardManifest.manifestPath(output: output, shard: i, of: n)
+            let path = ShardManifest.manifestPath(output: parts, shard: i, of: n)
             guard let m = try ShardManifest.read(path: path) else {
-                let part = ShardManifest.partPath(output: output, shard: i, of: n)
+                let part = ShardManifest.partPath(output: parts, shard: i, of: n)
                 throw ShardError(
                     message: "shard \(i) of \(n) has not finished: \(path) is missing"
                         + (try BucketParts.exists(part) ? " (its part is there, its manifest, written last, is not)" : "")
@@ -78,8 +82,8 @@ public struct MergeJob {
                             + "run it again with --shard \(i)/\(n) and the same index and options")
                 }
             }
-            let part = ShardManifest.partPath(output: output, shard: i, of: n)
-            if BucketParts.isURL(output) {
+            let part = ShardManifest.partPath(output: parts, shard: i, of: n)
+            if BucketParts.isURL(parts) {
                 storedParts.append(try BucketParts.check(part, against: m, shard: i, of: n))
             } else {
                 try Self.checkPart(part, against: m, shard: i, of: n)
@@ -94,14 +98,14 @@ public struct MergeJob {
                 message: "no shard found data at the plans' patterns: the dump does not look like the plans' input; nothing was written")
         }
         if manifests[0].command == "validate" {
-            let report = try FindingsPart.merge(parts: (0..<n).map { ShardManifest.partPath(output: output, shard: $0, of: n) })
+            let report = try FindingsPart.merge(parts: (0..<n).map { ShardManifest.partPath(output: parts, shard: $0, of: n) })
             return Summary(
                 command: "validate", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: report)
         }
         if manifests[0].command == "check-blobs" {
             let check = try CheckBlobsJob.merge(
-                parts: (0..<n).map { ShardManifest.partPath(output: output, shard: $0, of: n) }, openStore: openStore)
+                parts: (0..<n).map { ShardManifest.partPath(output: parts, shard: $0, of: n) }, openStore: openStore)
             return Summary(
                 command: "check-blobs", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: nil, blobCheck: check)
@@ -111,16 +115,21 @@ public struct MergeJob {
         let extraction =
             manifests[0].command == "extract-blobs"
             ? try ExtractionPart.merge(
-                (0..<n).map { ExtractionPart.path(output: output, shard: $0, of: n) }, crc32c: manifests.map(\.objectsCRC32C)) : nil
+                (0..<n).map { ExtractionPart.path(output: parts, shard: $0, of: n) }, crc32c: manifests.map(\.objectsCRC32C)) : nil
         let rejectsTarget = manifests[0].rejects
         let rejects = try rejectsTarget.map { try OutputFile(path: $0, compression: CompressionFilter.none) }
-        if BucketParts.isURL(output) {
+        if BucketParts.isURL(parts) && BucketParts.isURL(output) {
             return try joinInStore(storedParts, manifests: manifests, rejects: rejects, extraction: extraction, counts: counts)
         }
         let out = try OutputFile(path: output, compression: CompressionFilter.none, seekable: true)
         do {
             for m in manifests {
-                try out.append(contentsOf: ShardManifest.partPath(output: output, shard: m.shard, of: n), length: m.partBytes)
+                let part = ShardManifest.partPath(output: parts, shard: m.shard, of: n)
+                if BucketParts.isURL(part) {
+                    try BucketParts.append(part, length: m.partBytes, to: out)
+                } else {
+                    try out.append(contentsOf: part, length: m.partBytes)
+                }
             }
             if let rejects, let rejectsTarget {
                 try RejectsMerger(parts: (0..<n).map { ShardManifest.partPath(output: rejectsTarget, shard: $0, of: n) }).run(into: rejects)
