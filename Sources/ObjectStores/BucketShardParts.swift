@@ -144,8 +144,9 @@ final class StreamedJoin: PreparedJoin {
 /// An S3 multipart upload of the output whose parts are copies of the shards' parts, made by the
 /// store (`UploadPartCopy`, each only while the part's ETag is the one checked). S3 wants every part
 /// but the last to be at least 5 MiB and at most 5 GiB: a shard part under 5 MiB, and the start of
-/// the part after it, are read and sent as one part of at least 5 MiB (at most 10 MiB held), and a
-/// part over 5 GiB is copied in ranges. Completed in `publish()`; aborted on any failure.
+/// the part after it, are read and sent as one part of at least 5 MiB (`plan`), and a part over
+/// 5 GiB is copied in ranges. Four parts go at a time (at most 40 MiB held). Completed in
+/// `publish()`; aborted on any failure.
 final class S3PartCopyJoin: PreparedJoin {
     let client: S3Client
     let key: String
@@ -155,6 +156,18 @@ final class S3PartCopyJoin: PreparedJoin {
     private(set) var copiedInStore: Int64 = 0
     private(set) var streamed: Int64 = 0
 
+    /// A part of the upload: a range of one shard part copied by the store, or ranges of shard parts
+    /// read and sent as one part.
+    enum Step: Equatable {
+        case copy(part: Int, range: Range<Int64>)
+        case send([Segment])
+    }
+
+    struct Segment: Equatable {
+        var part: Int
+        var range: Range<Int64>
+    }
+
     init(client: S3Client, key: String, object: StoredObject) {
         self.client = client
         self.key = key
@@ -163,7 +176,50 @@ final class S3PartCopyJoin: PreparedJoin {
 
     deinit { abort() }
 
+    /// The upload's parts for shard parts of `sizes`, in order: every part but the last is
+    /// `minimum` to `maximum` bytes; a shard part of at least `minimum` (with none pending before it)
+    /// is copied whole, or in equal ranges over `maximum`; smaller ones are gathered, with the start
+    /// of the next part, into sent parts of `minimum`.
+    static func plan(sizes: [Int64], minimum: Int64 = S3Client.minimumPartSize, maximum: Int64 = S3Client.maximumPartSize) -> [Step] {
+        var steps: [Step] = []
+        var pending: [Segment] = []
+        var pendingBytes: Int64 = 0
+        for (i, size) in sizes.enumerated() {
+            var offset: Int64 = 0
+            if pendingBytes > 0 || size < minimum {
+                let take = min(size, minimum - pendingBytes)
+                if take > 0 { pending.append(Segment(part: i, range: 0..<take)) }
+                pendingBytes += take
+                offset = take
+                if pendingBytes >= minimum {
+                    steps.append(.send(pending))
+                    pending = []
+                    pendingBytes = 0
+                }
+            }
+            let rest = size - offset
+            guard rest > 0 else { continue }
+            if rest < minimum {
+                pending.append(Segment(part: i, range: offset..<size))
+                pendingBytes += rest
+                continue
+            }
+            let count = (rest + maximum - 1) / maximum
+            for r in 0..<count {
+                steps.append(.copy(part: i, range: (offset + rest * r / count)..<(offset + rest * (r + 1) / count)))
+            }
+        }
+        if !pending.isEmpty { steps.append(.send(pending)) }
+        return steps
+    }
+
     func prepare(_ parts: [StoredPart], keys: [String]) throws {
+        let steps = Self.plan(sizes: parts.map(\.size))
+        guard steps.count <= S3Client.maximumParts else {
+            throw ObjectStoreError(
+                store: client.url.description, endpoint: client.endpoint, object: key,
+                message: "the parts would make \(steps.count) upload parts, more than S3's 10,000")
+        }
         let client = client, key = key, object = object
         guard
             let upload = try runBlocking({ try await client.beginUpload(key: key, object: object, createOnly: false) })
@@ -172,57 +228,47 @@ final class S3PartCopyJoin: PreparedJoin {
             throw ObjectStoreError(store: client.url.description, endpoint: client.endpoint, object: key, message: "no multipart upload")
         }
         uploadID = upload.uploadID
+        let sources = zip(keys, parts).map { (client as any ObjectStoreClient, $0, $1) }
         do {
-            var pending = ByteBuffer()
-            func send(_ body: ByteBuffer) throws {
-                let number = uploaded.count + 1
-                uploaded.append(
-                    try runBlocking { try await client.uploadPart(key: key, uploadID: upload.uploadID, number: number, body: body) })
-                streamed += Int64(body.readableBytes)
-            }
-            func read(_ i: Int, _ range: Range<Int64>) throws -> ByteBuffer {
-                let source = [(client as any ObjectStoreClient, keys[i], parts[i])]
-                return try runBlocking { try await readJoined(source, at: range.lowerBound, length: range.count) }
-            }
-            let minimum = S3Client.minimumPartSize
-            for (i, part) in parts.enumerated() {
-                var offset: Int64 = 0
-                if pending.readableBytes > 0 || part.size < minimum {
-                    // Fill the pending part from this one's start up to the minimum.
-                    let take = min(part.size, minimum - Int64(pending.readableBytes))
-                    var bytes = try read(i, 0..<take)
-                    pending.writeBuffer(&bytes)
-                    offset = take
-                    if Int64(pending.readableBytes) >= minimum {
-                        try send(pending)
-                        pending = ByteBuffer()
+            uploaded = try runBlocking {
+                try await withThrowingTaskGroup(of: UploadedPart.self) { group in
+                    var done: [UploadedPart] = []
+                    for (index, step) in steps.enumerated() {
+                        if index >= client.partsInFlight, let part = try await group.next() { done.append(part) }
+                        group.addTask {
+                            switch step {
+                            case .copy(let i, let range):
+                                do {
+                                    return try await client.copyPart(
+                                        key: key, uploadID: upload.uploadID, number: index + 1, sourceKey: keys[i], range: range,
+                                        etag: parts[i].etag)
+                                } catch let e as ObjectStoreError where e.status == 412 {
+                                    throw ShardError(
+                                        message: "\(parts[i].location) changed after merge checked it; run that shard again")
+                                }
+                            case .send(let segments):
+                                var body = ByteBuffer()
+                                for s in segments {
+                                    var bytes = try await readJoined([sources[s.part]], at: s.range.lowerBound, length: s.range.count)
+                                    body.writeBuffer(&bytes)
+                                }
+                                return try await client.uploadPart(key: key, uploadID: upload.uploadID, number: index + 1, body: body)
+                            }
+                        }
                     }
-                }
-                let rest = part.size - offset
-                guard rest > 0 else { continue }
-                if rest < minimum {
-                    var bytes = try read(i, offset..<part.size)
-                    pending.writeBuffer(&bytes)
-                    continue
-                }
-                // Ranges of at most 5 GiB, all of about the same size (so each is at least 5 MiB).
-                let count = (rest + S3Client.maximumPartSize - 1) / S3Client.maximumPartSize
-                for r in 0..<count {
-                    let from = offset + rest * r / count, to = offset + rest * (r + 1) / count
-                    let number = uploaded.count + 1
-                    let sourceKey = keys[i], etag = part.etag
-                    uploaded.append(
-                        try runBlocking {
-                            try await client.copyPart(
-                                key: key, uploadID: upload.uploadID, number: number, sourceKey: sourceKey, range: from..<to, etag: etag)
-                        })
-                    copiedInStore += to - from
+                    while let part = try await group.next() { done.append(part) }
+                    return done
                 }
             }
-            if pending.readableBytes > 0 { try send(pending) }
         } catch {
             abort()
             throw error
+        }
+        for step in steps {
+            switch step {
+            case .copy(_, let range): copiedInStore += Int64(range.count)
+            case .send(let segments): streamed += segments.reduce(0) { $0 + Int64($1.range.count) }
+            }
         }
     }
 
@@ -279,7 +325,9 @@ final class ComposeJoin: PreparedJoin {
                 for (j, start) in stride(from: 0, to: sources.count, by: GCSClient.maximumComposeSources).enumerated() {
                     let group = Array(sources[start..<min(start + GCSClient.maximumComposeSources, sources.count)])
                     let name = "\(run)-\(round)-\(j)", client = client, object = object
-                    let made = try runBlocking { try await client.compose(group, into: name, object: object) }
+                    let made = try Self.changedPartIsStale {
+                        try runBlocking { try await client.compose(group, into: name, object: object) }
+                    }
                     temporaries.append((name, made.generation))
                     next.append((name, made.generation))
                 }
@@ -295,7 +343,7 @@ final class ComposeJoin: PreparedJoin {
     func publish() throws {
         let client = client, key = key, object = object, sources = sources
         do {
-            _ = try runBlocking { try await client.compose(sources, into: key, object: object) }
+            _ = try Self.changedPartIsStale { try runBlocking { try await client.compose(sources, into: key, object: object) } }
         } catch {
             abort()
             throw error
@@ -305,6 +353,16 @@ final class ComposeJoin: PreparedJoin {
     }
 
     func abort() { deleteTemporaries() }
+
+    /// A source no longer at the generation checked (412) is a part that changed after the check:
+    /// a stale shard (exit 1), not a store error.
+    private static func changedPartIsStale<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let e as ObjectStoreError where e.status == 412 {
+            throw ShardError(message: "a part changed after merge checked it (\(e.message)); run merge again to find which")
+        }
+    }
 
     private func deleteTemporaries() {
         let client = client

@@ -311,6 +311,48 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
         XCTAssertEqual(merged["copiedInStore"] as? Int, 0)
     }
 
+    /// The S3 join's parts: every one but the last 5 MiB to 5 GiB, small parts gathered with the
+    /// start of the next, parts over 5 GiB copied in equal ranges, every byte once and in order.
+    func testThePartCopyPlanKeepsS3sPartSizes() {
+        let mib: Int64 = 1 << 20, gib: Int64 = 1 << 30
+        typealias Plan = S3PartCopyJoin
+        XCTAssertEqual(
+            Plan.plan(sizes: [12 * mib, 2 * mib]), [.copy(part: 0, range: 0..<12 * mib), .send([.init(part: 1, range: 0..<2 * mib)])])
+        XCTAssertEqual(
+            Plan.plan(sizes: [0, 3 * mib, 9 * mib, 1]),
+            [
+                .send([.init(part: 1, range: 0..<3 * mib), .init(part: 2, range: 0..<2 * mib)]),
+                .copy(part: 2, range: 2 * mib..<9 * mib), .send([.init(part: 3, range: 0..<1)]),
+            ])
+        for sizes in [[11 * gib + 5, 1 * mib, 6 * mib, 4 * mib, 4 * mib, 5 * gib], [1, 2, 3], [5 * mib], [4 * mib, 6 * mib + 3 * mib]] {
+            let steps = Plan.plan(sizes: sizes)
+            var covered: [Plan.Segment] = []
+            for (n, step) in steps.enumerated() {
+                let segments: [Plan.Segment]
+                switch step {
+                case .copy(let part, let range): segments = [.init(part: part, range: range)]
+                case .send(let s): segments = s
+                }
+                let bytes = segments.reduce(0) { $0 + Int64($1.range.count) }
+                XCTAssertLessThanOrEqual(bytes, 5 * gib, "\(sizes): part \(n)")
+                if n < steps.count - 1 { XCTAssertGreaterThanOrEqual(bytes, 5 * mib, "\(sizes): part \(n)") }
+                covered += segments
+            }
+            // The segments, in order, are every shard part's bytes from start to end.
+            var expected: [Plan.Segment] = []
+            for (i, size) in sizes.enumerated() where size > 0 { expected.append(.init(part: i, range: 0..<size)) }
+            var joined: [Plan.Segment] = []
+            for s in covered {
+                if let last = joined.last, last.part == s.part, last.range.upperBound == s.range.lowerBound {
+                    joined[joined.count - 1].range = last.range.lowerBound..<s.range.upperBound
+                } else {
+                    joined.append(s)
+                }
+            }
+            XCTAssertEqual(joined, expected, "\(sizes)")
+        }
+    }
+
     /// Parts in another bucket than the output: no copy in the store, the bytes go through this
     /// process (`StreamedJoin`), pinned to the versions checked.
     func testPartsInAnotherBucketAreStreamedThrough() throws {

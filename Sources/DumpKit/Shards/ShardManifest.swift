@@ -107,5 +107,6 @@ public struct ShardManifest: Sendable, Equatable {
 /// Shards that cannot be merged (missing, unfinished, from another run): exit code 1.
 public struct ShardError: Error, DataError, CustomStringConvertible, Sendable {
     public let message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }
