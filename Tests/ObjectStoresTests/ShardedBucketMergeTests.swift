@@ -311,6 +311,66 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
         XCTAssertEqual(merged["copiedInStore"] as? Int, 0)
     }
 
+    /// A part replaced between the check and the join: the copy's condition (the ETag) fails it as a
+    /// stale shard, the upload is aborted, and nothing appears under the output's name. Only on S3:
+    /// fake-gcs-server does not check a compose source's `ifGenerationMatch` (it composes the new
+    /// bytes), which Cloud Storage's API reference says it does.
+    func testAPartReplacedDuringTheJoinStopsItLeavingNothing() throws {
+        let environment = try environmentOfServers()
+        let stores = ObjectStoreOptions(environment: environment)
+        let parts = BucketShardParts(options: stores)
+        let bytes = SampleBytes.random(count: 12 << 20, seed: 9)
+        for scheme in ["s3"] {
+            let bucket = try bucket(scheme)
+            let count = 2
+            let size = bytes.count / count
+            var described: [StoredPart] = []
+            func put(_ i: Int, _ body: [UInt8]) throws {
+                let (client, key) = try XCTUnwrap(stores.object(at: "\(bucket)/p\(i)"))
+                _ = try runBlocking {
+                    try await client.put(
+                        key: key, body: ByteBuffer(bytes: body), object: StoredObject(key: key, size: 0), createOnly: false)
+                }
+            }
+            for i in 0..<count {
+                try put(i, Array(bytes[(i * size)..<((i + 1) * size)]))
+                described.append(try XCTUnwrap(parts.describe("\(bucket)/p\(i)")))
+            }
+            var changed = Array(bytes[((count - 1) * size)..<(count * size)])
+            changed[0] ^= 1
+            try put(count - 1, changed)
+            XCTAssertThrowsError(try parts.join(described, into: "\(bucket)/joined").publish(), scheme) { error in
+                XCTAssertTrue(error is ShardError, "\(scheme): \(error)")
+                XCTAssertTrue("\(error)".contains("changed after merge checked it"), "\(scheme): \(error)")
+            }
+            XCTAssertEqual(try keys(in: bucket, startingWith: "joined"), [], "\(scheme): no output")
+            let client = try XCTUnwrap(stores.client(for: XCTUnwrap(ObjectStoreURL(bucket + "/"))) as? S3Client)
+            XCTAssertEqual(try runBlocking { try await client.uploadsInProgress(prefix: "") }.count, 0, "no upload left")
+        }
+    }
+
+    /// A Cloud Storage join of 40 parts composes a round into temporaries first; an abort (what any
+    /// failure does) deletes them, and nothing appears under the output's name.
+    func testAnAbortedComposeDeletesItsTemporaries() throws {
+        let environment = try environmentOfServers()
+        let stores = ObjectStoreOptions(environment: environment)
+        let parts = BucketShardParts(options: stores)
+        let bucket = try bucket("gs")
+        var described: [StoredPart] = []
+        for i in 0..<40 {
+            let (client, key) = try XCTUnwrap(stores.object(at: "\(bucket)/p\(i)"))
+            let body = SampleBytes.random(count: 1000, seed: UInt64(i))
+            _ = try runBlocking {
+                try await client.put(key: key, body: ByteBuffer(bytes: body), object: StoredObject(key: key, size: 0), createOnly: false)
+            }
+            described.append(try XCTUnwrap(parts.describe("\(bucket)/p\(i)")))
+        }
+        let join = try parts.join(described, into: "\(bucket)/joined")
+        XCTAssertEqual(try keys(in: bucket, startingWith: "joined").count, 2, "the first round: 32 parts and 8")
+        join.abort()
+        XCTAssertEqual(try keys(in: bucket, startingWith: "joined"), [])
+    }
+
     /// The S3 join's parts: every one but the last 5 MiB to 5 GiB, small parts gathered with the
     /// start of the next, parts over 5 GiB copied in equal ranges, every byte once and in order.
     func testThePartCopyPlanKeepsS3sPartSizes() {

@@ -1,6 +1,12 @@
 import JSONStream
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 /// A shard's part (or manifest) as a bucket describes it, without its bytes.
 public struct StoredPart: Sendable, Equatable {
     /// `s3://BUCKET/KEY.part-I-of-N`.
@@ -138,12 +144,6 @@ public enum BucketParts {
         return counts
     }
 }
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
 
 extension MergeJob {
     /// The join of parts in a bucket into the output in the same store (`BucketPartStore.join`): the
