@@ -31,6 +31,15 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
         return (dump, index)
     }
 
+    /// The todolist sample plan without its move (which shards refuse): some values are rejected.
+    private func planWithoutItsMove(in directory: URL) throws -> String {
+        let plan = directory.appendingPathComponent("plan.yaml").path
+        let text = try String(contentsOf: TestData.projectRoot.appendingPathComponent("schemas/todolist/plan.yaml"), encoding: .utf8)
+        try text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("- move:") }.joined(separator: "\n")
+            .write(toFile: plan, atomically: true, encoding: .utf8)
+        return plan
+    }
+
     private func environmentOfServers() throws -> [String: String] { try servers().environment }
 
     /// A fresh bucket of the scheme's server, as `scheme://bucket`.
@@ -73,10 +82,7 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
         let environment = try environmentOfServers()
         let directory = try temporaryDirectory(self)
         let (dump, index) = try dumpWithABigRecord(in: directory)
-        let plan = directory.appendingPathComponent("plan.yaml").path
-        let text = try String(contentsOf: TestData.projectRoot.appendingPathComponent("schemas/todolist/plan.yaml"), encoding: .utf8)
-        try text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.contains("- move:") }.joined(separator: "\n")
-            .write(toFile: plan, atomically: true, encoding: .utf8)
+        let plan = try planWithoutItsMove(in: directory)
         let convert = directory.appendingPathComponent("convert.json").path
         try run(["convert", dump, "-o", convert, "-q"], environment)
         let migrate = directory.appendingPathComponent("migrate.json").path
@@ -279,6 +285,34 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
             XCTAssertEqual(try keys(in: bucket, startingWith: "").filter { !$0.contains(".part-") && $0 != "v2.json" }, [], scheme)
             // S3 parts under 5 MiB go through dumpkit; Cloud Storage composes them all.
             XCTAssertEqual(merged[scheme == "s3" ? "streamed" : "copiedInStore"] as? Int, merged["bytesOut"] as? Int, scheme)
+        }
+    }
+
+    /// `migrate --rejects URL` with a local output: the shards' rejects parts go to the bucket, and
+    /// merge joins them there into the unsharded rejects.
+    func testRejectsGivenAsAURLGoToTheBucket() throws {
+        let environment = try environmentOfServers()
+        let directory = try temporaryDirectory(self)
+        let (dump, index) = try dumpWithABigRecord(in: directory)
+        let plan = try planWithoutItsMove(in: directory)
+        let reference = directory.appendingPathComponent("reference.json").path
+        try run(["migrate", dump, "-o", reference, "--plan", plan, "--on-error", "keep", "-q"], environment)
+        for scheme in ["s3", "gs"] {
+            let rejects = try bucket(scheme) + "/rejects.ndjson"
+            let out = directory.appendingPathComponent("\(scheme).json").path
+            for i in 0..<3 {
+                try run(
+                    [
+                        "migrate", dump, "-o", out, "--rejects", rejects, "--plan", plan, "--on-error", "keep", "--index", index, "--shard",
+                        "\(i)/3", "-q",
+                    ],
+                    environment)
+            }
+            XCTAssertNotNil(try download(rejects + ".part-1-of-3", to: directory), scheme)
+            try run(["merge", out, "-q"], environment)
+            XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: out)), try Data(contentsOf: URL(fileURLWithPath: reference)), scheme)
+            XCTAssertEqual(
+                try download(rejects, to: directory), try Data(contentsOf: URL(fileURLWithPath: reference + ".rejects.ndjson")), scheme)
         }
     }
 
