@@ -60,6 +60,7 @@ let package = Package(
         .target(
             name: "LiveDatabase",
             dependencies: [
+                "ArchiveKit",
                 "DumpKit",
                 "JSONStream",
                 "CloudHTTP",

@@ -6,6 +6,10 @@ Usage:
                                     [--dumpkit .build/release/dumpkit] [--work /tmp/shard-bench]
   python3 Benchmarks/shard_bench.py --input bench-data/images-200MB-s1.json --commands extract-blobs
 
+With a folder as `--input` (a bucket from `Scripts/gen_dataset.py bucket`), it measures `archive`:
+the unsharded archive, `index --bucket`, the shards and the merge, whose archive must hold the
+unsharded manifest and the same tar bytes after it.
+
 `--commands` picks the measures (default: convert, convert-records, migrate, validate; also
 extract-blobs, for a dump with images from `Scripts/gen_dataset.py images`: the unsharded run and the
 shards write to fresh stores, and the merged store must equal the unsharded one file for file).
@@ -132,6 +136,72 @@ def measure(name: str, command: list[str], index_args: list[str], args, size: in
     return lines
 
 
+def tar_after_manifest(archive: str) -> tuple[bytes, bytes]:
+    """The manifest (JSON, without the padding an unsharded archive has) and the decompressed tar after
+    the manifest's entry."""
+    tar = subprocess.run(["zstd", "-dc", archive], check=True, capture_output=True).stdout
+    offset = 0
+
+    def size(at: int) -> int:
+        return int(tar[at + 124:at + 136].strip(b"\0 ") or b"0", 8)
+
+    while tar[offset + 156:offset + 157] == b"x":
+        offset += 512 + (size(offset) + 511) // 512 * 512
+    n = size(offset)
+    return tar[offset + 512:offset + 512 + n].rstrip(b" \n"), tar[offset + 512 + (n + 511) // 512 * 512:]
+
+
+def warm_folder(root: str) -> None:
+    for folder, _, files in os.walk(root):
+        for name in files:
+            warm(os.path.join(folder, name))
+
+
+def measure_archive(args) -> list[str]:
+    """`archive` of a bucket folder: unsharded, `index --bucket`, N shards one after another, merge;
+    the merged archive must hold the unsharded one's manifest and, after it, the same tar bytes."""
+    work = os.path.join(args.work, "archive")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    ref, out, index = os.path.join(work, "reference.tar.zst"), os.path.join(work, "sharded.tar.zst"), os.path.join(work, "bucket.dkindex")
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(args.input) for f in fs)
+    count = sum(len(fs) for _, _, fs in os.walk(args.input))
+    warm_folder(args.input)
+    one_wall, one_cpu = run([args.dumpkit, "archive", args.input, "-o", ref, "-q"])
+    index_wall, index_cpu = run([args.dumpkit, "index", "--bucket", args.input, "-o", index, "-q"])
+    shards = []
+    for i in range(args.shards):
+        warm_folder(args.input)
+        shards.append(run([args.dumpkit, "archive", args.input, "-o", out, "--index", index, "--shard", f"{i}/{args.shards}", "-q"]))
+    merge_wall, merge_cpu = run([args.dumpkit, "merge", out, "-q"])
+    same = tar_after_manifest(ref) == tar_after_manifest(out)
+    walls = [w for w, _ in shards]
+    cpus = [c for _, c in shards]
+    mb = size / 1e6
+    model = index_wall + max(walls) + merge_wall
+    lines = [
+        f"### archive: `dumpkit archive {os.path.basename(args.input)}` ({count} objects), `index --bucket`",
+        "",
+        "| measure | value |",
+        "| --- | --- |",
+        f"| unsharded run (1 machine) | {one_wall:.2f} s wall, {one_cpu:.2f} s CPU ({mb / one_wall:.0f} MB/s) |",
+        f"| index pass (the listing) | {index_wall:.2f} s wall, {index_cpu:.2f} s CPU ({count / index_wall:.0f} objects/s), index {os.path.getsize(index) / 1e3:.0f} kB |",
+        f"| {args.shards} shards one after another | each {min(walls):.2f}-{max(walls):.2f} s wall (mean {sum(walls) / len(walls):.2f}), CPU {sum(cpus):.2f} s in all |",
+        f"| merge | {merge_wall:.2f} s wall, {merge_cpu:.2f} s CPU |",
+        f"| shards' CPU against the unsharded run's | {sum(cpus) / one_cpu:.2f}x (with the merge: {(sum(cpus) + merge_cpu) / one_cpu:.2f}x; and the index pass: {(sum(cpus) + merge_cpu + index_cpu) / one_cpu:.2f}x) |",
+        f"| modelled wall time on {args.shards} machines (index + largest shard + merge) | {model:.2f} s, against {one_wall:.2f} s on one ({one_wall / model:.1f}x faster) |",
+        f"| merged archive: the unsharded manifest and tar after it | {'yes' if same else 'NO'} |",
+        "",
+        "Per shard (wall s): " + ", ".join(f"{w:.2f}" for w in walls),
+        "",
+    ]
+    print("\n".join(lines), flush=True)
+    if not same:
+        sys.exit("archive: the merged archive differs from the unsharded one")
+    shutil.rmtree(work, ignore_errors=True)
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--input", required=True, help="a todolist dump (Scripts/gen_dataset.py todolist; images for extract-blobs)")
@@ -141,6 +211,10 @@ def main() -> int:
     parser.add_argument("--commands", default="convert,convert-records,migrate,validate", help="comma-separated measures")
     args = parser.parse_args()
     commands = args.commands.split(",")
+    if os.path.isdir(args.input):
+        print(f"bucket {args.input}: {args.shards} shards, {os.cpu_count()} CPUs\n")
+        measure_archive(args)
+        return 0
     size = os.path.getsize(args.input)
     plan = os.path.join(args.work, "plan.yaml")
     os.makedirs(args.work, exist_ok=True)

@@ -56,6 +56,7 @@ public final class ArchiveWriter {
     private let entry: OpaquePointer
     private let output: SinkBridge
     private let name: String
+    private let unbuffered: Bool
     /// The path of the entry being written and the data bytes it still expects.
     private var current: (path: String, remaining: Int64)?
     private var finished = false
@@ -82,6 +83,7 @@ public final class ArchiveWriter {
         self.name = name
         self.format = format
         self.compression = compression
+        self.unbuffered = unbuffered
         try UTF8Locale.run { () throws(ArchiveError) in try configure(level: level, threads: threads, unbuffered: unbuffered) }
     }
 
@@ -216,9 +218,16 @@ public final class ArchiveWriter {
     }
 
     /// Ends the last entry, writes the end of the archive and flushes the compressor. Must be called
-    /// for a valid archive; the sink is not closed.
-    public func finish() throws {
+    /// for a valid archive; the sink is not closed. Without `endOfArchive` (an uncompressed
+    /// `unbuffered` tar only), the two zero blocks that end a tar are left out: the entries are one
+    /// part of an archive that more entries continue (a shard's part of `archive --shard`).
+    public func finish(endOfArchive: Bool = true) throws {
         try finishEntry()
+        if !endOfArchive {
+            precondition(format == .tar && compression == .none && unbuffered, "only an unbuffered plain tar's end can be left out")
+            // Unbuffered, every byte of the entries has reached the sink: what close writes now is the end.
+            output.discard = true
+        }
         let status = UTF8Locale.run { archive_write_close(archive) }
         if status != ARCHIVE_OK { try fail("archive_write_close", status, entry: nil) }
         finished = true
@@ -270,6 +279,8 @@ final class SinkBridge {
     private let sink: ArchiveSink
     /// The error the sink threw; libarchive only learns that the write failed.
     private(set) var failure: Error?
+    /// Drops what libarchive writes from now on (`ArchiveWriter.finish(endOfArchive: false)`).
+    var discard = false
 
     init(sink: ArchiveSink) {
         self.sink = sink
@@ -277,6 +288,7 @@ final class SinkBridge {
 
     /// Writes the chunk and returns `count`, or -1 when the sink throws.
     func send(_ bytes: UnsafeRawPointer, count: Int) -> Int {
+        if discard { return count }
         do {
             try sink.write(UnsafeRawBufferPointer(start: bytes, count: count))
             return count

@@ -16,7 +16,7 @@
 
 int dk_open_unnamed(int dirfd, mode_t mode) {
 #if defined(__linux__) && defined(O_TMPFILE)
-    return openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, mode);
+    return openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, mode);
 #else
     (void)dirfd;
     (void)mode;

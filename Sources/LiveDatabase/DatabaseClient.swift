@@ -1,3 +1,4 @@
+import ArchiveKit
 import AsyncHTTPClient
 import CloudHTTP
 import DumpKit
@@ -106,20 +107,14 @@ public final class DatabaseClient: Sendable {
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
             guard fd >= 0 else { throw OutputError(file: path, message: "cannot save a fetched page: \(String(cString: strerror(errno)))") }
             defer { close(fd) }
+            let file = DescriptorSink(fileDescriptor: fd, name: path)
             var saved = 0
             // The answer comes in pieces of a few KiB: written in 1 MiB blocks, not one write(2) a piece.
             var pending: [UInt8] = []
             pending.reserveCapacity(1 << 20)
             func flush() throws {
-                var done = 0
-                try pending.withUnsafeBytes { bytes in
-                    while done < bytes.count {
-                        let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
-                        guard n > 0 else {
-                            throw OutputError(file: path, message: "cannot save a fetched page: \(String(cString: strerror(errno)))")
-                        }
-                        done += n
-                    }
+                do { try pending.withUnsafeBytes { try file.write($0) } } catch {
+                    throw OutputError(file: path, message: "cannot save a fetched page: \(error)")
                 }
                 pending.removeAll(keepingCapacity: true)
             }

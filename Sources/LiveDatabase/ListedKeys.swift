@@ -6,9 +6,9 @@ import JSONStream
 /// kept on disk beside the answer, read back by index: an export's memory does not grow with the
 /// number of children of a location.
 ///
-/// The keys are sorted by an `ExternalSorter` (bounded memory, spilling to the export's folder) on a
-/// byte form that sorts as `DatabaseKeyOrder` does (32-bit integer keys first, numerically, then the
-/// other keys by their bytes); `LISTING.keys` then holds the keys' UTF-8 bytes one after another and
+/// The keys are sorted by an `ExternalSorter` (bounded memory, spilling to the export's folder) on
+/// their `PathKey`, whose bytes sort as `DatabaseKeyOrder` does (32-bit integer keys first,
+/// numerically, then the other keys by their bytes); `LISTING.keys` then holds the keys' UTF-8 bytes one after another and
 /// `LISTING.index` where each one ends (`UInt64`, little-endian), so key `i` is two reads away.
 final class ListedKeys {
     let count: Int
@@ -27,21 +27,15 @@ final class ListedKeys {
         var integersOnly = true
         var largest: Int32 = -1
         while try reader.next() == .name {
-            let key = Array(reader.stringValue.utf8)
+            let key = reader.stringValue
             try reader.skipValue()
-            if let i = DatabaseKeyOrder.integerValue(key) {
+            if let i = DatabaseKeyOrder.integerValue(key.utf8) {
                 integersOnly = integersOnly && i >= 0
                 largest = max(largest, i)
-                let biased = UInt32(bitPattern: i) ^ 0x8000_0000
-                try sorter.add(
-                    key: [
-                        0, UInt8(biased >> 24), UInt8(truncatingIfNeeded: biased >> 16), UInt8(truncatingIfNeeded: biased >> 8),
-                        UInt8(truncatingIfNeeded: biased),
-                    ], payload: [])
             } else {
                 integersOnly = false
-                try sorter.add(key: [1] + key, payload: [])
             }
+            try sorter.add(key: PathKey.of([key]), payload: [])
         }
         let sorted = try sorter.sorted()
         let keys = try Self.create(listing + ".keys"), index = try Self.create(listing + ".index")
@@ -53,14 +47,7 @@ final class ListedKeys {
         var end: UInt64 = 0
         var keyBuffer: [UInt8] = [], indexBuffer: [UInt8] = []
         while try sorted.next() {
-            let sortKey = sorted.key
-            let key: [UInt8]
-            if sortKey[0] == 0 {
-                let biased = UInt32(sortKey[1]) << 24 | UInt32(sortKey[2]) << 16 | UInt32(sortKey[3]) << 8 | UInt32(sortKey[4])
-                key = Array(String(Int32(bitPattern: biased ^ 0x8000_0000)).utf8)
-            } else {
-                key = Array(sortKey.dropFirst())
-            }
+            let key = Array(PathKey.path(sorted.key)[0].utf8)
             keyBuffer += key
             end += UInt64(key.count)
             withUnsafeBytes(of: end.littleEndian) { indexBuffer += $0 }

@@ -14,8 +14,9 @@ import NIOCore
 /// destination is listed page by page in step with the source (`DestinationNames`), so only the
 /// names it holds are looked at one by one: into an empty prefix each object is a single PUT.
 /// Object bodies in memory are bounded by `memoryBudget` (`ByteBudget`): small objects are held
-/// whole, large ones into a bucket go part by part (a part size times the parts in flight); only an
-/// object larger than the budget copied into a directory is held whole beyond it.
+/// whole, large ones into a bucket go part by part (a part size times the parts in flight), and large
+/// ones from a bucket into a directory come down a ranged read at a time into a file named when
+/// complete (`DirectoryBlobStore.begin`).
 public struct StoreCopier {
     public var source: String
     public var destination: String
@@ -239,10 +240,16 @@ public struct StoreCopier {
             case (.bucket(let client), .bucket), (.bucket(let client), .directory):
                 guard object.size > Int64(client.singleRequestLimit) else { return Int(clamping: object.size) }
                 return client.partSize(1, of: object.size) * client.partsInFlight
+            case (.directory, .bucket) where !updatingMetadata && object.size > Int64(Self.streamedPart):
+                return Self.streamedPart
             default:
                 return Int(clamping: object.size)
             }
         }
+
+        /// Objects larger than this are copied from a bucket into a directory a ranged read of this
+        /// size at a time, never held whole.
+        static let streamedPart = 8 << 20
 
         /// The whole content.
         func read(_ name: String) async throws -> ByteBuffer {
@@ -290,6 +297,9 @@ public struct StoreCopier {
                     try await sourceClient.get(key: sourceKey, range: offset..<(offset + Int64(length)))
                 }
             }
+            if case .directory(let store) = kind, case .bucket(let sourceClient) = source.kind, object.size > Int64(Self.streamedPart) {
+                return try await stream(name, object: object, from: sourceClient, into: store, source: source.location)
+            }
             let body = try await source.read(name)
             let digest = body.withUnsafeReadableBytes { ContentDigest($0) }
             guard digest.size == object.size else {
@@ -317,6 +327,42 @@ public struct StoreCopier {
                 return try await client.create(key: o.key, size: o.size, object: o, createOnly: true) { offset, length in
                     body.getSlice(at: Int(offset), length: length)!
                 }
+            }
+        }
+
+        /// Copies a large bucket object into a directory store a ranged read at a time, each of the
+        /// version the first one read (a change midway is an error that names the object), into a
+        /// file that gets its name only when complete.
+        private func stream(
+            _ name: String, object: StoredObject, from client: any ObjectStoreClient, into store: DirectoryBlobStore, source: String
+        ) async throws -> CreateOutcome {
+            let pending = try store.begin(name)
+            defer { pending.abort() }
+            let key = client.url.key(name)
+            var version: String?
+            while pending.size < object.size {
+                let range = pending.size..<min(object.size, pending.size + Int64(Self.streamedPart))
+                let read: ObjectRead
+                do {
+                    read = try await client.read(key: key, range: range, version: version)
+                } catch let error as ObjectStoreError where error.status == 412 || error.status == 404 {
+                    throw BlobStoreError(store: source, name: name, message: "the object changed or went away during the copy: \(error)")
+                }
+                guard read.body.readableBytes == range.count, read.size.map({ $0 == object.size }) ?? true else {
+                    throw BlobStoreError(
+                        store: source, name: name,
+                        message:
+                            "the object has \(read.size.map(String.init) ?? "other") bytes, not the \(object.size) listed: it changed during the copy"
+                    )
+                }
+                version = version ?? read.version
+                try read.body.withUnsafeReadableBytes { try pending.write($0) }
+            }
+            do {
+                _ = try pending.commit(metadata: { object.blobMetadata(name: name, digest: $0) }, replacing: false)
+                return .created
+            } catch is BlobExistsError {
+                return .exists
             }
         }
 

@@ -31,6 +31,12 @@ struct ArchiveCommand: ParsableCommand {
               dumpkit archive gs://my-app.appspot.com -o bucket.tar.zst
               dumpkit archive s3://backups/my-app -o my-app.tar.zst --jobs 64 \\
                   --endpoint https://minio.example.com
+
+            Sharded (docs/SCALE-OUT.md): index the listing once, archive each shard's range of names \
+            into OUT.part-I-of-N, then join the parts; the result reads like an unsharded archive.
+              dumpkit index --bucket gs://my-app.appspot.com -o bucket.dkindex
+              dumpkit archive gs://my-app.appspot.com -o bucket.tar.zst --index bucket.dkindex --shard 0/16
+              dumpkit merge bucket.tar.zst
             """
     )
 
@@ -41,6 +47,7 @@ struct ArchiveCommand: ParsableCommand {
     var output: String
 
     @OptionGroup var archive: ArchiveOptions
+    @OptionGroup var shards: ShardOptions
     @OptionGroup var common: CommonOptions
 
     func validate() throws {
@@ -51,6 +58,7 @@ struct ArchiveCommand: ParsableCommand {
         try reportingErrors {
             var job = ArchiveJob(source: .bucket(source), output: output)
             try archive.configure(&job, bucket: source)
+            if let spec = try shards.spec(), let index = shards.index { job.shard = (spec, try BucketIndex.read(path: index)) }
             let summary = try job.run(progress: archive.dryRun ? nil : common.archiveProgress())
             try archive.report(summary, output: output, noun: "object", common: common)
         }

@@ -81,6 +81,11 @@ struct ArchiveOptions: ParsableArguments {
                 "bytes": .number(JSONNumber(summary.bytes)), "notes": .array(summary.notes.map { .string($0) }),
                 "unmatchedIncludes": .array((summary.unmatchedIncludes?.patterns ?? []).map { .string($0) }),
             ]
+            if let part = summary.part {
+                o["part"] = .string(ShardManifest.partPath(output: output, shard: part.shard, of: part.shards))
+                o["shard"] = .number(JSONNumber(part.shard))
+                o["shards"] = .number(JSONNumber(part.shards))
+            }
             if dryRun {
                 o["entries"] = .array(summary.entries.map { .object(["path": .string($0.path), "size": .number(JSONNumber($0.size))]) })
             }
@@ -98,7 +103,13 @@ struct ArchiveOptions: ParsableArguments {
         summary.notes.forEach(common.note)
         let what =
             "\(counted(summary.objects, noun)), \(ProgressMeter.format(bytes: summary.bytes)) (\(summary.format), \(summary.compression))"
-        common.note(dryRun ? "dry run, nothing written: would archive \(what) to \(output)" : "wrote \(output): \(what)")
+        if let part = summary.part, !dryRun {
+            common.note(
+                "wrote \(ShardManifest.partPath(output: output, shard: part.shard, of: part.shards)): \(what); "
+                    + "join the parts with dumpkit merge \(output)")
+        } else {
+            common.note(dryRun ? "dry run, nothing written: would archive \(what) to \(output)" : "wrote \(output): \(what)")
+        }
         for change in summary.changed {
             FileHandle.standardError.write(Data("dumpkit: error: \(change)\n".utf8))
         }

@@ -24,7 +24,9 @@ struct MergeCommand: ParsableCommand {
             Of a sharded extract-blobs, merge prints the extraction's report (--json, --report) \
             counted over all shards as the unsharded run counts it, each object once; of a sharded \
             check-blobs, the findings of the unsharded run, with the orphans of one listing of the \
-            store (exit 1 when there are findings). \
+            store (exit 1 when there are findings). The parts of a sharded archive are joined after a \
+            manifest of all their objects, into a .tar.zst that list, verify, restore and bsdtar read \
+            as an unsharded one (exit 1 when objects changed while a shard read them). \
             See docs/SCALE-OUT.md.
 
             Examples:
@@ -85,6 +87,32 @@ struct MergeCommand: ParsableCommand {
             if let check = summary.blobCheck {
                 try CheckBlobsCommand.print(
                     check.findings, references: check.references, source: check.source, json: json.json, common: common)
+                return
+            }
+            if summary.command == "archive" {
+                if json.json {
+                    try printJSON(
+                        .object([
+                            "output": .string(output), "command": .string("archive"), "shards": .number(JSONNumber(summary.shards)),
+                            "objects": .number(JSONNumber(summary.records)), "bytes": .number(JSONNumber(summary.bytesIn)),
+                            "bytesOut": .number(JSONNumber(summary.bytesOut)),
+                            "changed": .number(JSONNumber(summary.counts["changed"] ?? 0)),
+                            "unmatchedIncludes": .array((summary.unmatchedIncludes?.patterns ?? []).map { .string($0) }),
+                        ]))
+                }
+                common.note(
+                    "wrote \(output) from \(counted(summary.shards, "shard")): \(counted(summary.records, "object")), "
+                        + ProgressMeter.format(bytes: summary.bytesIn))
+                if let changed = summary.counts["changed"], changed > 0 {
+                    FileHandle.standardError.write(
+                        Data(
+                            "dumpkit: error: \(counted(changed, "object")) changed while the shards archived them (each shard named its own); run again for a consistent copy\n"
+                                .utf8))
+                }
+                if let unmatched = summary.unmatchedIncludes {
+                    FileHandle.standardError.write(Data("dumpkit: warning: \(unmatched)\n".utf8))
+                }
+                if summary.unmatchedIncludes != nil || (summary.counts["changed"] ?? 0) > 0 { throw Exit.findings }
                 return
             }
             if let extraction = summary.extraction {

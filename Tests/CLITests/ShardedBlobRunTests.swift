@@ -111,28 +111,7 @@ extension ShardedRunTests {
         let out = dir.path("out.json"), store = dir.path("store")
         let arguments = ["extract-blobs", input, "-o", out, "--blobs", store, "--index", index]
         try runShards(arguments, n: 3)
-        for suffix in ["", ".objects", ".manifest"] { try FileManager.default.removeItem(atPath: out + ".part-1-of-3" + suffix) }
-        // Shard 1 again, killed with SIGKILL once its temporary part exists (or once it finished:
-        // its part and manifest are then removed as if it had not).
-        let p = Process()
-        p.executableURL = CLI.binary
-        p.arguments = arguments + ["--shard", "1/3", "-q"]
-        try p.run()
-        let deadline = Date().addingTimeInterval(30)
-        while p.isRunning && Date() < deadline {
-            let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
-            if names.contains(where: { $0.hasPrefix(".out.json.part-1-of-3.dumpkit-") }) { break }
-            usleep(1000)
-        }
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        if p.terminationReason == .exit {
-            for suffix in ["", ".objects", ".manifest"] { try? FileManager.default.removeItem(atPath: out + ".part-1-of-3" + suffix) }
-        }
-        let refused = try CLI.run(["merge", out])
-        XCTAssertEqual(refused.status, 1, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("shard 1 of 3") && refused.stderr.contains("--shard 1/3"), refused.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "merge wrote an output without shard 1")
+        try killShardOneOfThree(arguments, output: out, files: ["", ".objects", ".manifest"], in: dir)
         _ = try dumpkit(arguments + ["--shard", "1/3", "-q"])
 
         // The objects file is checked too: missing or changed, merge names it and writes nothing.

@@ -23,6 +23,38 @@ final class ShardedRunTests: XCTestCase {
         return r
     }
 
+    /// Removes the files of shard 1 of 3 (`files`: suffixes of `OUT.part-1-of-3`), runs it again with
+    /// `arguments` (whose output is `output`, in `dir`) and kills it with SIGKILL once its temporary
+    /// part exists (or, if it was quicker, once it finished: its files are then removed as if it had
+    /// not); then merge must name the missing shard and write nothing.
+    func killShardOneOfThree(
+        _ arguments: [String], output: String, files: [String], in dir: TemporaryDirectory, file: StaticString = #filePath,
+        line: UInt = #line
+    ) throws {
+        for suffix in files { try FileManager.default.removeItem(atPath: output + ".part-1-of-3" + suffix) }
+        let p = Process()
+        p.executableURL = CLI.binary
+        p.arguments = arguments + ["--shard", "1/3", "-q"]
+        try p.run()
+        let temporary = "." + (output.split(separator: "/").last.map(String.init) ?? output) + ".part-1-of-3.dumpkit-"
+        let deadline = Date().addingTimeInterval(30)
+        while p.isRunning && Date() < deadline {
+            let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+            if names.contains(where: { $0.hasPrefix(temporary) }) { break }
+            usleep(1000)
+        }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        if p.terminationReason == .exit {
+            for suffix in files { try? FileManager.default.removeItem(atPath: output + ".part-1-of-3" + suffix) }
+        }
+        let refused = try CLI.run(["merge", output])
+        XCTAssertEqual(refused.status, 1, refused.stderr, file: file, line: line)
+        XCTAssertTrue(
+            refused.stderr.contains("shard 1 of 3") && refused.stderr.contains("--shard 1/3"), refused.stderr, file: file, line: line)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output), "merge wrote an output without shard 1", file: file, line: line)
+    }
+
     /// Runs shards 0..<n of `arguments` (a command line without --shard) through GNU parallel, two
     /// at a time; with `environment`, each gets its index as a Kubernetes Indexed Job would.
     func runShards(_ arguments: [String], n: Int, environment: Bool = false, file: StaticString = #filePath, line: UInt = #line)
@@ -213,28 +245,7 @@ final class ShardedRunTests: XCTestCase {
         _ = try dumpkit(["convert", input, "-o", reference, "-q"])
         let out = dir.path("out.json")
         try runShards(["convert", input, "-o", out, "--index", index], n: 3)
-        for suffix in ["", ".manifest"] { try FileManager.default.removeItem(atPath: out + ".part-1-of-3" + suffix) }
-        // Shard 1 again, killed with SIGKILL once its temporary part exists (or, if it was quicker,
-        // once it finished: its part and manifest are then removed as if it had not).
-        let p = Process()
-        p.executableURL = CLI.binary
-        p.arguments = ["convert", input, "-o", out, "--index", index, "--shard", "1/3", "-q"]
-        try p.run()
-        let deadline = Date().addingTimeInterval(30)
-        while p.isRunning && Date() < deadline {
-            let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
-            if names.contains(where: { $0.hasPrefix(".out.json.part-1-of-3.dumpkit-") }) { break }
-            usleep(1000)
-        }
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        if p.terminationReason == .exit {
-            for suffix in ["", ".manifest"] { try? FileManager.default.removeItem(atPath: out + ".part-1-of-3" + suffix) }
-        }
-        let refused = try CLI.run(["merge", out])
-        XCTAssertEqual(refused.status, 1, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("shard 1 of 3") && refused.stderr.contains("--shard 1/3"), refused.stderr)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "merge wrote an output without shard 1")
+        try killShardOneOfThree(["convert", input, "-o", out, "--index", index], output: out, files: ["", ".manifest"], in: dir)
         _ = try dumpkit(["convert", input, "-o", out, "--index", index, "--shard", "1/3", "-q"])
         _ = try dumpkit(["merge", out, "-q"])
         XCTAssertTrue(try read(out) == read(reference))

@@ -99,6 +99,68 @@ final class BlobStoreTests: XCTestCase {
         try checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: true)
     }
 
+    /// An object written in pieces (`begin`, `write`, `commit`) becomes what `put` of the whole would
+    /// make, appears only when committed, and is refused or kept as `put` refuses or keeps it.
+    func testAnObjectWrittenInPiecesIsNamedOnlyWhenCommitted() throws {
+        for named in [false, true] {
+            let dir = try TemporaryDirectory()
+            let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+            if named { store.useNamedTemporaryFiles() }
+            let bytes = SampleBytes.random(count: (3 << 20) + 17, seed: 3)
+            func write(_ name: String, _ content: [UInt8]) throws -> DirectoryBlobStore.PendingObject {
+                let pending = try store.begin(name)
+                for start in stride(from: 0, to: content.count, by: 1 << 20) {
+                    try content[start..<min(content.count, start + (1 << 20))].withUnsafeBytes { try pending.write($0) }
+                }
+                return pending
+            }
+            let pending = try write("v/big.bin", bytes)
+            XCTAssertFalse(try store.exists("v/big.bin"), "named \(named): visible before commit")
+            XCTAssertEqual(
+                try pending.commit(metadata: { $0.metadata(name: "ignored", contentType: "image/png") }, replacing: false), .stored)
+            XCTAssertEqual(try store.get("v/big.bin"), bytes)
+            XCTAssertEqual(
+                try store.metadata("v/big.bin"),
+                bytes.withUnsafeBytes { ContentDigest($0).metadata(name: "v/big.bin", contentType: "image/png") })
+            XCTAssertEqual(
+                try write("v/big.bin", bytes).commit(
+                    metadata: { $0.metadata(name: "v/big.bin", contentType: "image/png") }, replacing: false),
+                .unchanged)
+            XCTAssertThrowsError(
+                try write("v/big.bin", [1, 2]).commit(metadata: { $0.metadata(name: "v/big.bin", contentType: nil) }, replacing: false)
+            ) { XCTAssertTrue($0 is BlobExistsError, "\($0)") }
+            XCTAssertEqual(try store.get("v/big.bin"), bytes)
+            let dropped = try write("v/other.bin", [7])
+            dropped.abort()
+            XCTAssertFalse(try store.exists("v/other.bin"))
+            store.close()
+            XCTAssertEqual(filesBelow(dir.path("s")).filter { !$0.hasPrefix(".dumpkit/") }, ["v/big.bin"], "named \(named)")
+        }
+    }
+
+    /// A folder with more entries than are sorted in memory is sorted on disk: the same names in
+    /// the same byte order, subfolders included at their places.
+    func testAFlatFolderOfManyObjectsIsListedInByteOrderWithoutSortingItInMemory() throws {
+        let dir = try TemporaryDirectory()
+        let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)
+        var expected: [String] = []
+        for i in 0..<2500 {
+            let name = i % 500 == 0 ? "f-\(i)/x" : i % 7 == 0 ? "f.\(i)" : "f\(i)"
+            if name.contains("/") { mkdir(dir.path("s/" + name.split(separator: "/")[0]), 0o755) }
+            let fd = open(dir.path("s/" + name), O_WRONLY | O_CREAT | O_EXCL, 0o644)
+            XCTAssertGreaterThanOrEqual(fd, 0, name)
+            close(fd)
+            expected.append(name)
+        }
+        expected.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        for limit in [100_000, 1000, 1] {
+            let names = try store.names(memoryLimit: limit)
+            var listed: [String] = []
+            while let name = try names.next() { listed.append(name) }
+            XCTAssertEqual(listed, expected, "at most \(limit) in memory")
+        }
+    }
+
     private func checkPutIsIdempotentAndReplacesOtherContentOnlyWhenAsked(namedTemporaryFiles: Bool) throws {
         let dir = try TemporaryDirectory()
         let store = try DirectoryBlobStore(directory: dir.path("s"), writable: true)

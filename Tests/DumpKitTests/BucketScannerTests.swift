@@ -21,6 +21,36 @@ final class BucketScannerTests: XCTestCase {
         try Data(repeating: 7, count: bytes).write(to: URL(fileURLWithPath: path))
     }
 
+    /// A shard's scan (`range`) skips folders wholly outside its names: it finds exactly the names of
+    /// a whole scan that lie in the range, where byte order is not the order of a walk of folders
+    /// ('-' and '.' sort before '/').
+    func testAScanOfAShardsRangeFindsExactlyTheNamesInTheRange() throws {
+        let root = directory.path("bucket")
+        let names = [
+            "a-b", "a.b", "a/b.txt", "a/b-c/x", "a/b/c", "a/b/c-d", "a/b0", "a/c/d.png", "B", "z/ü.txt", "é.txt", "v1/t/-K1/image",
+            "v1/t/-K1-/x", "v1/t/-K1/revisions/1.json", "v1/t/-K10/image",
+        ]
+        for (i, name) in names.enumerated() { try write(i, at: root + "/" + name) }
+        let all = try BucketScanner(root: root, prefix: "", filter: PathFilter()).scan().items.map(\.name).sorted(
+            by: ArchiveItem.bytesPrecede)
+        XCTAssertEqual(Set(all), Set(names))
+        var builder = BucketIndex.Builder(source: root, unitBytes: 1)
+        for name in all { try builder.add(name: name, size: 1) }
+        let index = builder.index()
+        for n in [2, 3, 5, 8, 15] {
+            var union: [String] = []
+            for i in 0..<n {
+                let range = index.range(of: try ShardSpec(index: i, count: n))
+                var scanner = BucketScanner(root: root, prefix: "", filter: PathFilter())
+                scanner.range = range
+                let found = try scanner.scan().items.map(\.name).sorted(by: ArchiveItem.bytesPrecede)
+                XCTAssertEqual(found, all.filter { BucketIndex.contains(range, $0) }, "shard \(i) of \(n)")
+                union += found
+            }
+            XCTAssertEqual(union, all, "\(n) shards")
+        }
+    }
+
     func testEveryFileOfAWideDeepTreeIsFoundOnceWhateverTheThreads() throws {
         let root = directory.path("bucket")
         var expected: [String: Int64] = [:]

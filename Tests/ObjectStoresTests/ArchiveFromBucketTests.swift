@@ -108,6 +108,43 @@ final class ArchiveFromBucketTests: BothStoresTestCase {
         }
     }
 
+    /// `archive --shard` of a bucket: `index --bucket` lists it (more than a page), three shards read
+    /// their ranges of names, and the merged archive has the unsharded one's manifest and entries,
+    /// verifies, and bsdtar extracts the same bytes.
+    func testShardedArchivesOfABucketReadAsTheUnshardedOne() throws {
+        let (s3, gcs, environment) = try servers()
+        let directory = try temporaryDirectory(self)
+        let folder = directory.appendingPathComponent("store").path
+        let expected = try sampleStore(folder, extra: 1010)
+        for url in ["s3://\(try s3.makeBucket())/src", "gs://\(try gcs.makeBucket())/src"] {
+            try run(["copy", folder, url, "-q", "--jobs", "64"], environment)
+            let name = String(url.prefix(2))
+            let reference = directory.appendingPathComponent("\(name)-reference.tar.zst").path
+            try run(["archive", url, "-o", reference, "-q"], environment)
+            let index = directory.appendingPathComponent("\(name).dkindex").path
+            let indexed = try json(try run(["index", "--bucket", url, "-o", index, "--unit-bytes", "4096", "--json"], environment))
+            XCTAssertEqual(indexed["objects"] as? Int, expected.count, url)
+            let out = directory.appendingPathComponent("\(name)-sharded.tar.zst").path
+            var archived = 0
+            for i in 0..<3 {
+                let r = try run(["archive", url, "-o", out, "--index", index, "--shard", "\(i)/3", "--json"], environment)
+                archived += try json(r)["objects"] as? Int ?? 0
+            }
+            XCTAssertEqual(archived, expected.count, "\(url): every object in one shard")
+            let merged = try json(try run(["merge", out, "--json"], environment))
+            XCTAssertEqual(merged["objects"] as? Int, expected.count, url)
+            XCTAssertEqual(try manifestObjects(out), try manifestObjects(reference), url)
+            XCTAssertEqual(try bsdtarList(out), try bsdtarList(reference), url)
+            try run(["verify", out, "-q"], environment)
+            let extracted = directory.appendingPathComponent("x-\(name)")
+            try FileManager.default.createDirectory(at: extracted, withIntermediateDirectories: true)
+            _ = try Shell.run(try RequiredTool.path("bsdtar", package: "libarchive-tools"), ["-xf", out, "-C", extracted.path])
+            for (object, bytes) in expected {
+                XCTAssertEqual(try contents(extracted.appendingPathComponent(object).path), bytes, "\(url) \(object)")
+            }
+        }
+    }
+
     /// Objects written by other tools (the aws CLI on S3, with a multipart upload whose ETag is no MD5;
     /// rclone and the JSON API on Cloud Storage) with their metadata -> archive -> restore into another
     /// bucket: the same bytes and metadata, read back with the aws CLI and the client. Across stores

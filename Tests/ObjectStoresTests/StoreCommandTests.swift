@@ -143,6 +143,34 @@ final class StoreCommandTests: BothStoresTestCase {
         }
     }
 
+    /// An object larger than the copy's memory budget comes down from a bucket into a folder a ranged
+    /// read at a time (it was held whole before): the same bytes and hashes, in a fraction of its size.
+    func testALargeObjectComesDownIntoAFolderAPartAtATime() throws {
+        let (s3, _, environment) = try servers()
+        let time = try RequiredTool.path("time", package: "time")
+        let directory = try temporaryDirectory(self)
+        let folder = directory.appendingPathComponent("plain")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let size = 240 << 20
+        let big = SampleBytes.random(count: size + 3, seed: 9)
+        try Data(big).write(to: folder.appendingPathComponent("big.bin"))
+        let digest = big.withUnsafeBytes { ContentDigest($0) }
+        let url = "s3://\(try s3.makeBucket())/up"
+        _ = try run(["copy", folder.path, url, "-q"], environment)
+        let down = directory.appendingPathComponent("down").path
+        let r = try Shell.execute(
+            URL(fileURLWithPath: time), ["-f", "maxrss %M", CLI.binary.path, "copy", url, down, "-q"], environment: environment)
+        let stderr = String(decoding: r.stderr, as: UTF8.self)
+        XCTAssertEqual(r.status, 0, stderr)
+        let line = try XCTUnwrap(stderr.split(separator: "\n").last { $0.hasPrefix("maxrss ") }, stderr)
+        let peak = try XCTUnwrap(Int(line.dropFirst("maxrss ".count))) << 10
+        XCTAssertLessThan(peak, 120 << 20, "\(peak >> 20) MiB to copy an object of \(size >> 20) MiB")
+        XCTAssertTrue(try Data(contentsOf: URL(fileURLWithPath: down + "/big.bin")) == Data(big), "the copied bytes differ")
+        let store = try DirectoryBlobStore(directory: down, writable: false)
+        XCTAssertEqual(try store.metadata("big.bin")?.sha256, digest.sha256)
+        XCTAssertEqual(try store.metadata("big.bin")?.md5, digest.md5)
+    }
+
     func testCopyFiltersDryRunsAndNeverReplacesOrEscapes() throws {
         let (s3, _, environment) = try servers()
         let bucket = try s3.makeBucket()

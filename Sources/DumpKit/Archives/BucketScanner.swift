@@ -39,7 +39,7 @@ struct ArchiveItem: Sendable {
     }
 
     /// Whether the UTF-8 bytes of `a` sort before those of `b` (`memcmp` where both are contiguous).
-    private static func bytesPrecede(_ a: String, _ b: String) -> Bool {
+    static func bytesPrecede(_ a: String, _ b: String) -> Bool {
         let compared = a.utf8.withContiguousStorageIfAvailable { x in
             b.utf8.withContiguousStorageIfAvailable { y in
                 let common = min(x.count, y.count)
@@ -79,6 +79,9 @@ struct BucketScanner {
     let filter: PathFilter
     /// How many threads read folders.
     var threads = 4
+    /// Only the names a shard archives (`BucketIndex.range`): folders wholly outside are not read,
+    /// files outside not inspected.
+    var range: (lower: BucketIndex.Bound, upper: BucketIndex.Bound)?
 
     /// What a scan found.
     struct Result {
@@ -148,14 +151,16 @@ struct BucketScanner {
             }
             let objectName = relative.isEmpty ? name : relative + "/" + name
             if relative.isEmpty && (name == ".dumpkit" || name == ArchiveManifest.entryName) { continue }
+            if let range, !Self.mayHold(range, entry.pointee.d_type, objectName) { continue }
             guard fstatat(dirfd(stream), name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
                 throw InputError(file: join(root, objectName), message: "cannot inspect: \(String(cString: strerror(errno)))")
             }
             switch status.st_mode & S_IFMT {
             case S_IFDIR:
+                if let range, !Self.mayHold(range, UInt8(DT_DIR), objectName) { continue }
                 folders.append(objectName)
             case S_IFREG:
-                guard filter.matches(objectName) else { continue }
+                guard filter.matches(objectName), range.map({ BucketIndex.contains($0, objectName) }) ?? true else { continue }
                 found.items.append(
                     ArchiveItem(
                         folder: root, prefix: prefix, name: objectName, size: Int64(status.st_size),
@@ -164,6 +169,25 @@ struct BucketScanner {
             default:
                 found.skipped.append(join(root, objectName))
             }
+        }
+    }
+
+    /// Whether the entry `name` of type `type` (`readdir`'s `d_type`) may be or hold an object in
+    /// `range`: a file whose name is in it, a folder some of whose names (all beginning `name/`)
+    /// may be; anything else (a link, a type not known without `stat`) is inspected.
+    private static func mayHold(_ range: (lower: BucketIndex.Bound, upper: BucketIndex.Bound), _ type: UInt8, _ name: String) -> Bool {
+        switch Int(type) {
+        case Int(DT_REG):
+            return BucketIndex.contains(range, name)
+        case Int(DT_DIR):
+            let below = name + "/"
+            if case .name(let upper) = range.upper, !ArchiveItem.bytesPrecede(below, upper) { return false }
+            if case .name(let lower) = range.lower, !lower.utf8.starts(with: below.utf8), ArchiveItem.bytesPrecede(below, lower) {
+                return false
+            }
+            return range.lower != .end && range.upper != .start
+        default:
+            return true
         }
     }
 

@@ -47,17 +47,11 @@ struct SinglePassArchiver {
         let gap = ZstdFrame.compressBound(entrySize) + ZstdFrame.skippableHeaderSize
 
         let file = try OutputFile(path: output, compression: CompressionFilter.none, seekable: true)
-        let pool = WorkerPool(threads: threads > 1 ? threads : 0)
-        defer { pool.stop() }
-        let frames: ZstdFrameWriter
-        do {
-            try file.skip(Int64(gap))
-            frames = try ZstdFrameWriter(sink: file, level: level, pool: pool, name: output)
-        } catch {
+        do { try file.skip(Int64(gap)) } catch {
             file.abort()
             throw error
         }
-        do {
+        return try withFrames(file: file, sink: file) { frames, pool in
             let writer = try ArchiveWriter(sink: frames, format: .tar, compression: .none, unbuffered: true, name: output)
             let (objects, changes) = try writeEntries(
                 items: items, collected: collected, to: writer, frames: frames, pool: pool, progress: progress)
@@ -72,12 +66,72 @@ struct SinglePassArchiver {
             try head.withUnsafeBytes { try file.write($0, at: 0) }
             try file.commit()
             return changes
+        }
+    }
+
+    /// Writes one shard's part of a sharded archive (`archive --shard`) to `output`: the entries of
+    /// `items` as zstd frames, without the manifest or the end of the archive, which `merge` writes
+    /// around the joined parts. Returns the manifest's objects, the bucket objects that changed, and the
+    /// part's size, SHA-256 and CRC-32C.
+    func writePart(items: [ArchiveItem], collected: [MetadataCollector.Collected], progress: ArchiveProgress?) throws -> (
+        objects: [ArchiveManifest.Object], changes: [ArchiveSourceChange], bytes: Int64, sha256: String, crc32c: UInt32
+    ) {
+        let file = try OutputFile(path: output, compression: CompressionFilter.none)
+        let hashing = HashingByteSink(file, crc32c: true)
+        return try withFrames(file: file, sink: hashing) { frames, pool in
+            let writer = try ArchiveWriter(sink: frames, format: .tar, compression: .none, unbuffered: true, name: output)
+            let (objects, changes) = try writeEntries(
+                items: items, collected: collected, to: writer, frames: frames, pool: pool, progress: progress)
+            try writer.finish(endOfArchive: false)
+            try frames.finish()
+            try file.commit()
+            return (objects, changes, file.bytesWritten, hashing.hex, hashing.crc32c)
+        }
+    }
+
+    /// Runs `body` with a frame writer on `sink` (and the worker pool it compresses on); when
+    /// anything fails, the writer's thread is stopped before `file` is aborted.
+    private func withFrames<T>(file: OutputFile, sink: ArchiveSink, _ body: (ZstdFrameWriter, WorkerPool) throws -> T) throws -> T {
+        let pool = WorkerPool(threads: threads > 1 ? threads : 0)
+        defer { pool.stop() }
+        let frames: ZstdFrameWriter
+        do {
+            frames = try ZstdFrameWriter(sink: sink, level: level, pool: pool, name: output)
         } catch {
-            // The frame writer's thread may be writing to the file: stopped before the file goes.
+            file.abort()
+            throw error
+        }
+        do {
+            return try body(frames, pool)
+        } catch {
             frames.cancel()
             file.abort()
             throw error
         }
+    }
+
+    /// The manifest's entry, compressed into zstd frames at `level`, as the first frames of a merged
+    /// sharded archive: the parts' frames follow it, and `endFrame` after them.
+    static func manifestFrames(_ manifest: ArchiveManifest, level: Int, name: String, to sink: ArchiveSink) throws {
+        let pool = WorkerPool(threads: 0)
+        defer { pool.stop() }
+        let frames = try ZstdFrameWriter(sink: sink, level: level, pool: pool, name: name)
+        do {
+            let writer = try ArchiveWriter(sink: frames, format: .tar, compression: .none, unbuffered: true, name: name)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+            defer { buffer.deallocate() }
+            try ArchiveJob.writeManifest(manifest, to: writer, buffer: buffer)
+            try writer.finish(endOfArchive: false)
+            try frames.finish()
+        } catch {
+            frames.cancel()
+            throw error
+        }
+    }
+
+    /// The end of a tar archive (two zero blocks) as one zstd frame.
+    static func endFrame(level: Int, name: String) throws -> [UInt8] {
+        try ZstdFrameWriter.frame(compressing: [UInt8](repeating: 0, count: 1024), level: level, name: name)
     }
 
     /// Writes every object's entry, hashing its bytes on the way, and returns the manifest's objects and
@@ -185,6 +239,8 @@ private final class EntryBuffer: ArchiveSink, JSONByteSink {
     init(capacity: Int) { bytes.reserveCapacity(capacity) }
     func write(_ bytes: UnsafeRawBufferPointer) throws { self.bytes.append(contentsOf: bytes) }
 }
+
+extension HashingByteSink: ArchiveSink {}
 
 /// Counts the bytes written to it.
 private final class ByteCounter: JSONByteSink {

@@ -16,6 +16,12 @@ public struct ContentDigest: Hashable, Sendable {
         self.init(content, md5: Insecure.MD5.hash(data: content))
     }
 
+    /// The hashes of content that streamed through `digest`.
+    init(_ digest: ObjectDigest) {
+        size = digest.size
+        (sha256, md5, crc32c) = digest.finalize()
+    }
+
     /// Hashes `content` whose MD5 is already known.
     private init(_ content: UnsafeRawBufferPointer, md5 digest: some Sequence<UInt8>) {
         size = Int64(content.count)

@@ -168,6 +168,97 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         return outcome
     }
 
+    /// Starts writing the object `name` in pieces (`PendingObject.write`), for one too large to hold
+    /// whole: the pieces go into a file without a name as they come, and `commit` names it.
+    public func begin(_ name: String) throws -> PendingObject {
+        guard let runFD else { throw BlobStoreError(store: directory, message: "opened for reading only") }
+        try BlobObjectName.validate(name)
+        let (folders, leaf) = Self.split(name)
+        let target = try objectFolder(folders, name: name)
+        do {
+            return PendingObject(
+                store: self, name: name, parent: target, leaf: leaf, file: try createTemporary(in: target.fd, runFD: runFD, name: name))
+        } catch {
+            if target.owned { Glibc.close(target.fd) }
+            throw error
+        }
+    }
+
+    /// An object being written in pieces (`begin`): never held whole, hashed as it is written, and
+    /// visible under its name only once `commit` names the complete file, as `put` would have
+    /// written it (the same bytes kept, other bytes refused unless replacing). Call `commit` or
+    /// `abort` once.
+    public final class PendingObject {
+        private let store: DirectoryBlobStore
+        public let name: String
+        private let parent: (fd: Int32, owned: Bool, made: Bool)
+        private let leaf: String
+        private let file: TemporaryObject
+        private var digest = ObjectDigest()
+        private var ended = false
+        private var named = false
+
+        fileprivate init(
+            store: DirectoryBlobStore, name: String, parent: (fd: Int32, owned: Bool, made: Bool), leaf: String, file: TemporaryObject
+        ) {
+            self.store = store
+            self.name = name
+            self.parent = parent
+            self.leaf = leaf
+            self.file = file
+        }
+
+        deinit { if !ended { abort() } }
+
+        /// Bytes written so far.
+        public var size: Int64 { digest.size }
+
+        /// Appends the next bytes of the object.
+        public func write(_ bytes: UnsafeRawBufferPointer) throws {
+            guard DirectoryBlobStore.writeAll(file.fd, bytes) else { throw store.ioError(name, "cannot write") }
+            digest.update(bytes)
+        }
+
+        /// Names the complete file `name`, with the metadata `metadata` makes of its hashes; the
+        /// outcome as `put` reports it (`BlobExistsError` when other bytes are there and not `replacing`).
+        public func commit(metadata: (ContentDigest) -> BlobMetadata, replacing: Bool) throws -> BlobPutOutcome {
+            precondition(!ended, "a pending object is committed or aborted once")
+            defer { abort() }
+            guard let runFD = store.runFD, let metaFD = store.metaFD, let controlFD = store.controlFD else {
+                throw BlobStoreError(store: store.directory, message: "opened for reading only")
+            }
+            let content = ContentDigest(digest)
+            var m = metadata(content)
+            m.name = name
+            let lockFD = try store.lockName(name, controlFD: controlFD)
+            defer { Glibc.close(lockFD) }
+            var outcome = BlobPutOutcome.stored
+            if !parent.made, let existing = try store.hashContent(parent.fd, leaf, name: name, unlessSizeIsNot: replacing ? m.size : nil) {
+                if existing.size == m.size && existing.sha256 == m.sha256 {
+                    if (try? store.sidecar(name)) == m { return .unchanged }
+                    try store.writeMetadata(m, metaFD: metaFD, runFD: runFD)
+                    return .stored
+                }
+                guard replacing else {
+                    throw BlobExistsError(store: store.directory, name: name, existingSHA256: existing.sha256, newSHA256: m.sha256)
+                }
+                outcome = .replaced
+            }
+            named = true  // `name` closes the file, named or not
+            try store.name(file, as: leaf, in: parent.fd, runFD: runFD, name: name)
+            try store.writeMetadata(m, metaFD: metaFD, runFD: runFD)
+            return outcome
+        }
+
+        /// Drops what was written (nothing appears under the name).
+        public func abort() {
+            guard !ended else { return }
+            ended = true
+            if !named, let runFD = store.runFD { store.discard(file, runFD: runFD) }
+            if parent.owned { Glibc.close(parent.fd) }
+        }
+    }
+
     /// Flushes the whole file system the store is on (`syncfs`): one call that waits for every object,
     /// metadata file and folder written, cheaper than a sync per file (see docs/BLOBS.md).
     public func sync() throws {
@@ -299,22 +390,46 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     }
 
     /// The names `list` gives, one at a time: a listing that can be read a page at a time.
-    public func names() throws -> Names { try Names(store: self) }
+    public func names() throws -> Names { try names(memoryLimit: 100_000) }
+
+    /// `names()`, sorting folders of more than `memoryLimit` entries on disk.
+    func names(memoryLimit: Int) throws -> Names { try Names(store: self, memoryLimit: memoryLimit) }
 
     /// A walk of the store's folders in name order (`list`).
     public final class Names {
         private struct Level {
             let fd: Int32
             let prefix: String
-            /// The folder's entries, sorted, each a name with `/` after a subfolder.
-            let entries: [String]
-            var next = 0
+            /// The folder's entries in byte order, each a name with `/` after a subfolder.
+            var entries: Entries
         }
+
+        /// A folder's entries: sorted in memory, or, past `memoryLimit` of them (one flat folder of
+        /// millions of objects), by an `ExternalSorter` that spills to disk beyond its budget.
+        private enum Entries {
+            case memory([String], next: Int)
+            case sorted(ExternalSorter.Reader)
+
+            mutating func next() throws -> String? {
+                switch self {
+                case .memory(let entries, let next):
+                    guard next < entries.count else { return nil }
+                    self = .memory(entries, next: next + 1)
+                    return entries[next]
+                case .sorted(let reader):
+                    return try reader.next() ? String(decoding: reader.key, as: UTF8.self) : nil
+                }
+            }
+        }
+
         private let directory: String
         private var levels: [Level] = []
+        /// The most entries of one folder sorted in memory.
+        private let memoryLimit: Int
 
-        init(store: DirectoryBlobStore) throws {
+        init(store: DirectoryBlobStore, memoryLimit: Int) throws {
             directory = store.directory
+            self.memoryLimit = memoryLimit
             try enter(dup(store.rootFD), "")
         }
 
@@ -322,14 +437,12 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
 
         /// The next object's name, or nil after the last.
         public func next() throws -> String? {
-            while let top = levels.last {
-                guard top.next < top.entries.count else {
-                    Glibc.close(top.fd)
-                    levels.removeLast()
+            while !levels.isEmpty {
+                guard let entry = try levels[levels.count - 1].entries.next() else {
+                    Glibc.close(levels.removeLast().fd)
                     continue
                 }
-                let entry = top.entries[top.next]
-                levels[levels.count - 1].next += 1
+                let top = levels[levels.count - 1]
                 guard entry.hasSuffix("/") else { return top.prefix + entry }
                 let child = String(entry.dropLast())
                 try enter(openat(top.fd, child, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), top.prefix + entry)
@@ -343,7 +456,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
                 throw BlobStoreError(
                     store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
             }
-            levels.append(Level(fd: fd, prefix: prefix, entries: []))
+            levels.append(Level(fd: fd, prefix: prefix, entries: .memory([], next: 0)))
             guard let dir = fdopendir(dup(fd)) else {
                 throw BlobStoreError(
                     store: directory, message: "cannot list \(prefix.isEmpty ? "." : prefix): \(String(cString: strerror(errno)))")
@@ -351,6 +464,7 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             defer { closedir(dir) }
             rewinddir(dir)  // a duplicated descriptor shares its position with earlier listings
             var entries: [String] = []
+            var sorter: ExternalSorter?
             while let entry = readdir(dir) {
                 let child = withUnsafePointer(to: &entry.pointee.d_name) {
                     String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
@@ -366,9 +480,19 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
                 case S_IFDIR: entries.append(child + "/")
                 default: continue
                 }
+                if entries.count >= memoryLimit {
+                    if sorter == nil { sorter = ExternalSorter() }
+                    for e in entries { try sorter!.add(key: Array(e.utf8), payload: []) }
+                    entries.removeAll(keepingCapacity: true)
+                }
             }
-            entries.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            levels[levels.count - 1] = Level(fd: fd, prefix: prefix, entries: entries)
+            if let sorter {
+                for e in entries { try sorter.add(key: Array(e.utf8), payload: []) }
+                levels[levels.count - 1].entries = .sorted(try sorter.sorted())
+            } else {
+                entries.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                levels[levels.count - 1].entries = .memory(entries, next: 0)
+            }
         }
     }
 
@@ -613,36 +737,83 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
     /// a file without a name (`O_TMPFILE`) that is named when complete, or, where the file system has
     /// none, a temporary file in this run's folder. An existing file is replaced by a rename.
     private func writeAndRename(_ content: UnsafeRawBufferPointer, into parent: Int32, as leaf: String, runFD: Int32, name: String) throws {
+        let file = try createTemporary(in: parent, runFD: runFD, name: name)
+        guard Self.writeAll(file.fd, content) else {
+            let e = ioError(name, "cannot write")
+            discard(file, runFD: runFD)
+            throw e
+        }
+        try self.name(file, as: leaf, in: parent, runFD: runFD, name: name)
+    }
+
+    /// A file being written for an object or metadata file: without a name (`temp` nil), or under
+    /// `temp` in the run's folder.
+    fileprivate struct TemporaryObject {
+        let fd: Int32
+        let temp: String?
+    }
+
+    /// A new empty file on the file system of `parent`: without a name where the file system has
+    /// unnamed files, else a temporary file in this run's folder.
+    private func createTemporary(in parent: Int32, runFD: Int32, name: String) throws -> TemporaryObject {
         if unnamedFiles.load(ordering: .relaxed) {
             let fd = dk_open_unnamed(parent, 0o666)
-            if fd >= 0 {
-                defer { Glibc.close(fd) }
-                guard Self.writeAll(fd, content) else { throw ioError(name, "cannot write") }
-                if dk_link_unnamed(fd, parent, leaf) == 0 { return }
-                if errno == EEXIST {
-                    let temp = nextTemporaryName()
-                    guard dk_link_unnamed(fd, runFD, temp) == 0 else { throw ioError(name, "cannot move into place") }
-                    try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
-                    return
-                }
-                // Unnamed files that cannot be named here (no /proc, an old kernel without the
-                // capability): from now on, named temporary files.
-            } else if errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL {
-                throw ioError(name, "cannot create a temporary file")
-            }
+            if fd >= 0 { return TemporaryObject(fd: fd, temp: nil) }
+            guard errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL else { throw ioError(name, "cannot create a temporary file") }
             unnamedFiles.store(false, ordering: .relaxed)
         }
         let temp = nextTemporaryName()
         let fd = openat(runFD, temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
         guard fd >= 0 else { throw ioError(name, "cannot create a temporary file") }
-        let written = Self.writeAll(fd, content)
-        let error = written ? nil : ioError(name, "cannot write")
-        if Glibc.close(fd) != 0 || error != nil {
-            let e = error ?? ioError(name, "cannot write")
-            unlinkat(runFD, temp, 0)
-            throw e
+        return TemporaryObject(fd: fd, temp: temp)
+    }
+
+    /// Closes and removes a temporary file that is not to be named.
+    private func discard(_ file: TemporaryObject, runFD: Int32) {
+        Glibc.close(file.fd)
+        if let temp = file.temp { unlinkat(runFD, temp, 0) }
+    }
+
+    /// Gives the complete `file` the name `leaf` in `parent` (replacing a file there) and closes it.
+    /// An unnamed file that cannot be named (no /proc, an old kernel without the capability) is
+    /// copied into a named temporary file, and unnamed files are not used again.
+    private func name(_ file: TemporaryObject, as leaf: String, in parent: Int32, runFD: Int32, name: String) throws {
+        if let temp = file.temp {
+            // A write the file system had delayed can fail only at close.
+            guard Glibc.close(file.fd) == 0 else {
+                let e = ioError(name, "cannot write")
+                unlinkat(runFD, temp, 0)
+                throw e
+            }
+            try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
+            return
         }
-        try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
+        defer { Glibc.close(file.fd) }
+        if dk_link_unnamed(file.fd, parent, leaf) == 0 { return }
+        let temp = nextTemporaryName()
+        if errno == EEXIST {
+            guard dk_link_unnamed(file.fd, runFD, temp) == 0 else { throw ioError(name, "cannot move into place") }
+            try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
+            return
+        }
+        unnamedFiles.store(false, ordering: .relaxed)
+        let copy = openat(runFD, temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
+        guard copy >= 0 else { throw ioError(name, "cannot create a temporary file") }
+        var offset: Int64 = 0
+        var block = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = block.withUnsafeMutableBytes { pread(file.fd, $0.baseAddress!, $0.count, off_t(offset)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0, block.withUnsafeBytes({ Self.writeAll(copy, UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }) else {
+                let e = ioError(name, "cannot write")
+                Glibc.close(copy)
+                unlinkat(runFD, temp, 0)
+                throw e
+            }
+            if n == 0 { break }
+            offset += Int64(n)
+        }
+        try self.name(TemporaryObject(fd: copy, temp: temp), as: leaf, in: parent, runFD: runFD, name: name)
     }
 
     /// Writes every file under a temporary name in the run's folder from now on, as on a file system

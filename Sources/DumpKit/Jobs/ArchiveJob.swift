@@ -53,6 +53,10 @@ public struct ArchiveJob {
     /// Opens a bucket location that is not a directory (`s3://`, `gs://`); the CLI passes the one of
     /// the ObjectStores module. By default every location is a directory.
     public var openBucket: ArchiveSourceOpener = ArchiveJob.openDirectoriesOnly
+    /// Archive one shard of the bucket (`archive --shard`): the objects whose names fall in the shard's
+    /// range of the index, into the part `OUTPUT.part-I-of-N`, with the part's objects and, last, its
+    /// `ShardManifest` beside it; `MergeJob` joins the parts into `OUTPUT`.
+    public var shard: (spec: ShardSpec, index: BucketIndex)?
 
     public init(source: Source, output: String) {
         self.source = source
@@ -75,6 +79,8 @@ public struct ArchiveJob {
         /// gone, bytes that disagree with the store's hashes), with what became of each; the command
         /// reports them and exits 1. `objects` and `bytes` do not count them.
         public var changed: [ArchiveSourceChange] = []
+        /// Of a shard (`shard`): the manifest of the part it wrote.
+        public var part: ShardManifest?
 
         /// One file a dry run would archive.
         public struct Entry: Sendable {
@@ -109,12 +115,13 @@ public struct ArchiveJob {
     /// Writes the archive.
     public func run(progress: ArchiveProgress? = nil) throws -> Summary {
         let (format, compression) = try resolvedFormat()
+        if let shard { try checkShardable(format: format, compression: compression, index: shard.index) }
         let threads = self.threads ?? ProcessInfo.processInfo.activeProcessorCount
         guard threads >= 1 else { throw UsageError("--jobs must be at least 1, not \(threads)") }
         var notes: [String] = []
         var unmatched: UnmatchedIncludes?
         var (items, parts) = try gather(threads: threads, notes: &notes, unmatched: &unmatched, progress: progress)
-        if let unmatched, items.isEmpty { throw unmatched }
+        if let unmatched, items.isEmpty, shard == nil { throw unmatched }
         let singlePass = format == .tar && compression == .zstd && output != "-"
         if dryRun {
             return Summary(
@@ -139,6 +146,11 @@ public struct ArchiveJob {
 
         let newest = items.map(\.modificationTime).max() ?? Timestamp(seconds: 0)
         let kind: ArchiveManifest.Kind = if case .bucket = source { .bucket } else { .backup }
+        if let shard {
+            return try writePart(
+                shard.spec, index: shard.index, items: items, collected: collected, created: created ?? newest, kind: kind, parts: parts,
+                changed: changed, notes: notes, progress: progress)
+        }
         if singlePass {
             progress?.begin("archiving", totalFiles: items.count, totalBytes: items.reduce(0) { $0 + $1.size })
             let late = try SinglePassArchiver(output: output, level: level ?? 3, threads: threads).write(
@@ -162,7 +174,7 @@ public struct ArchiveJob {
                 sink: file, format: format, compression: compression, level: level, threads: threads, name: output)
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
             defer { buffer.deallocate() }
-            try writeManifest(manifest, to: writer, buffer: buffer)
+            try Self.writeManifest(manifest, to: writer, buffer: buffer)
             progress?.begin("archiving", totalFiles: items.count, totalBytes: manifest.totalBytes)
             // Bucket objects are read a window ahead, with the hashes of the first pass to check.
             let remote = items.indices.filter { items[$0].remote != nil }
@@ -193,6 +205,59 @@ public struct ArchiveJob {
         return Summary(
             objects: archived, bytes: bytes, format: format, compression: compression, notes: notes, unmatchedIncludes: unmatched,
             changed: changed)
+    }
+
+    /// Refuses what cannot be archived in shards: the parts must be zstd frames of one tar, written to
+    /// files beside the output, from the bucket the index was made for.
+    private func checkShardable(format: ArchiveFormat, compression: CompressionFilter, index: BucketIndex) throws {
+        guard case .bucket(let bucket) = source else {
+            throw UsageError("a backup set is archived whole: run dumpkit backup without --shard")
+        }
+        guard output != "-" else { throw UsageError("a shard writes OUT.part-I-of-N beside its output: give -o OUT.tar.zst, not -") }
+        guard format == .tar, compression == .zstd else {
+            throw UsageError(
+                "a sharded archive is a .tar.zst (its parts are zstd frames that join into one archive), not \(format) with \(compression): "
+                    + "write OUT.tar.zst, or run without --shard")
+        }
+        func trimmed(_ s: String) -> Substring { s.utf8.count > 1 && s.hasSuffix("/") ? s.dropLast() : Substring(s) }
+        guard trimmed(index.source) == trimmed(bucket) else {
+            throw UsageError(
+                "the index was made for \(index.source), not \(bucket): make it from this bucket (dumpkit index --bucket \(bucket))")
+        }
+    }
+
+    /// Writes a shard's part, the objects it holds and, last, its manifest (`shard`).
+    private func writePart(
+        _ spec: ShardSpec, index: BucketIndex, items: [ArchiveItem], collected: [MetadataCollector.Collected], created: Timestamp,
+        kind: ArchiveManifest.Kind, parts: [ArchiveManifest.Part], changed: [ArchiveSourceChange], notes: [String],
+        progress: ArchiveProgress?
+    ) throws -> Summary {
+        let level = level ?? 3
+        let partPath = ShardManifest.partPath(output: output, shard: spec.index, of: spec.count)
+        progress?.begin("archiving", totalFiles: items.count, totalBytes: items.reduce(0) { $0 + $1.size })
+        let written = try SinglePassArchiver(
+            output: partPath, level: level, threads: threads ?? ProcessInfo.processInfo.activeProcessorCount
+        )
+        .writePart(items: items, collected: collected, progress: progress)
+        progress?.finish()
+        let objects = ArchiveManifest(created: created, kind: kind, parts: parts, objects: written.objects)
+        let matched = filter.include.filter { pattern in items.contains { PathFilter.glob(pattern, matches: $0.name) } }
+        guard case .bucket(let bucket) = source else { preconditionFailure("checked by checkShardable") }
+        let objectsCRC32C = try ArchivePart.write(
+            objects, level: level, source: bucket, include: filter.include, matchedIncludes: matched,
+            to: ArchivePart.objectsPath(output: output, shard: spec.index, of: spec.count))
+        let changed = changed + written.changes
+        let options =
+            "tar zstd level \(level) include \(filter.include) exclude \(filter.exclude) created "
+            + (self.created.map { "\($0.seconds)" } ?? "newest")
+        let manifest = ShardManifest(
+            command: "archive", shard: spec.index, shards: spec.count, index: index.identity, options: options, units: items.count,
+            records: objects.objects.count, bytesIn: objects.totalBytes, partBytes: written.bytes, partSHA256: written.sha256,
+            partCRC32C: written.crc32c, counts: ["changed": changed.count], objectsCRC32C: objectsCRC32C)
+        try manifest.write(output: output)
+        return Summary(
+            objects: objects.objects.count, bytes: objects.totalBytes, format: .tar, compression: .zstd, notes: notes,
+            unmatchedIncludes: nil, changed: changed, part: manifest)
     }
 
     /// Completes the metadata of the bucket objects whose listing did not give it (S3: a HEAD each, as
@@ -250,9 +315,10 @@ public struct ArchiveJob {
     {
         var items: [ArchiveItem] = []
         var parts: [ArchiveManifest.Part] = []
+        let range = shard.map { $0.index.range(of: $0.spec) }
         func addBucket(_ directory: String, prefix: String) throws {
             if let source = try openBucket(directory) {
-                let listed = try Self.list(source, prefix: prefix, filter: filter, notes: &notes, progress: progress)
+                let listed = try Self.list(source, prefix: prefix, filter: filter, range: range, notes: &notes, progress: progress)
                 items += listed
                 // A bucket keeps every object's metadata, as a blob store's sidecars do: restore into a
                 // folder writes them as sidecars.
@@ -264,6 +330,7 @@ public struct ArchiveJob {
             try checkOutputOutside(directory)
             var scanner = BucketScanner(root: directory, prefix: prefix, filter: filter)
             scanner.threads = min(threads, 4)
+            scanner.range = range
             let scan = try scanner.scan()
             items += scan.items
             parts.append(ArchiveManifest.Part(role: .bucket, path: prefix, blobStore: scan.blobStore))
@@ -314,7 +381,8 @@ public struct ArchiveJob {
     /// `.dumpkit/` files, and folder placeholders (empty objects whose names end in `/`, which consoles
     /// make), noted.
     private static func list(
-        _ source: any ArchiveObjectSource, prefix: String, filter: PathFilter, notes: inout [String], progress: ArchiveProgress?
+        _ source: any ArchiveObjectSource, prefix: String, filter: PathFilter, range: (lower: BucketIndex.Bound, upper: BucketIndex.Bound)?,
+        notes: inout [String], progress: ArchiveProgress?
     ) throws -> [ArchiveItem] {
         var items: [ArchiveItem] = []
         var placeholders = 0, reserved = 0
@@ -331,7 +399,7 @@ public struct ArchiveJob {
                 return
             }
             progress?.fileDone()
-            guard filter.matches(name) else { return }
+            guard filter.matches(name), range.map({ BucketIndex.contains($0, name) }) ?? true else { return }
             items.append(
                 ArchiveItem(
                     folder: source.location, prefix: prefix, name: name, size: object.size,
@@ -367,7 +435,7 @@ public struct ArchiveJob {
 
     /// Writes the manifest as the first entry, spooled through an anonymous temporary file (its size must
     /// be known for the header, and it grows with the object count).
-    private func writeManifest(_ manifest: ArchiveManifest, to writer: ArchiveWriter, buffer: UnsafeMutableRawBufferPointer) throws {
+    static func writeManifest(_ manifest: ArchiveManifest, to writer: ArchiveWriter, buffer: UnsafeMutableRawBufferPointer) throws {
         let spool = try TemporaryFile()
         try manifest.write(to: JSONWriter(sink: spool, options: .init(pretty: true)))
         try writer.begin(ArchiveEntry(path: ArchiveManifest.entryName, size: spool.size, modificationTime: manifest.created))

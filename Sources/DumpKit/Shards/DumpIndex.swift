@@ -113,8 +113,12 @@ public enum DumpIndex {
     /// The shard (0..<count) a unit belongs to: by where its middle byte lies in the input, so each
     /// shard gets a run of consecutive units of about `size / count` bytes.
     public static func shard(of entry: Entry, count: Int, size: Int64) -> Int {
+        shard(middle: entry.offset + entry.length / 2, count: count, size: size)
+    }
+
+    /// The shard (0..<count) of a unit whose middle lies at `middle` of `size`.
+    static func shard(middle: Int64, count: Int, size: Int64) -> Int {
         guard size > 0 else { return 0 }
-        let middle = entry.offset + entry.length / 2
         return min(count - 1, Int((Int64(count) * middle) / size))
     }
 

@@ -43,6 +43,8 @@ public struct MergeJob {
         /// Of a sharded `check-blobs`: the findings (orphans last) and the references checked, as
         /// the unsharded run reports them (no output is written).
         public var blobCheck: (source: String, findings: [Finding], references: Int)? = nil
+        /// Of a sharded `archive`: `--include` patterns that matched no object in any shard.
+        public var unmatchedIncludes: UnmatchedIncludes? = nil
         /// Of parts joined in a bucket: the bytes the store copied itself, and those that went through
         /// this process (small parts S3 cannot copy as parts of their own, stores without copies).
         public var copiedInStore: Int64? = nil
@@ -102,6 +104,18 @@ public struct MergeJob {
             return Summary(
                 command: "validate", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: report)
+        }
+        if manifests[0].command == "archive" {
+            guard parts == output, !BucketParts.isURL(parts) else {
+                throw UsageError(
+                    "the parts of a sharded archive are joined from local files beside OUT: copy them beside it (aws s3 cp, gcloud storage cp) and merge OUT"
+                )
+            }
+            let merged = try ArchivePart.merge(output: output, manifests: manifests)
+            return Summary(
+                command: "archive", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: merged.objects,
+                bytesIn: merged.bytes, bytesOut: merged.written, counts: counts, rejects: nil, report: nil,
+                unmatchedIncludes: merged.unmatchedIncludes)
         }
         if manifests[0].command == "check-blobs" {
             let check = try CheckBlobsJob.merge(

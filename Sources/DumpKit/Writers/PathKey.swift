@@ -8,7 +8,7 @@ import JSONStream
 /// Each key is `0x01` and its integer value plus 2^31 as four big-endian bytes, or `0x02` and its
 /// UTF-8; a `0x00` byte in either is written `0x00 0xFF`, and the key ends with `0x00 0x01`. Two zero
 /// bytes never occur, so `separator` sorts before anything that can follow a path.
-enum PathKey {
+package enum PathKey {
     /// What may follow a path's key to order entries at one path (`0x00 0x00`).
     static let separator: [UInt8] = [0, 0]
 
@@ -36,14 +36,14 @@ enum PathKey {
     }
 
     /// The key of `path`.
-    static func of(_ path: [String]) -> [UInt8] {
+    package static func of(_ path: [String]) -> [UInt8] {
         var bytes: [UInt8] = []
         append(path, to: &bytes)
         return bytes
     }
 
     /// The path a key was made from.
-    static func path(_ key: some Collection<UInt8>) -> [String] {
+    package static func path(_ key: some Collection<UInt8>) -> [String] {
         var path: [String] = []
         var segment: [UInt8] = []
         var escape = false
