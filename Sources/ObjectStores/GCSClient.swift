@@ -197,6 +197,35 @@ public final class GCSClient: Sendable {
             body: ByteBuffer(bytes: body), object: key)
     }
 
+    /// Cloud Storage's most source objects of one compose.
+    public static let maximumComposeSources = 32
+
+    /// Composes `sources` (names, with the generation each must still be when given), in order, into
+    /// `key` with `object`'s content type, in the store: the new object appears whole. Returns it.
+    public func compose(_ sources: [(key: String, generation: String?)], into key: String, object: StoredObject) async throws
+        -> StoredObject
+    {
+        precondition(sources.count <= Self.maximumComposeSources, "compose takes at most 32 sources")
+        let list: [[String: Any]] = sources.map { source in
+            var item: [String: Any] = ["name": source.key]
+            if let generation = source.generation { item["objectPreconditions"] = ["ifGenerationMatch": generation] }
+            return item
+        }
+        let json: [String: Any] = [
+            "sourceObjects": list, "destination": ["contentType": object.contentType ?? "application/octet-stream"],
+        ]
+        let body = try JSONSerialization.data(withJSONObject: json, options: .sortedKeys)
+        let r = try await send(
+            .POST, objectURL(key) + "/compose", headers: [("Content-Type", "application/json; charset=UTF-8")],
+            body: ByteBuffer(bytes: body), object: key)
+        return try storedObject(json: r.body, key: key)
+    }
+
+    /// Deletes the object, only the generation given when given; one already gone is not an error.
+    public func delete(key: String, generation: String?) async throws {
+        _ = try await send(.DELETE, objectURL(key) + (generation.map { "?ifGenerationMatch=" + $0 } ?? ""), object: key, accept: [404])
+    }
+
     /// One page of the objects whose names start with `prefix` (lexicographic order) after the page
     /// `token` names, and the next page's token.
     public func listPage(prefix: String, token: String?, maxResults: Int = 1000) async throws -> ListPage {

@@ -94,6 +94,12 @@ public final class ObjectOutput: RemoteOutputStream {
         current = ByteBuffer()
     }
 
+    /// S3's ETag of the published object (a HEAD); Cloud Storage reports a CRC-32C instead: `nil`.
+    public func storedETag() throws -> String? {
+        guard client is S3Client else { return nil }
+        return try client.existing(key: key).etag
+    }
+
     public func abort() {
         // Parts still under way are stopped and waited for, so none lands after the abort.
         for task in inFlight { task.cancel() }

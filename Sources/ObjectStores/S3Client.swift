@@ -183,7 +183,7 @@ public final class S3Client: Sendable {
 
     /// Uploads one part, its payload unsigned and guarded by the `checksum` mode's header; returns its
     /// number, ETag and CRC-32C (for the completion, in `crc32c` mode).
-    private func uploadPart(key: String, uploadID: String, number: Int, body: ByteBuffer) async throws -> UploadedPart {
+    func uploadPart(key: String, uploadID: String, number: Int, body: ByteBuffer) async throws -> UploadedPart {
         var headers: [(String, String)] = []
         var crc: String?
         switch checksum {
@@ -204,6 +204,34 @@ public final class S3Client: Sendable {
                 store: url.description, endpoint: endpoint, object: key, message: "UploadPart \(number) answered no ETag")
         }
         return UploadedPart(number: number, etag: Self.unquoted(etag), crc32c: crc)
+    }
+
+    /// S3's smallest part, all but the last of an upload.
+    public static let minimumPartSize: Int64 = 5 << 20
+    /// S3's largest part, also of a copied range.
+    public static let maximumPartSize: Int64 = 5 << 30
+
+    /// UploadPartCopy: part `number` of the upload is `range` of the object `sourceKey` in this bucket,
+    /// copied by the store, only while its ETag is still `etag`; returns the part's ETag (and the
+    /// CRC-32C the store computed, for an upload with CRC-32C checksums).
+    func copyPart(key: String, uploadID: String, number: Int, sourceKey: String, range: Range<Int64>, etag: String?) async throws
+        -> UploadedPart
+    {
+        var headers = [
+            ("x-amz-copy-source", "/" + SignatureV4.uriEncode(url.bucket + "/" + sourceKey, slash: false)),
+            ("x-amz-copy-source-range", "bytes=\(range.lowerBound)-\(range.upperBound - 1)"),
+        ]
+        if let etag { headers.append(("x-amz-copy-source-if-match", "\"\(etag)\"")) }
+        let r = try await send(
+            .PUT, key: key, query: [("partNumber", String(number)), ("uploadId", uploadID)], headers: headers, bodyLimit: 1 << 20)
+        // UploadPartCopy may answer 200 with an <Error> body.
+        let answer = XMLElementTree.parse(Data(r.body.readableBytesView))
+        guard let answer, answer.name != "Error", let etag = answer["ETag"]?.text else {
+            throw ObjectStoreError(
+                store: url.description, endpoint: endpoint, object: key, status: r.status, code: answer?["Code"]?.text,
+                message: answer?["Message"]?.text ?? "UploadPartCopy \(number) of \(sourceKey) answered no ETag")
+        }
+        return UploadedPart(number: number, etag: Self.unquoted(etag), crc32c: answer["ChecksumCRC32C"]?.text)
     }
 
     /// AbortMultipartUpload: the store drops the parts.

@@ -46,6 +46,7 @@ struct DumpKitCommand: ParsableCommand {
             RemoteInput.register { try ObjectInput.open($0, options: stores) }
             RemoteOutput.register { try ObjectOutput.open($0, options: stores) }
             PositionalInput.register { location in try ObjectRanges.open(location, options: stores).map { ($0, $0.size) } }
+            BucketParts.register(BucketShardParts(options: stores))
             try command.run()
         } catch {
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }

@@ -12,6 +12,13 @@ struct MergeCommand: ParsableCommand {
             Checks that every shard's manifest is there and agrees with the others and that every part \
             is the one its manifest describes; a missing or stale shard is named (exit 1) and OUT is \
             not touched. The parts are copied with copy_file_range and stay where they are. \
+            Parts in a bucket (the shards ran with -o s3://B/K or gs://B/K) are found by listing \
+            K.part-, checked with a HEAD each (size, and the ETag or CRC-32C the manifest records), \
+            and joined in the store: an S3 multipart upload of UploadPartCopy parts (a part under \
+            5 MiB is downloaded and sent with its neighbour), a Cloud Storage compose (in rounds of \
+            32, through temporary objects it deletes); the object appears whole or not at all. \
+            With --parts, parts in a bucket and a local OUTPUT (or the other way round) go \
+            through dumpkit. \
             The parts of a sharded validate are not joined: merge prints the findings report of the \
             unsharded run (--format, or --json) and exits 1 for error findings, as validate does. \
             Of a sharded extract-blobs, merge prints the extraction's report (--json, --report) \
@@ -24,6 +31,8 @@ struct MergeCommand: ParsableCommand {
 
             Examples:
               dumpkit merge out.json
+              dumpkit merge s3://bucket/out/v2.json --json
+              dumpkit merge v2.json --parts gs://bucket/out/v2.json
               dumpkit merge out.ndjson --shards 16 --json
               dumpkit merge findings --format junit > report.xml
               dumpkit merge clean.json --report extraction.json
@@ -35,6 +44,12 @@ struct MergeCommand: ParsableCommand {
 
     @Option(help: "The number of shards (default: from the parts' names).")
     var shards: Int?
+
+    @Option(
+        help: ArgumentHelp(
+            "Where the shards wrote their parts (their -o), when not OUTPUT: parts in a bucket into a local OUTPUT, or local parts into a bucket.",
+            valueName: "location"))
+    var parts: String?
 
     @Option(help: "Parts of a sharded validate: the report's format, text (the default), json (as --json), junit or github.")
     var format: FindingsReport.Format?
@@ -57,6 +72,7 @@ struct MergeCommand: ParsableCommand {
         try reportingErrors {
             var job = MergeJob(output: output)
             job.shards = shards
+            job.parts = parts
             job.openStore = stores.openStore
             let summary = try job.run()
             if let findings = summary.report {
@@ -115,6 +131,8 @@ struct MergeCommand: ParsableCommand {
                             JSONObject(summary.counts.keys.sorted().map { .init(key: $0, value: .number(JSONNumber(summary.counts[$0]!))) })
                         ),
                         "rejects": summary.rejects.map { .string($0) } ?? .null,
+                        "copiedInStore": summary.copiedInStore.map { .number(JSONNumber($0)) } ?? .null,
+                        "streamed": summary.streamed.map { .number(JSONNumber($0)) } ?? .null,
                     ]))
             } else {
                 common.note(

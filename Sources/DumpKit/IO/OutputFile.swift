@@ -310,6 +310,9 @@ public final class OutputFile: JSONByteSink {
         try Self.syncDirectory(Self.directory(of: path), for: path)
     }
 
+    /// After `commit()` of a URL: the ETag the store gave the object (`RemoteOutputStream.storedETag`).
+    public func storedETag() throws -> String? { try remote?.storedETag() }
+
     /// An `ArchiveError` of the compressor or a file as this output's `OutputError`; other errors (a
     /// store's) as they are.
     private func outputError(_ error: any Error) -> any Error {

@@ -12,6 +12,13 @@ public protocol RemoteOutputStream: AnyObject {
     func publish() throws
     /// Drops the upload and whatever parts it sent; nothing appears.
     func abort()
+    /// After `publish()`: the ETag an S3 store gives the object (what a shard's manifest records
+    /// for `merge` to check the part by); `nil` where the store reports a CRC-32C instead.
+    func storedETag() throws -> String?
+}
+
+extension RemoteOutputStream {
+    public func storedETag() throws -> String? { nil }
 }
 
 /// Where outputs given as URLs go (`-o s3://BUCKET/KEY`, `gs://BUCKET/KEY`). DumpKit does not speak

@@ -14,6 +14,9 @@ public struct MergeJob {
     public var output: String
     /// The number of shards; nil finds it from the parts' names.
     public var shards: Int?
+    /// Where the shards wrote (their `-o`) when not `output`: parts in a bucket joined into a local
+    /// output, or local parts into a bucket, go through this process.
+    public var parts: String?
     /// Opens the store of a sharded `check-blobs`, which merge lists for orphans.
     public var openStore: BlobStoreOpener = DirectoryBlobStore.openDirectory
 
@@ -42,20 +45,26 @@ public struct MergeJob {
         public var blobCheck: (source: String, findings: [Finding], references: Int)? = nil
         /// Of a sharded `archive`: `--include` patterns that matched no object in any shard.
         public var unmatchedIncludes: UnmatchedIncludes? = nil
+        /// Of parts joined in a bucket: the bytes the store copied itself, and those that went through
+        /// this process (small parts S3 cannot copy as parts of their own, stores without copies).
+        public var copiedInStore: Int64? = nil
+        public var streamed: Int64? = nil
     }
 
     public func run() throws -> Summary {
         if output == "-" { throw UsageError("merge writes OUT from OUT.part-I-of-N beside it: give the output's file name, not -") }
-        let n = try shards ?? Self.shardCount(output: output)
+        let parts = self.parts ?? output
+        let n = try shards ?? Self.shardCount(output: parts)
         guard n >= 1 else { throw UsageError("--shards must be at least 1") }
         var manifests: [ShardManifest] = []
+        var storedParts: [StoredPart] = []
         for i in 0..<n {
-            let path = ShardManifest.manifestPath(output: output, shard: i, of: n)
+            let path = ShardManifest.manifestPath(output: parts, shard: i, of: n)
             guard let m = try ShardManifest.read(path: path) else {
-                let part = ShardManifest.partPath(output: output, shard: i, of: n)
+                let part = ShardManifest.partPath(output: parts, shard: i, of: n)
                 throw ShardError(
                     message: "shard \(i) of \(n) has not finished: \(path) is missing"
-                        + (Self.exists(part) ? " (its part is there, its manifest, written last, is not)" : "")
+                        + (try BucketParts.exists(part) ? " (its part is there, its manifest, written last, is not)" : "")
                         + "; run it again with --shard \(i)/\(n)")
             }
             guard m.shard == i, m.shards == n else {
@@ -75,7 +84,12 @@ public struct MergeJob {
                             + "run it again with --shard \(i)/\(n) and the same index and options")
                 }
             }
-            try Self.checkPart(ShardManifest.partPath(output: output, shard: i, of: n), against: m, shard: i, of: n)
+            let part = ShardManifest.partPath(output: parts, shard: i, of: n)
+            if BucketParts.isURL(parts) {
+                storedParts.append(try BucketParts.check(part, against: m, shard: i, of: n))
+            } else {
+                try Self.checkPart(part, against: m, shard: i, of: n)
+            }
             manifests.append(m)
         }
         var counts: [String: Int] = [:]
@@ -86,10 +100,11 @@ public struct MergeJob {
                 message: "no shard found data at the plans' patterns: the dump does not look like the plans' input; nothing was written")
         }
         if manifests[0].command == "validate" {
-            var report = try FindingsPart.merge(parts: (0..<n).map { ShardManifest.partPath(output: output, shard: $0, of: n) })
+            var report = try FindingsPart.merge(parts: (0..<n).map { ShardManifest.partPath(output: parts, shard: $0, of: n) })
             if report.checkedRules.contains("blobs:missing") {
                 // `validate --blobs`: the blob check's shards, merged as check-blobs merges them, after the other findings.
                 var blobs = MergeJob(output: ValidateJob.blobsOutput(output))
+                blobs.parts = ValidateJob.blobsOutput(parts)
                 blobs.shards = n
                 blobs.openStore = openStore
                 guard let check = try blobs.run().blobCheck else {
@@ -103,6 +118,11 @@ public struct MergeJob {
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: report)
         }
         if manifests[0].command == "archive" {
+            guard parts == output, !BucketParts.isURL(parts) else {
+                throw UsageError(
+                    "the parts of a sharded archive are joined from local files beside OUT: copy them beside it (aws s3 cp, gcloud storage cp) and merge OUT"
+                )
+            }
             let merged = try ArchivePart.merge(output: output, manifests: manifests)
             return Summary(
                 command: "archive", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: merged.objects,
@@ -111,7 +131,7 @@ public struct MergeJob {
         }
         if manifests[0].command == "check-blobs" {
             let check = try CheckBlobsJob.merge(
-                parts: (0..<n).map { ShardManifest.partPath(output: output, shard: $0, of: n) }, openStore: openStore)
+                parts: (0..<n).map { ShardManifest.partPath(output: parts, shard: $0, of: n) }, openStore: openStore)
             return Summary(
                 command: "check-blobs", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: records,
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: nil, blobCheck: check)
@@ -121,13 +141,21 @@ public struct MergeJob {
         let extraction =
             manifests[0].command == "extract-blobs"
             ? try ExtractionPart.merge(
-                (0..<n).map { ExtractionPart.path(output: output, shard: $0, of: n) }, crc32c: manifests.map(\.objectsCRC32C)) : nil
+                (0..<n).map { ExtractionPart.path(output: parts, shard: $0, of: n) }, crc32c: manifests.map(\.objectsCRC32C)) : nil
         let rejectsTarget = manifests[0].rejects
         let rejects = try rejectsTarget.map { try OutputFile(path: $0, compression: CompressionFilter.none) }
+        if BucketParts.isURL(parts) && BucketParts.isURL(output) {
+            return try joinInStore(storedParts, manifests: manifests, rejects: rejects, extraction: extraction, counts: counts)
+        }
         let out = try OutputFile(path: output, compression: CompressionFilter.none, seekable: true)
         do {
             for m in manifests {
-                try out.append(contentsOf: ShardManifest.partPath(output: output, shard: m.shard, of: n), length: m.partBytes)
+                let part = ShardManifest.partPath(output: parts, shard: m.shard, of: n)
+                if BucketParts.isURL(part) {
+                    try BucketParts.append(part, length: m.partBytes, to: out)
+                } else {
+                    try out.append(contentsOf: part, length: m.partBytes)
+                }
             }
             if let rejects, let rejectsTarget {
                 try RejectsMerger(parts: (0..<n).map { ShardManifest.partPath(output: rejectsTarget, shard: $0, of: n) }).run(into: rejects)
@@ -151,7 +179,9 @@ public struct MergeJob {
     /// Checks that the part has the size and CRC-32C its manifest says: a part rewritten by another
     /// run after its manifest is stale.
     private static func checkPart(_ path: String, against m: ShardManifest, shard i: Int, of n: Int) throws {
-        guard exists(path) else { throw ShardError(message: "shard \(i) of \(n): \(path) is missing; run it again with --shard \(i)/\(n)") }
+        guard try BucketParts.exists(path) else {
+            throw ShardError(message: "shard \(i) of \(n): \(path) is missing; run it again with --shard \(i)/\(n)")
+        }
         let (size, crc) = try checksum(path)
         guard size == m.partBytes, crc == m.partCRC32C else {
             throw ShardError(
@@ -161,9 +191,9 @@ public struct MergeJob {
         }
     }
 
-    /// The size and CRC-32C of a whole file.
+    /// The size and CRC-32C of a whole file (or object, read in ranges).
     static func checksum(_ path: String) throws -> (size: Int64, crc32c: UInt32) {
-        let file = try ReadOnlyFile(path: path)
+        let file: PositionalByteSource = BucketParts.isURL(path) ? try PositionalInput.open(path).source : try ReadOnlyFile(path: path)
         var crc = CRC32C()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var size: Int64 = 0
@@ -178,24 +208,32 @@ public struct MergeJob {
         }
     }
 
-    private static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    /// The N of a part's or manifest's name after `OUT.part-` (`I-of-N[.manifest]`), nil for other names.
+    static func shardCount(ofPartName name: Substring) -> Int? {
+        var rest = name
+        if rest.hasSuffix(".manifest") { rest = rest.dropLast(".manifest".count) }
+        let parts = rest.split(separator: "-")
+        guard parts.count == 3, parts[1] == "of", Int(parts[0]) != nil, let n = Int(parts[2]) else { return nil }
+        return n
+    }
 
-    /// The N of the parts or manifests beside `output` (`OUT.part-I-of-N[.manifest]`).
+    /// The N of the parts or manifests beside `output` (`OUT.part-I-of-N[.manifest]`), in its folder
+    /// or its bucket.
     static func shardCount(output: String) throws -> Int {
-        let dir = OutputFile.directory(of: output)
         let base = output.split(separator: "/").last.map(String.init) ?? output
-        let prefix = base + ".part-"
         var counts = Set<Int>()
-        guard let stream = opendir(dir) else { throw UsageError("cannot read the folder \(dir): \(String(cString: strerror(errno)))") }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasPrefix(prefix) else { continue }
-            var rest = name.dropFirst(prefix.count)
-            if rest.hasSuffix(".manifest") { rest = rest.dropLast(".manifest".count) }
-            let parts = rest.split(separator: "-")
-            guard parts.count == 3, parts[1] == "of", Int(parts[0]) != nil, let n = Int(parts[2]) else { continue }
-            counts.insert(n)
+        if BucketParts.isURL(output) {
+            counts = try BucketParts.shardCount(output: output)
+        } else {
+            let dir = OutputFile.directory(of: output)
+            let prefix = base + ".part-"
+            guard let stream = opendir(dir) else { throw UsageError("cannot read the folder \(dir): \(String(cString: strerror(errno)))") }
+            defer { closedir(stream) }
+            while let entry = readdir(stream) {
+                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                guard name.hasPrefix(prefix), let n = shardCount(ofPartName: name.dropFirst(prefix.count)) else { continue }
+                counts.insert(n)
+            }
         }
         guard let n = counts.first else {
             throw ShardError(message: "no parts of \(output) found (\(base).part-I-of-N): run the shards first")

@@ -9,7 +9,7 @@ struct RejectsMerger {
 
     func run(into sink: JSONByteSink) throws {
         var readers = try parts.map { part -> LineReader in
-            guard let file = try? ReadOnlyFile(path: part) else {
+            guard let file = try? BucketParts.isURL(part) ? PositionalInput.open(part).source : ReadOnlyFile(path: part) else {
                 throw ShardError(message: "\(part) is missing: run that shard again")
             }
             return LineReader(file: file, name: part)
@@ -30,14 +30,14 @@ struct RejectsMerger {
 
     /// Reads `key line\n` records of one part.
     private struct LineReader {
-        let file: ReadOnlyFile
+        let file: PositionalByteSource
         let name: String
         var offset: Int64 = 0
         var buffer: [UInt8] = []
         var start = 0
         var atEnd = false
 
-        init(file: ReadOnlyFile, name: String) {
+        init(file: PositionalByteSource, name: String) {
             self.file = file
             self.name = name
         }

@@ -31,6 +31,9 @@ public struct ShardManifest: Sendable, Equatable {
     /// CRC-32C of `OUT.part-I-of-N.objects` (extract-blobs: the shard's report and the objects it
     /// named, `ExtractionPart`), written before the manifest.
     public var objectsCRC32C: UInt32?
+    /// S3's ETag of the part, recorded after its upload (`-o s3://...`), so that `merge` checks the
+    /// part with a HEAD instead of reading it (Cloud Storage reports the CRC-32C itself).
+    public var partETag: String?
 
     /// `OUT.part-I-of-N`.
     public static func partPath(output: String, shard: Int, of shards: Int) -> String { "\(output).part-\(shard)-of-\(shards)" }
@@ -52,6 +55,7 @@ public struct ShardManifest: Sendable, Equatable {
             "rejects": rejects.map { .string($0) } ?? .null,
         ]
         if let objectsCRC32C { o["objectsCRC32C"] = .number(JSONNumber(objectsCRC32C)) }
+        if let partETag { o["partETag"] = .string(partETag) }
         return .object(o)
     }
 
@@ -73,6 +77,8 @@ public struct ShardManifest: Sendable, Equatable {
     /// Reads a manifest; nil when the file does not exist.
     static func read(path: String) throws -> ShardManifest? {
         let file: InputFile
+        // In a bucket, a missing object is a missing manifest; refused credentials are not.
+        if BucketParts.isURL(path), try !BucketParts.exists(path) { return nil }
         do { file = try InputFile(path: path) } catch { return nil }
         func bad(_ why: String) -> DataError & Error { ShardError(message: "\(path): not a shard manifest (\(why)); run that shard again") }
         let v: JSONValue
@@ -93,12 +99,14 @@ public struct ShardManifest: Sendable, Equatable {
             command: command, shard: Int(shard), shards: Int(shards), index: index, options: options, units: Int(units),
             records: Int(records), bytesIn: bytesIn, partBytes: partBytes, partSHA256: sha, partCRC32C: UInt32(truncatingIfNeeded: crc),
             counts: counts, rejects: o["rejects"]?.stringValue,
-            objectsCRC32C: o["objectsCRC32C"]?.numberValue?.int64Value.map { UInt32(truncatingIfNeeded: $0) })
+            objectsCRC32C: o["objectsCRC32C"]?.numberValue?.int64Value.map { UInt32(truncatingIfNeeded: $0) },
+            partETag: o["partETag"]?.stringValue)
     }
 }
 
 /// Shards that cannot be merged (missing, unfinished, from another run): exit code 1.
 public struct ShardError: Error, DataError, CustomStringConvertible, Sendable {
     public let message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }

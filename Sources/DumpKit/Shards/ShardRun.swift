@@ -16,6 +16,8 @@ final class ShardRun {
     private let part: OutputFile
     private let hashing: HashingByteSink
     private(set) var units = 0
+    /// The store's ETag of a part written to S3 (`-o s3://...`), for the manifest.
+    private(set) var partETag: String?
 
     /// `wholeRange`: the source serves the shard's whole range as one document (`ShardUnitSource`).
     init(
@@ -66,6 +68,7 @@ final class ShardRun {
         }
         try writer.flush()
         try part.commit()
+        partETag = try part.storedETag()
         return (part.bytesWritten, hashing.hex, hashing.crc32c, source.bytesRead)
     }
 
@@ -75,9 +78,11 @@ final class ShardRun {
         command: String, options: String, written: (bytes: Int64, sha256: String, crc32c: UInt32, bytesIn: Int64), units: Int? = nil,
         records: Int = 0
     ) -> ShardManifest {
-        ShardManifest(
+        var m = ShardManifest(
             command: command, shard: spec.index, shards: spec.count, index: trailer.identity, options: options, units: units ?? self.units,
             records: records, bytesIn: written.bytesIn, partBytes: written.bytes, partSHA256: written.sha256, partCRC32C: written.crc32c)
+        m.partETag = partETag
+        return m
     }
 
     func abort() { part.abort() }
