@@ -11,17 +11,20 @@ struct IndexCommand: ParsableCommand {
             One streaming pass that skips values without building them. Records (--records) are units \
             whole; without --records, the values at --depth are. A unit that is not a record and is \
             larger than --unit-bytes is split into its children. The index holds the dump's size and \
-            SHA-256; shards check every byte they read against it. Compressed dumps cannot be read \
-            from the middle and are refused: decompress them first. See docs/SCALE-OUT.md.
+            SHA-256 (and a bucket object's version); shards check every byte they read against it. \
+            Seekable zstd (convert --seekable) is read as its decompressed bytes; other compressed \
+            dumps cannot be read from the middle and are refused. See docs/SCALE-OUT.md.
 
             Examples:
               dumpkit index dump.json -o dump.json.dkindex
               dumpkit index dump.json -o dump.dkindex --records '/v1/todolist/{id}'
               dumpkit index dump.json -o dump.dkindex --depth 3 --unit-bytes 4194304 --json
+              dumpkit convert backup.json.gz -o dump.json.zst --seekable
+              dumpkit index dump.json.zst -o dump.dkindex
             """
     )
 
-    @Argument(help: "Input dump (plain JSON, not compressed, not standard input).")
+    @Argument(help: "Input dump: plain JSON or seekable zstd, a file or an s3:// or gs:// object, not standard input.")
     var input: String
 
     @Option(name: .shortAndLong, help: "The index file (default: the input's name plus .dkindex).")
