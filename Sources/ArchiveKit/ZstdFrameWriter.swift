@@ -7,8 +7,8 @@ import Workers
 /// them in order to a sink; stretches announced with `storeRaw(count:)` or given with `storeRaw(_:)`
 /// become raw frames instead.
 ///
-/// Compressible bytes are cut into segments of `segmentSize` (or the size given to `init`, and wherever a
-/// raw stretch begins); each segment becomes one frame (with a content checksum). Frames are handed on about `handOverSize` input
+/// Compressible bytes are cut into segments of `segmentSize` (and wherever a raw stretch begins); each
+/// segment becomes one frame (with a content checksum). Frames are handed on about `handOverSize` input
 /// bytes at a time: their compression is one job for a worker (several small frames to a job) while the
 /// caller goes on. A raw stretch becomes frames of at most `rawFrameSize` bytes made of raw blocks,
 /// without any work by libzstd. Frame boundaries depend only on the bytes and the raw stretches, never
@@ -20,7 +20,7 @@ import Workers
 /// `storeRaw(_:)`, held until its last frame is written); the caller waits beyond that. Call `finish()`
 /// or `cancel()` before the sink goes. `writtenFrames` lists the frames written, for a seek table.
 public final class ZstdFrameWriter: ArchiveSink {
-    /// The most compressible bytes one frame holds, unless `init` is given another size.
+    /// The most compressible bytes one frame holds.
     public static let segmentSize = 4 << 20
     /// The most bytes one raw frame holds.
     public static let rawFrameSize = 1 << 20
@@ -33,8 +33,6 @@ public final class ZstdFrameWriter: ArchiveSink {
     private let contexts: ContextStore
     private let name: String
     private let queueLimit: Int
-    /// The most compressible bytes one frame holds.
-    private let frameSize: Int
     /// The frames written so far, in order.
     private let log = FrameLog()
     /// Compressible bytes not yet handed to a worker.
@@ -54,11 +52,9 @@ public final class ZstdFrameWriter: ArchiveSink {
     /// compressed and written by the caller when handed on.
     private let writerThread: FrameWriterThread?
     private var cancelled = false
-    /// Writes to `sink`, compressing with libzstd at `level` (negative fast levels to 22) on `pool`,
-    /// `segmentSize` compressible bytes to a frame. `name` is used in errors.
-    public init(
-        sink: ArchiveSink, level: Int, pool: WorkerPool, name: String, segmentSize: Int = ZstdFrameWriter.segmentSize
-    ) throws(ArchiveError) {
+    /// Writes to `sink`, compressing with libzstd at `level` (negative fast levels to 22) on `pool`.
+    /// `name` is used in errors.
+    public init(sink: ArchiveSink, level: Int, pool: WorkerPool, name: String) throws(ArchiveError) {
         guard (Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())).contains(level) else {
             throw ArchiveError(
                 name: name, call: "ZSTD_c_compressionLevel", status: ARCHIVE_FATAL, errno: 0,
@@ -68,8 +64,7 @@ public final class ZstdFrameWriter: ArchiveSink {
         self.pool = pool
         self.name = name
         contexts = ContextStore(level: Int32(level))
-        frameSize = max(1, segmentSize)
-        queueLimit = min(max(2, 2 * pool.threads), 8) * frameSize
+        queueLimit = min(max(2, 2 * pool.threads), 8) * Self.segmentSize
         writerThread = pool.threads > 0 ? FrameWriterThread(sink: sink, pool: pool, name: name, log: log) : nil
     }
 
@@ -150,10 +145,10 @@ public final class ZstdFrameWriter: ArchiveSink {
                 }
                 rest = rest.dropFirst(count)
             } else {
-                let count = min(rest.count, frameSize - segment.count)
+                let count = min(rest.count, Self.segmentSize - segment.count)
                 segment.append(contentsOf: UnsafeRawBufferPointer(rebasing: rest.prefix(count)))
                 rest = rest.dropFirst(count)
-                if segment.count == frameSize { try sealSegment() }
+                if segment.count == Self.segmentSize { try sealSegment() }
             }
         }
     }

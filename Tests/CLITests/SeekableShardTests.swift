@@ -7,7 +7,7 @@ import XCTest
 /// run byte for byte; what cannot be read is refused with the way out.
 final class SeekableShardTests: XCTestCase {
     /// The frame size `--seekable` writes.
-    let frame = 1 << 20
+    let frame = 4 << 20
 
     func read(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
 
@@ -89,7 +89,7 @@ final class SeekableShardTests: XCTestCase {
     func testShardsOfASeekableGeneratedDumpMergeToTheUnshardedBytes() throws {
         let dir = try TemporaryDirectory()
         let input = dir.path("todo.json")
-        try generate("todolist", "3MB", seed: 7, to: input)
+        try generate("todolist", "10MB", seed: 7, to: input)
         let seekable = dir.path("todo.json.zst")
         try seekableCopy(of: input, to: seekable, arguments: ["--level", "5"])
         let reference = dir.path("reference.json")
@@ -108,7 +108,7 @@ final class SeekableShardTests: XCTestCase {
     func testMigrateWithRejectsOfASeekableDumpMergesToTheUnshardedBytes() throws {
         let dir = try TemporaryDirectory()
         let input = dir.path("todo.json")
-        try generate("todolist", "2MB", seed: 5, to: input)
+        try generate("todolist", "9MB", seed: 5, to: input)
         let seekable = dir.path("todo.json.zst")
         try seekableCopy(of: input, to: seekable)
         let plan = dir.path("plan.yaml")
@@ -176,7 +176,7 @@ final class SeekableShardTests: XCTestCase {
     func testCorruptSeekableDumpsAndOtherCompressionsAreRefused() throws {
         let dir = try TemporaryDirectory()
         let input = dir.path("todo.json")
-        try generate("todolist", "3MB", seed: 3, to: input)
+        try generate("todolist", "10MB", seed: 3, to: input)
         let seekable = dir.path("seekable.json.zst")
         let table = try seekableCopy(of: input, to: seekable)
         let index = dir.path("todo.dkindex")
@@ -190,7 +190,7 @@ final class SeekableShardTests: XCTestCase {
         let corrupt = dir.path("corrupt.json.zst")
         try writeFile(corrupt, bad)
         var failed = 0
-        // Shard 0 (about the first 1 MB) reads frame 0 only; the others read frame 1 too.
+        // Shard 0 (the first 3.3 MB) reads frame 0 only; the others read frame 1 too.
         for i in 0..<3 {
             let r = try CLI.run(["convert", corrupt, "-o", dir.path("out.json"), "--index", index, "--shard", "\(i)/3"])
             if r.status != 0 {

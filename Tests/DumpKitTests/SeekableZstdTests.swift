@@ -33,7 +33,7 @@ final class SeekableZstdTests: XCTestCase {
         return try ZstdSeekTable(frame: Array(file.suffix(size)), fileSize: Int64(file.count), maximumFrameSize: 64 << 20)
     }
 
-    func testFramesOfOneMiBThenTheSeekTableWhichZstdSkips() throws {
+    func testFramesOfFourMiBThenTheSeekTableWhichZstdSkips() throws {
         let dir = try TemporaryDirectory()
         let frame = SeekableZstdWriter.frameSize
         for (count, threads) in [(3 * frame + 12345, nil), (2 * frame, 2), (100, nil)] as [(Int, Int?)] {
@@ -71,14 +71,15 @@ final class SeekableZstdTests: XCTestCase {
     func testReadsAtAnyOffsetGiveTheDecompressedBytes() throws {
         let dir = try TemporaryDirectory()
         let frame = SeekableZstdWriter.frameSize
-        let bytes = randomText(5 * frame + 777, seed: 9)
+        let bytes = randomText(3 * frame + 777, seed: 9)
+        let data = Data(bytes)
         let path = dir.path("dump.json.zst")
         _ = try writeSeekable(bytes, to: path)
         let opened = try PositionalInput.open(path)
         XCTAssertEqual(opened.size, Int64(bytes.count))
         XCTAssertNil(opened.version)
         var rng = SplitMix64(seed: 4)
-        for _ in 0..<200 {
+        for _ in 0..<60 {
             let offset = Int(rng.next() % UInt64(bytes.count + 10))
             let count = Int(rng.next() % UInt64(3 * frame))
             var buffer = [UInt8](repeating: 0, count: count)
@@ -86,18 +87,18 @@ final class SeekableZstdTests: XCTestCase {
             // One frame at a time: up to the end of the frame holding `offset`.
             let frameEnd = (offset / frame + 1) * frame
             XCTAssertEqual(n, max(0, min(count, frameEnd - offset, bytes.count - offset)), "\(count) bytes at \(offset)")
-            XCTAssertTrue(buffer.prefix(n).elementsEqual(bytes[min(offset, bytes.count)...].prefix(n)), "\(count) bytes at \(offset)")
+            XCTAssertTrue(Data(buffer.prefix(n)) == data[min(offset, bytes.count)...].prefix(n), "\(count) bytes at \(offset)")
         }
         // Front to back through a stream: the whole dump.
         let stream = opened.source.stream()
-        var all: [UInt8] = []
+        var all = Data()
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = try chunk.withUnsafeMutableBytes { try stream.read(into: $0) }
             if n == 0 { break }
-            all += chunk.prefix(n)
+            all.append(contentsOf: chunk.prefix(n))
         }
-        XCTAssertTrue(all == bytes, "the stream gives the whole dump")
+        XCTAssertTrue(all == data, "the stream gives the whole dump")
     }
 
     /// The error `PositionalInput.open` (and a read of every byte) gives for `file`.

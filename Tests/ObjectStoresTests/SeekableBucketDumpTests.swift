@@ -25,7 +25,7 @@ final class SeekableBucketDumpTests: BothStoresTestCase {
         let s3Bucket = try s3.makeBucket()
         let gcsBucket = try gcs.makeBucket()
         let directory = try temporaryDirectory(self)
-        // About 10 MB: ten frames, shard ranges that start inside them.
+        // About 10 MB: three frames, shard ranges that start inside them.
         let input = directory.appendingPathComponent("dump.json")
         try dump(bytes: 10_000_000).write(to: input, atomically: true, encoding: .utf8)
         let reference = directory.appendingPathComponent("reference.json").path

@@ -8,7 +8,7 @@ import JSONStream
 /// and the index pass's checksum reads just behind them, decompress each frame once. Memory: a
 /// frame's compressed bytes and the frames kept.
 package final class SeekableZstdSource: PositionalByteSource {
-    /// The largest frame read (decompressed): the memory a read may need. DumpKit writes 1 MiB.
+    /// The largest frame read (decompressed): the memory a read may need. DumpKit writes 4 MiB.
     static let maximumFrameSize = 64 << 20
     /// How many decompressed bytes of recent frames are kept (at least the last frame).
     static let cacheBytes = 8 << 20
@@ -20,7 +20,10 @@ package final class SeekableZstdSource: PositionalByteSource {
     /// Recently decompressed frames, the most recent last.
     private var cache: [(number: Int, bytes: [UInt8])] = []
     private var cachedBytes = 0
+    /// Buffers kept for the next frame (a frame's compressed bytes, the last frame let go), so that
+    /// reading frame after frame does not map fresh memory for each.
     private var compressed: [UInt8] = []
+    private var spare: [UInt8] = []
 
     /// The decompressed size.
     package var size: Int64 { table.decompressedSize }
@@ -36,11 +39,13 @@ package final class SeekableZstdSource: PositionalByteSource {
     /// (a plain zstd stream); throws `SeekableZstdError` for a table that does not fit the file.
     package static func open(_ file: PositionalByteSource, size: Int64, name: String) throws -> SeekableZstdSource? {
         guard size >= Int64(ZstdSeekTable.footerSize) else { return nil }
-        let footer = try read(file, at: size - Int64(ZstdSeekTable.footerSize), count: ZstdSeekTable.footerSize, name: name)
+        var footer: [UInt8] = []
+        try read(file, at: size - Int64(ZstdSeekTable.footerSize), count: ZstdSeekTable.footerSize, into: &footer, name: name)
         guard ZstdSeekTable.hasFooter(footer) else { return nil }
         do {
             let frameSize = try ZstdSeekTable.frameSize(footer: footer, fileSize: size)
-            let frame = try read(file, at: size - Int64(frameSize), count: frameSize, name: name)
+            var frame: [UInt8] = []
+            try read(file, at: size - Int64(frameSize), count: frameSize, into: &frame, name: name)
             let table = try ZstdSeekTable(frame: frame, fileSize: size, maximumFrameSize: maximumFrameSize)
             return try SeekableZstdSource(file: file, table: table, name: name)
         } catch let error as ZstdSeekTable.FormatError {
@@ -65,8 +70,10 @@ package final class SeekableZstdSource: PositionalByteSource {
         if let hit = cache.lastIndex(where: { $0.number == number }) { return cache[hit].bytes }
         let entry = table.entries[number]
         let start = table.compressedStarts[number]
-        compressed = try Self.read(file, at: start, count: Int(entry.compressedSize), name: name)
-        var bytes = [UInt8](repeating: 0, count: Int(entry.decompressedSize))
+        try Self.read(file, at: start, count: Int(entry.compressedSize), into: &compressed, name: name)
+        var bytes = spare
+        spare = []
+        Self.resize(&bytes, to: Int(entry.decompressedSize))
         do {
             try compressed.withUnsafeBytes { frame in
                 try bytes.withUnsafeMutableBytes { try decoder.decompress(frame, contentSize: Int(entry.decompressedSize), into: $0) }
@@ -80,13 +87,26 @@ package final class SeekableZstdSource: PositionalByteSource {
         }
         cache.append((number, bytes))
         cachedBytes += bytes.count
-        while cache.count > 1, cachedBytes > Self.cacheBytes { cachedBytes -= cache.removeFirst().bytes.count }
+        while cache.count > 1, cachedBytes > Self.cacheBytes {
+            spare = cache.removeFirst().bytes
+            cachedBytes -= spare.count
+        }
         return bytes
     }
 
-    /// `count` bytes of `file` from `offset`, all of them (a file that ends before is an error).
-    private static func read(_ file: PositionalByteSource, at offset: Int64, count: Int, name: String) throws -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
+    /// Makes `bytes` `count` long, keeping its memory.
+    private static func resize(_ bytes: inout [UInt8], to count: Int) {
+        if bytes.count > count {
+            bytes.removeLast(bytes.count - count)
+        } else if bytes.count < count {
+            bytes.append(contentsOf: repeatElement(0, count: count - bytes.count))
+        }
+    }
+
+    /// Reads `count` bytes of `file` from `offset` into `bytes` (resized), all of them (a file that
+    /// ends before is an error).
+    private static func read(_ file: PositionalByteSource, at offset: Int64, count: Int, into bytes: inout [UInt8], name: String) throws {
+        resize(&bytes, to: count)
         var got = 0
         while got < count {
             let n = try bytes.withUnsafeMutableBytes {
@@ -98,7 +118,6 @@ package final class SeekableZstdSource: PositionalByteSource {
             }
             got += n
         }
-        return bytes
     }
 }
 
