@@ -31,7 +31,7 @@ public final class SeekableZstdWriter: ArchiveSink {
         let threads = threads ?? 1
         pool = WorkerPool(threads: threads > 1 ? threads : 0)
         do {
-            frames = try ZstdFrameWriter(sink: sink, level: self.level, pool: pool, name: name)
+            frames = try ZstdFrameWriter(sink: sink, level: self.level, pool: pool, name: name, logsFrames: true)
         } catch {
             pool.stop()
             throw error

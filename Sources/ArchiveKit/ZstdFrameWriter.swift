@@ -18,7 +18,8 @@ import Workers
 /// caller's thread. At most two segments per worker (2 to 8 segments, 8 to 32 MiB) wait for compression
 /// or writing, beside up to `handOverSize` not yet handed on (and the rest of an array given to
 /// `storeRaw(_:)`, held until its last frame is written); the caller waits beyond that. Call `finish()`
-/// or `cancel()` before the sink goes. `writtenFrames` lists the frames written, for a seek table.
+/// or `cancel()` before the sink goes. Made with `logsFrames`, it lists the frames written
+/// (`writtenFrames`), for a seek table: 12 bytes a frame, so only where a table is written.
 public final class ZstdFrameWriter: ArchiveSink {
     /// The most compressible bytes one frame holds.
     public static let segmentSize = 4 << 20
@@ -33,8 +34,8 @@ public final class ZstdFrameWriter: ArchiveSink {
     private let contexts: ContextStore
     private let name: String
     private let queueLimit: Int
-    /// The frames written so far, in order.
-    private let log = FrameLog()
+    /// The frames written so far, in order, when asked for.
+    private let log: FrameLog?
     /// Compressible bytes not yet handed to a worker.
     private var segment: [UInt8] = []
     /// Bytes of the current raw stretch still to come.
@@ -54,7 +55,7 @@ public final class ZstdFrameWriter: ArchiveSink {
     private var cancelled = false
     /// Writes to `sink`, compressing with libzstd at `level` (negative fast levels to 22) on `pool`.
     /// `name` is used in errors.
-    public init(sink: ArchiveSink, level: Int, pool: WorkerPool, name: String) throws(ArchiveError) {
+    public init(sink: ArchiveSink, level: Int, pool: WorkerPool, name: String, logsFrames: Bool = false) throws(ArchiveError) {
         guard (Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())).contains(level) else {
             throw ArchiveError(
                 name: name, call: "ZSTD_c_compressionLevel", status: ARCHIVE_FATAL, errno: 0,
@@ -65,12 +66,14 @@ public final class ZstdFrameWriter: ArchiveSink {
         self.name = name
         contexts = ContextStore(level: Int32(level))
         queueLimit = min(max(2, 2 * pool.threads), 8) * Self.segmentSize
+        let log = logsFrames ? FrameLog() : nil
+        self.log = log
         writerThread = pool.threads > 0 ? FrameWriterThread(sink: sink, pool: pool, name: name, log: log) : nil
     }
 
     /// The frames written to the sink so far, in order: their sizes and content checksums (complete
-    /// after `finish()`).
-    public var writtenFrames: [ZstdSeekTable.Entry] { log.entries }
+    /// after `finish()`); empty unless made with `logsFrames`.
+    public var writtenFrames: [ZstdSeekTable.Entry] { log?.entries ?? [] }
 
     deinit { writerThread?.cancel() }
 
@@ -230,7 +233,7 @@ public final class ZstdFrameWriter: ArchiveSink {
         } else {
             for frame in frames {
                 try frame.write(to: sink, name: name)
-                log.append(frame)
+                log?.append(frame)
             }
         }
     }
@@ -254,9 +257,9 @@ private final class FrameWriterThread: @unchecked Sendable {
     private var closing = false
     private var cancelled = false
     private var running = true
-    private let log: FrameLog
+    private let log: FrameLog?
 
-    init(sink: ArchiveSink, pool: WorkerPool, name: String, log: FrameLog) {
+    init(sink: ArchiveSink, pool: WorkerPool, name: String, log: FrameLog?) {
         self.sink = sink
         self.pool = pool
         self.name = name
@@ -314,7 +317,7 @@ private final class FrameWriterThread: @unchecked Sendable {
             var error: Error?
             do {
                 try frame.write(to: sink, name: name)
-                log.append(frame)
+                log?.append(frame)
             } catch let caught { error = caught }
             condition.lock()
             if let error { failure = error }
