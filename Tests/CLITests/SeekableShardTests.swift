@@ -128,6 +128,25 @@ final class SeekableShardTests: XCTestCase {
         }
     }
 
+    func testValidateOfASeekableDumpMergesToTheUnshardedReport() throws {
+        let dir = try TemporaryDirectory()
+        let input = dir.path("errors.json")
+        try generate("errors", "9MB", seed: 3, to: input)
+        let seekable = dir.path("errors.json.zst")
+        try seekableCopy(of: input, to: seekable)
+        let index = dir.path("errors.dkindex")
+        try dumpkit(["index", seekable, "-o", index, "--depth", "2", "--unit-bytes", "4096", "-q"])
+        let reference = try CLI.run(["validate", seekable, "--format", "json"])
+        XCTAssertEqual(reference.status, 1, "the generated dump has findings: \(reference.stderr)")
+        for n in [1, 3] {
+            let out = dir.path("\(n)-findings")
+            try runShards(["validate", seekable, "-o", out, "--index", index], n: n)
+            let merged = try CLI.run(["merge", out, "--format", "json"])
+            XCTAssertEqual(merged.status, reference.status, "\(n) shards: exit status")
+            XCTAssertEqual(merged.stdout, reference.stdout, "\(n) shards: the report")
+        }
+    }
+
     /// Frame boundaries inside a string and inside a UTF-8 character; an output of exactly three
     /// frames; one smaller than a frame.
     func testFrameBoundariesInsideStringsAndCharacters() throws {
