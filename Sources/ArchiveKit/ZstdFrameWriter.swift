@@ -18,7 +18,8 @@ import Workers
 /// caller's thread. At most two segments per worker (2 to 8 segments, 8 to 32 MiB) wait for compression
 /// or writing, beside up to `handOverSize` not yet handed on (and the rest of an array given to
 /// `storeRaw(_:)`, held until its last frame is written); the caller waits beyond that. Call `finish()`
-/// or `cancel()` before the sink goes.
+/// or `cancel()` before the sink goes. Made with `logsFrames`, it lists the frames written
+/// (`writtenFrames`), for a seek table: 12 bytes a frame, so only where a table is written.
 public final class ZstdFrameWriter: ArchiveSink {
     /// The most compressible bytes one frame holds.
     public static let segmentSize = 4 << 20
@@ -33,6 +34,8 @@ public final class ZstdFrameWriter: ArchiveSink {
     private let contexts: ContextStore
     private let name: String
     private let queueLimit: Int
+    /// The frames written so far, in order, when asked for.
+    private let log: FrameLog?
     /// Compressible bytes not yet handed to a worker.
     private var segment: [UInt8] = []
     /// Bytes of the current raw stretch still to come.
@@ -52,7 +55,7 @@ public final class ZstdFrameWriter: ArchiveSink {
     private var cancelled = false
     /// Writes to `sink`, compressing with libzstd at `level` (negative fast levels to 22) on `pool`.
     /// `name` is used in errors.
-    public init(sink: ArchiveSink, level: Int, pool: WorkerPool, name: String) throws(ArchiveError) {
+    public init(sink: ArchiveSink, level: Int, pool: WorkerPool, name: String, logsFrames: Bool = false) throws(ArchiveError) {
         guard (Int(ZSTD_minCLevel())...Int(ZSTD_maxCLevel())).contains(level) else {
             throw ArchiveError(
                 name: name, call: "ZSTD_c_compressionLevel", status: ARCHIVE_FATAL, errno: 0,
@@ -63,14 +66,20 @@ public final class ZstdFrameWriter: ArchiveSink {
         self.name = name
         contexts = ContextStore(level: Int32(level))
         queueLimit = min(max(2, 2 * pool.threads), 8) * Self.segmentSize
-        writerThread = pool.threads > 0 ? FrameWriterThread(sink: sink, pool: pool, name: name) : nil
+        let log = logsFrames ? FrameLog() : nil
+        self.log = log
+        writerThread = pool.threads > 0 ? FrameWriterThread(sink: sink, pool: pool, name: name, log: log) : nil
     }
+
+    /// The frames written to the sink so far, in order: their sizes and content checksums (complete
+    /// after `finish()`); empty unless made with `logsFrames`.
+    public var writtenFrames: [ZstdSeekTable.Entry] { log?.entries ?? [] }
 
     deinit { writerThread?.cancel() }
 
     /// One frame of `bytes` compressed at `level` with a content checksum, as the writer makes them.
     public static func frame(compressing bytes: [UInt8], level: Int, name: String) throws -> [UInt8] {
-        let frame = Frame(size: bytes.count)
+        let frame = Frame(size: bytes.count, contentSize: bytes.count)
         frame.compress(bytes, with: ContextStore(level: Int32(level)))
         if let error = frame.error {
             throw ArchiveError(name: name, call: "ZSTD_compress2", status: ARCHIVE_FATAL, errno: 0, message: error)
@@ -108,7 +117,7 @@ public final class ZstdFrameWriter: ArchiveSink {
     /// A raw frame of `content` (at most `rawFrameSize` bytes): its headers and slices of the content,
     /// which is not copied.
     private static func rawFrame(_ content: ArraySlice<UInt8>) -> Frame {
-        let frame = Frame(size: ZstdFrame.rawFrameSize(holding: content.count))
+        let frame = Frame(size: ZstdFrame.rawFrameSize(holding: content.count), contentSize: content.count)
         var header: [UInt8] = []
         ZstdFrame.appendRawFrameHeader(contentSize: content.count, to: &header)
         var block = content.startIndex
@@ -194,7 +203,7 @@ public final class ZstdFrameWriter: ArchiveSink {
     /// Makes the compressible bytes gathered so far one frame, to be compressed.
     private func sealSegment() throws {
         guard !segment.isEmpty else { return }
-        let frame = Frame(size: segment.count)
+        let frame = Frame(size: segment.count, contentSize: segment.count)
         pendingInputs.append((frame, segment))
         segment = []
         try add(frame)
@@ -222,7 +231,10 @@ public final class ZstdFrameWriter: ArchiveSink {
         if let writerThread {
             try writerThread.enqueue(frames, limit: queueLimit)
         } else {
-            for frame in frames { try frame.write(to: sink, name: name) }
+            for frame in frames {
+                try frame.write(to: sink, name: name)
+                log?.append(frame)
+            }
         }
     }
 }
@@ -245,11 +257,13 @@ private final class FrameWriterThread: @unchecked Sendable {
     private var closing = false
     private var cancelled = false
     private var running = true
+    private let log: FrameLog?
 
-    init(sink: ArchiveSink, pool: WorkerPool, name: String) {
+    init(sink: ArchiveSink, pool: WorkerPool, name: String, log: FrameLog?) {
         self.sink = sink
         self.pool = pool
         self.name = name
+        self.log = log
         let thread = Thread { [self] in run() }
         thread.name = "dumpkit-frame-writer"
         thread.start()
@@ -301,7 +315,10 @@ private final class FrameWriterThread: @unchecked Sendable {
             condition.unlock()
             pool.wait(for: frame.ticket)
             var error: Error?
-            do { try frame.write(to: sink, name: name) } catch let caught { error = caught }
+            do {
+                try frame.write(to: sink, name: name)
+                log?.append(frame)
+            } catch let caught { error = caught }
             condition.lock()
             if let error { failure = error }
             queue[head] = nil
@@ -338,15 +355,21 @@ extension WorkerPool {
 private final class Frame: @unchecked Sendable {
     /// Input bytes, for the queue's limit.
     let size: Int
+    /// The bytes the frame decompresses to.
+    let contentSize: Int
     var ticket: WorkerPool.Ticket?
     var bytes: [UInt8] = []
     /// Written after `bytes`: a raw frame's headers and slices of its content, in order.
     var pieces: [ArraySlice<UInt8>] = []
     var error: String?
 
-    init(size: Int) {
+    init(size: Int, contentSize: Int) {
         self.size = size
+        self.contentSize = contentSize
     }
+
+    /// The frame's size as written.
+    var writtenSize: Int { bytes.count + pieces.reduce(0) { $0 + $1.count } }
 
     /// Writes the frame's bytes to `sink`, or throws the error that stopped them.
     func write(to sink: ArchiveSink, name: String) throws {
@@ -372,6 +395,23 @@ private final class Frame: @unchecked Sendable {
         }
         if ZSTD_isError(status) != 0 { error = String(cString: ZSTD_getErrorName(status)) }
     }
+}
+
+/// The sizes and checksums of the frames written, appended by whichever thread writes them.
+private final class FrameLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var list: [ZstdSeekTable.Entry] = []
+
+    func append(_ frame: Frame) {
+        // A compressed frame ends with its content checksum; a raw frame has none.
+        let entry =
+            frame.pieces.isEmpty
+            ? ZstdSeekTable.Entry(checksummedFrame: frame.bytes, decompressedSize: frame.contentSize)
+            : ZstdSeekTable.Entry(compressedSize: UInt32(frame.writtenSize), decompressedSize: UInt32(frame.contentSize), checksum: nil)
+        lock.withLock { list.append(entry) }
+    }
+
+    var entries: [ZstdSeekTable.Entry] { lock.withLock { list } }
 }
 
 /// Compression contexts shared by the workers, each used by one at a time and kept for the next job.

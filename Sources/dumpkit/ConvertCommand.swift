@@ -69,6 +69,7 @@ struct ConvertCommand: ParsableCommand {
             job.records = try records.map { try PathPattern($0) }
             job.writerOptions = dump.writerOptions
             job.compressionLevel = dump.level
+            job.seekableZstd = dump.seekable
             job.threads = try jobsGiven(jobs, alias: threads)
             job.duplicateKeys = duplicateKeys.policy
             warnUnused(job)

@@ -45,7 +45,9 @@ struct DumpKitCommand: ParsableCommand {
             let stores = (command as? UsesStores)?.stores.objectStores ?? ObjectStoreOptions()
             RemoteInput.register { try ObjectInput.open($0, options: stores) }
             RemoteOutput.register { try ObjectOutput.open($0, options: stores) }
-            PositionalInput.register { location in try ObjectRanges.open(location, options: stores).map { ($0, $0.size) } }
+            PositionalInput.register { location in
+                try ObjectRanges.open(location, options: stores).map { .init(source: $0, size: $0.size, version: $0.versionName) }
+            }
             BucketParts.register(BucketShardParts(options: stores))
             try command.run()
         } catch {

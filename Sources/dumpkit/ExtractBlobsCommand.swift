@@ -95,6 +95,7 @@ struct ExtractBlobsCommand: ParsableCommand {
             job.reportPath = report
             job.writerOptions = dump.writerOptions
             job.compressionLevel = dump.level
+            job.seekableZstd = dump.seekable
             dump.warnUnused(output: dryRun ? nil : output)
             if bucket != nil && !blobs.referenceStyle.needsBucket {
                 warn("--bucket has no effect with --ref-style \(blobs.referenceStyle.rawValue) (only salada and url references name it)")

@@ -14,8 +14,9 @@ struct IndexCommand: ParsableCommand {
             One streaming pass that skips values without building them. Records (--records) are units \
             whole; without --records, the values at --depth are. A unit that is not a record and is \
             larger than --unit-bytes is split into its children. The index holds the dump's size and \
-            SHA-256; shards check every byte they read against it. Compressed dumps cannot be read \
-            from the middle and are refused: decompress them first. See docs/SCALE-OUT.md.
+            SHA-256 (and a bucket object's version); shards check every byte they read against it. \
+            Seekable zstd (convert --seekable) is read as its decompressed bytes; other compressed \
+            dumps cannot be read from the middle and are refused. See docs/SCALE-OUT.md.
 
             With --bucket (implied for a folder), the input is a bucket (a folder, s3://BUCKET/PREFIX or \
             gs://BUCKET/PREFIX): its listing, names and sizes only, is cut into units of consecutive \
@@ -26,11 +27,14 @@ struct IndexCommand: ParsableCommand {
               dumpkit index dump.json -o dump.json.dkindex
               dumpkit index dump.json -o dump.dkindex --records '/v1/todolist/{id}'
               dumpkit index dump.json -o dump.dkindex --depth 3 --unit-bytes 4194304 --json
+              dumpkit convert backup.json.gz -o dump.json.zst --seekable
+              dumpkit index dump.json.zst -o dump.dkindex
               dumpkit index --bucket gs://my-app.appspot.com -o bucket.dkindex
             """
     )
 
-    @Argument(help: "Input dump (plain JSON, not compressed, not standard input), or with --bucket the bucket.")
+    @Argument(
+        help: "Input dump: plain JSON or seekable zstd, a file or an s3:// or gs:// object, not standard input; with --bucket, the bucket.")
     var input: String
 
     @Flag(help: "Index the listing of a bucket (a folder, s3://BUCKET/PREFIX, gs://BUCKET/PREFIX) for archive --shard.")

@@ -61,6 +61,7 @@ struct InlineBlobsCommand: ParsableCommand {
             job.options.concurrency = try concurrency(jobs, store: blobs.store)
             job.writerOptions = dump.writerOptions
             job.compressionLevel = dump.level
+            job.seekableZstd = dump.seekable
             job.dryRun = dryRun
             dump.warnUnused(output: dryRun ? nil : output)
             if let spec = try shard.spec() {

@@ -110,6 +110,7 @@ struct MigrateCommand: ParsableCommand {
             job.replaceBlobs = replace
             job.writerOptions = dump.writerOptions
             job.compressionLevel = dump.level
+            job.seekableZstd = dump.seekable
             job.computesDigests = json.json
             job.duplicateKeys = duplicateKeys.policy
             if let jobs { job.jobs = try concurrency(jobs) }

@@ -9,7 +9,8 @@ import JSONStream
 #endif
 
 /// An output path or `-` (standard output), written to a temporary file beside the target and
-/// renamed over it only by `commit()`; compressed when the name ends in `.gz`, `.zst`, `.xz` or `.bz2`.
+/// renamed over it only by `commit()`; compressed when the name ends in `.gz`, `.zst`, `.xz` or `.bz2`
+/// (`.zst` in zstd's seekable format when asked: `SeekableZstdWriter`).
 /// A URL is written through the `RemoteOutputStream` its opener gives (`RemoteOutput`): sent in
 /// parts while it is written, it appears only when `commit()` publishes it. An output that needs
 /// positional writes (`seekable`) goes to a temporary file in `TMPDIR` first and is sent in `prepare()`.
@@ -28,7 +29,7 @@ public final class OutputFile: JSONByteSink {
     private let raw: ArchiveSink
     /// The upload of a URL.
     private let remote: RemoteOutputStream?
-    private var compressor: CompressingWriter?
+    private var compressor: (any StreamCompressor)?
     private var finished = false
     /// Compression finished and the temporary file synced and closed (`prepare()`).
     private var prepared = false
@@ -46,9 +47,17 @@ public final class OutputFile: JSONByteSink {
 
     /// Creates the temporary file (or opens the upload); fails with an `OutputError` when the directory
     /// is not writable. `seekable` is for callers of `skip`, `write(_:at:)` and `append(contentsOf:length:)`.
+    /// `seekableZstd` writes a zstd output in the seekable format, which sharded runs can read from
+    /// any offset; a `UsageError` for an output that is not zstd.
     public init(
-        path: String, compression: CompressionFilter? = nil, level: Int? = nil, threads: Int? = nil, seekable: Bool = false
+        path: String, compression: CompressionFilter? = nil, level: Int? = nil, threads: Int? = nil, seekable: Bool = false,
+        seekableZstd: Bool = false
     ) throws {
+        if seekableZstd, (compression ?? (path == "-" ? .none : CompressionFilter.forPath(path))) != .zstd {
+            throw UsageError(
+                "--seekable writes zstd in its seekable format, but \(path == "-" ? "standard output" : path) would not be zstd: "
+                    + "give an output whose name ends in .zst")
+        }
         self.path = path
         if path == "-" {
             fd = STDOUT_FILENO
@@ -91,7 +100,10 @@ public final class OutputFile: JSONByteSink {
         }
         if self.compression != .none {
             do {
-                compressor = try CompressingWriter(sink: raw, filter: self.compression, level: level, threads: threads, name: path)
+                compressor =
+                    seekableZstd
+                    ? try SeekableZstdWriter(sink: raw, level: level, threads: threads, name: path)
+                    : try CompressingWriter(sink: raw, filter: self.compression, level: level, threads: threads, name: path)
             } catch {
                 abort()
                 throw OutputError(file: path, message: error.message)
@@ -353,6 +365,16 @@ public struct OutputError: Error, CustomStringConvertible, Sendable {
     }
     public var description: String { "\(file): \(message)" }
 }
+
+/// What compresses an output's bytes on their way to the file.
+protocol StreamCompressor: AnyObject {
+    func write(_ bytes: UnsafeRawBufferPointer) throws
+    /// Writes what is left; the sink stays open.
+    func finish() throws
+}
+
+extension CompressingWriter: StreamCompressor {}
+extension SeekableZstdWriter: StreamCompressor {}
 
 /// Hands a URL output's bytes to its stream and counts them: the object's size.
 private final class StreamSink: ArchiveSink {

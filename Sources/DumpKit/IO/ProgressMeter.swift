@@ -52,8 +52,14 @@ public final class ProgressMeter {
 
     /// Follows the reads of `input`.
     public func attach(_ input: InputFile) {
-        total = input.size
-        input.onRead = { [unowned self] n in
+        input.onRead = attach(total: input.size)
+    }
+
+    /// Follows reads that the caller reports to the function returned (the bytes read so far), of
+    /// `total` bytes in all.
+    public func attach(total: Int64?) -> (Int64) -> Void {
+        self.total = total
+        return { [unowned self] n in
             self.bytes = n
             self.tick()
         }

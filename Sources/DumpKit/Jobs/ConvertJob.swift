@@ -13,6 +13,8 @@ public struct ConvertJob {
     public var records: [PathPattern] = []
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
+    /// A `.zst` output in zstd's seekable format, which sharded runs can read from any offset.
+    public var seekableZstd = false
     public var threads: Int?
     /// What to do with a name twice in one object of JSON input.
     public var duplicateKeys: DuplicateKeyPolicy = .refuse
@@ -49,7 +51,7 @@ public struct ConvertJob {
         let duplicates = from == .json && duplicateKeys == .keepLast ? try Self.earlierDuplicates(in: input) : nil
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
-        let outFile = try OutputFile(path: output, level: compressionLevel, threads: threads)
+        let outFile = try OutputFile(path: output, level: compressionLevel, threads: threads, seekableZstd: seekableZstd)
         do {
             let reader: any RecordReader
             var watch: DuplicateKeyError.Watch?

@@ -19,6 +19,8 @@ public struct ExtractBlobsJob {
     public var options = ExtractBlobs.Options()
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
+    /// A `.zst` output in zstd's seekable format, which sharded runs can read from any offset.
+    public var seekableZstd = false
     /// Count what would be extracted, but write neither the output nor the store.
     public var dryRun = false
     /// Where to write the JSON report, if anywhere.
@@ -93,7 +95,7 @@ public struct ExtractBlobsJob {
         let transformer = try ExtractBlobs(store: store, options: options, listsConflicts: true)
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
-        let outFile = store == nil ? nil : try OutputFile(path: output, level: compressionLevel)
+        let outFile = store == nil ? nil : try OutputFile(path: output, level: compressionLevel, seekableZstd: seekableZstd)
         do {
             // A read buffer that stays in the core's cache: the kernel copies into it and the scanner
             // reads it while it is still there (longer strings go to the decoder in pieces).

@@ -12,6 +12,8 @@ public struct InlineBlobsJob {
     public var options = InlineBlobs.Options()
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
+    /// A `.zst` output in zstd's seekable format, which sharded runs can read from any offset.
+    public var seekableZstd = false
     /// Read and check every referenced object, but write no output.
     public var dryRun = false
 
@@ -39,7 +41,7 @@ public struct InlineBlobsJob {
         let transformer = InlineBlobs(store: store, options: options)
         let inFile = try InputFile(path: input)
         progress?.attach(inFile)
-        let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel)
+        let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, seekableZstd: seekableZstd)
         do {
             let reader = CandidateReader(
                 source: inFile, patterns: options.match, selection: BlobReference.candidates(style: options.referenceStyle),

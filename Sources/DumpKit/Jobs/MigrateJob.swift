@@ -19,6 +19,8 @@ public struct MigrateJob {
     public var reverse = false
     public var writerOptions: JSONWriter.Options = .compact
     public var compressionLevel: Int?
+    /// A `.zst` output in zstd's seekable format, which sharded runs can read from any offset.
+    public var seekableZstd = false
     public var threads: Int?
     /// What to do with a name twice in one object of the input.
     public var duplicateKeys: DuplicateKeyPolicy = .refuse
@@ -123,7 +125,7 @@ public struct MigrateJob {
         let controlExisted = blobStore.map { lstat($0 + "/" + DirectoryBlobStore.controlDirectory, &status) == 0 } ?? true
         let store = dryRun || runner.blobExtractions.isEmpty ? nil : try blobStore.map { try openStore($0, true) }
         defer { (store as? DirectoryBlobStore)?.close() }
-        let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads)
+        let outFile = dryRun ? nil : try OutputFile(path: output, level: compressionLevel, threads: threads, seekableZstd: seekableZstd)
         let rejectsFile = try rejectsPath.map { try OutputFile(path: $0) }
         let blobs = runner.blobExtractions.isEmpty ? nil : BlobExtractionReport()
         do {

@@ -9,7 +9,8 @@ import JSONStream
 /// The index of a dump that sharded runs split it by (`dumpkit index`): the byte ranges of its
 /// units (records, or values of a size worth one unit) in document order, each with the compact
 /// JSON structure that comes before it in the output (object and array openings, names, commas,
-/// closings), and the input's size and SHA-256.
+/// closings), and the input's size and SHA-256 (of the decompressed bytes for seekable zstd) and,
+/// for a bucket object, its version.
 ///
 /// On disk it is NDJSON, so it is streamed, never held whole: one line per unit,
 /// `[offset,length,crc32c,"structure","/pointer","kind",line,lineStart,"containers"]`, where the
@@ -69,20 +70,29 @@ public enum DumpIndex {
         public var endCRC: UInt32
         /// Whether a value no pattern reaches was split into pieces.
         public var hasPieces: Bool
+        /// The version of the bucket object indexed (`ETag …`, `generation …`); nil for a local
+        /// file, and in indexes made before it was recorded. A shard reading the object refuses
+        /// another version.
+        public var objectVersion: String?
 
         /// The identity parts and manifests name the index by.
         public var identity: String { "\(size):\(sha256):\(unitBytes):\(records.joined(separator: ","))" }
 
         func json() -> JSONValue {
-            .object([
+            var members: JSONObject = [
                 "dumpkitIndex": .number(JSONNumber(DumpIndex.version)), "size": .number(JSONNumber(size)), "sha256": .string(sha256),
                 "units": .number(JSONNumber(units)), "unitBytes": .number(JSONNumber(unitBytes)),
                 "records": .array(records.map { .string($0) }), "end": .string(end), "endCRC": .number(JSONNumber(endCRC)),
                 "pieces": .bool(hasPieces),
-            ])
+            ]
+            if let objectVersion { members["objectVersion"] = .string(objectVersion) }
+            return .object(members)
         }
 
-        init(size: Int64, sha256: String, units: Int, unitBytes: Int64, records: [String], end: String, endCRC: UInt32, hasPieces: Bool) {
+        init(
+            size: Int64, sha256: String, units: Int, unitBytes: Int64, records: [String], end: String, endCRC: UInt32, hasPieces: Bool,
+            objectVersion: String? = nil
+        ) {
             self.size = size
             self.sha256 = sha256
             self.units = units
@@ -91,6 +101,7 @@ public enum DumpIndex {
             self.end = end
             self.endCRC = endCRC
             self.hasPieces = hasPieces
+            self.objectVersion = objectVersion
         }
 
         init(json v: JSONValue, file: String) throws {
@@ -106,8 +117,21 @@ public enum DumpIndex {
             else { throw bad("trailer fields missing") }
             self.init(
                 size: size, sha256: sha, units: Int(units), unitBytes: unitBytes, records: records, end: end,
-                endCRC: UInt32(truncatingIfNeeded: crc), hasPieces: pieces)
+                endCRC: UInt32(truncatingIfNeeded: crc), hasPieces: pieces, objectVersion: o["objectVersion"]?.stringValue)
         }
+
+        /// Refuses `opened` (of `location`) when it is another version of the object indexed; a
+        /// local copy, or an index without a version, is left to the size and checksums.
+        func checkVersion(of opened: PositionalInput.Opened, location: String) throws {
+            guard let objectVersion, let current = opened.version, current != objectVersion else { return }
+            throw InputChangedError(
+                description: "\(location) changed since it was indexed (\(current), index says \(objectVersion)): run dumpkit index again")
+        }
+    }
+
+    /// A bucket object that is not the version its index was made from.
+    public struct InputChangedError: DataError, CustomStringConvertible, Sendable {
+        public let description: String
     }
 
     /// The shard (0..<count) a unit belongs to: by where its middle byte lies in the input, so each

@@ -7,7 +7,7 @@ import JSONStream
     import Musl
 #endif
 
-/// `dumpkit index`: one streaming pass over a plain dump that writes its `DumpIndex`, so sharded runs
+/// `dumpkit index`: one streaming pass over a plain or seekable zstd dump that writes its `DumpIndex`, so sharded runs
 /// can each read only their byte ranges.
 ///
 /// Values are skipped, never built. Records (the subtrees `records` name) are units whole; without
@@ -47,24 +47,29 @@ public struct DumpIndexJob {
         }
         guard depth >= 0 else { throw UsageError("--depth must be at least 0") }
         guard unitBytes >= 1 else { throw UsageError("--unit-bytes must be at least 1") }
-        let positional = try PositionalInput.open(input).source
-        let inFile = try InputFile(path: input)
-        progress?.attach(inFile)
-        let hashing = HashingByteSource(inFile)
-        let reader = JSONReader(source: hashing, sourceName: inFile.name)
-        let watch = DuplicateKeyError.Watch(reader, file: inFile.name)
+        let opened = try PositionalInput.open(input)
+        // One pass over the source: the reader and the checksums of the ranges it just passed read
+        // the same source, whose recent blocks (a bucket object's) or frames (seekable zstd's) are
+        // still at hand.
+        let counted = CountingByteSource(opened.source.stream(), onRead: progress?.attach(total: opened.size))
+        let hashing = HashingByteSource(counted)
+        let reader = JSONReader(source: hashing, sourceName: input)
+        let watch = DuplicateKeyError.Watch(reader, file: input)
         let outFile = try OutputFile(path: output, compression: CompressionFilter.none)
         do {
             let scan = try IndexScan(
-                file: positional, name: inFile.name, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes
+                file: opened.source, name: input, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes
             )
             try scan.walk(reader)
             try watch.check()
-            let size = inFile.bytesRead
+            let size = counted.bytesRead
+            guard size == opened.size else {
+                throw InputError(file: input, message: "changed while it was read (\(size) bytes read of \(opened.size))")
+            }
             let trailer = DumpIndex.Trailer(
                 size: size, sha256: hashing.hex, units: scan.units, unitBytes: unitBytes, records: records.map(\.text),
                 end: String(decoding: scan.structure, as: UTF8.self), endCRC: try scan.crc(from: scan.previousEnd, to: size),
-                hasPieces: scan.hasPieces)
+                hasPieces: scan.hasPieces, objectVersion: opened.version)
             try scan.writer.value(trailer.json())
             try scan.writer.raw("\n")
             try scan.writer.flush()
@@ -78,6 +83,25 @@ public struct DumpIndexJob {
             progress?.finish()
             throw error
         }
+    }
+}
+
+/// Counts the bytes read from a source, for the progress meter and the input's size.
+private final class CountingByteSource: JSONByteSource {
+    private let source: JSONByteSource
+    private let onRead: ((Int64) -> Void)?
+    private(set) var bytesRead: Int64 = 0
+
+    init(_ source: JSONByteSource, onRead: ((Int64) -> Void)?) {
+        self.source = source
+        self.onRead = onRead
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        let n = try source.read(into: buffer)
+        bytesRead += Int64(n)
+        onRead?(bytesRead)
+        return n
     }
 }
 

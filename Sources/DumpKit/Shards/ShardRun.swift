@@ -26,14 +26,15 @@ final class ShardRun {
         self.spec = spec
         let index = try DumpIndexReader(path: indexPath)
         trailer = index.trailer
-        let (file, size) = try PositionalInput.open(input)
-        guard size == trailer.size else {
+        let opened = try PositionalInput.open(input)
+        try trailer.checkVersion(of: opened, location: input)
+        guard opened.size == trailer.size else {
             throw UsageError(
-                "\(indexPath) was made for a file of \(trailer.size) bytes (SHA-256 \(trailer.sha256)), but \(input) has \(size): "
+                "\(indexPath) was made for a file of \(trailer.size) bytes (SHA-256 \(trailer.sha256)), but \(input) has \(opened.size): "
                     + "make the index from this file (dumpkit index \(input))")
         }
         source = try ShardUnitSource(
-            index: index, file: file, fileName: input, spec: spec, wholeRange: wholeRange)
+            index: index, file: opened.source, fileName: input, spec: spec, wholeRange: wholeRange)
         reader = JSONReader(source: source, options: .init(multipleDocuments: true), sourceName: input)
         part = try OutputFile(
             path: ShardManifest.partPath(output: output, shard: spec.index, of: spec.count), compression: CompressionFilter.none)
