@@ -8,20 +8,6 @@ import XCTest
 /// as with local files, whatever the compression, the size (ranged parts, multipart uploads) and the
 /// store; clear errors for what is not there; no object for a failed run.
 final class BucketDumpTests: BothStoresTestCase {
-    /// A dump of about `bytes` bytes: records with text, numbers and escapes.
-    func dump(bytes: Int) -> String {
-        var records: [String] = []
-        var size = 0
-        var i = 0
-        while size < bytes {
-            let record = "\"-K\(i)\":{\"title\":\"item \(i) \\\"q\\\" \\u00e9\",\"n\":\(i * 7),\"tags\":[\"a\",\"b\",\(i % 3)]}"
-            records.append(record)
-            size += record.utf8.count + 1
-            i += 1
-        }
-        return "{\"v1\":{\"todolist\":{" + records.joined(separator: ",") + "}}}"
-    }
-
     func testConvertReadsObjectsFromS3AndCloudStorageLikeLocalFiles() throws {
         let (s3, gcs, environment) = try servers()
         let s3Bucket = try s3.makeBucket()

@@ -6,20 +6,6 @@ import XCTest
 /// sharded where they lie (ranged GETs of the frames a shard needs), and an index that refuses an
 /// object replaced since it was made.
 final class SeekableBucketDumpTests: BothStoresTestCase {
-    /// A compact dump of about `bytes` bytes whose records differ in their digits.
-    func dump(bytes: Int, variant: Int = 0) -> String {
-        var records: [String] = []
-        var size = 0
-        var i = 0
-        while size < bytes {
-            let record = "\"-K\(i)\":{\"title\":\"item \(i) é \\\"q\\\"\",\"n\":\(i * 7 + variant),\"done\":\(i % 2 == 0)}"
-            records.append(record)
-            size += record.utf8.count + 1
-            i += 1
-        }
-        return "{\"v1\":{\"todolist\":{" + records.joined(separator: ",") + "}}}"
-    }
-
     func testShardsReadASeekableDumpInABucket() throws {
         let (s3, gcs, environment) = try servers()
         let s3Bucket = try s3.makeBucket()

@@ -61,3 +61,20 @@ class BothStoresTestCase: XCTestCase {
         return r
     }
 }
+
+extension BothStoresTestCase {
+    /// A compact dump of about `bytes` bytes: records with text (escapes, `é` escaped and not),
+    /// numbers and arrays; `variant` changes digits only, so the size stays the same.
+    func dump(bytes: Int, variant: Int = 0) -> String {
+        var records: [String] = []
+        var size = 0
+        var i = 0
+        while size < bytes {
+            let record = "\"-K\(i)\":{\"title\":\"item \(i) \\\"q\\\" \\u00e9 é\",\"n\":\(i * 7 + variant),\"tags\":[\"a\",\"b\",\(i % 3)]}"
+            records.append(record)
+            size += record.utf8.count + 1
+            i += 1
+        }
+        return "{\"v1\":{\"todolist\":{" + records.joined(separator: ",") + "}}}"
+    }
+}
