@@ -121,21 +121,26 @@ public struct ZstdSeekTable: Sendable, Equatable {
     }
 
     /// Parses the table's skippable frame (the file's last `frameSize(footer:fileSize:)` bytes) and
-    /// checks it against the file: the frames' sizes add up to where the table starts, no frame is
-    /// empty or larger than `maximumFrameSize` decompressed.
+    /// checks it against the file: the frames' sizes add up to where the table starts, no frame has
+    /// no compressed bytes, none is larger than `maximumFrameSize` decompressed, and none larger
+    /// compressed than zstd makes of that much.
     public init(frame: [UInt8], fileSize: Int64, maximumFrameSize: Int) throws(FormatError) {
         let tableStart = fileSize - Int64(frame.count)
         guard frame.count >= Self.headerSize + Self.footerSize, Self.littleEndian(frame, at: 0) == Self.skippableMagic else {
             throw FormatError(message: "the seek table at byte \(tableStart) does not start with the skippable frame magic 0x184D2A5E")
+        }
+        let frames = Int(Self.littleEndian(frame, at: frame.count - Self.footerSize))
+        let checksums = frame[frame.count - 5] & 0x80 != 0
+        guard frame.count == Self.frameSize(frames: frames, checksums: checksums) else {
+            throw FormatError(message: "the seek table at byte \(tableStart) is not as long as its \(frames) frames need")
         }
         guard Int(Self.littleEndian(frame, at: 4)) == frame.count - Self.headerSize else {
             throw FormatError(
                 message: "the seek table's frame size (byte \(tableStart + 4)) is \(Self.littleEndian(frame, at: 4)), "
                     + "but its footer makes it \(frame.count - Self.headerSize)")
         }
-        let frames = Int(Self.littleEndian(frame, at: frame.count - Self.footerSize))
-        let checksums = frame[frame.count - 5] & 0x80 != 0
         let width = checksums ? 12 : 8
+        let largestFrame = ZstdFrame.compressBound(maximumFrameSize)
         var entries: [Entry] = []
         entries.reserveCapacity(frames)
         var at = Self.headerSize
@@ -147,10 +152,10 @@ public struct ZstdSeekTable: Sendable, Equatable {
             guard entry.compressedSize > 0 else {
                 throw FormatError(message: "frame \(number) of the seek table (byte \(tableStart + Int64(at))) has a compressed size of 0")
             }
-            guard entry.decompressedSize <= maximumFrameSize else {
+            guard entry.decompressedSize <= maximumFrameSize, entry.compressedSize <= largestFrame else {
                 throw FormatError(
-                    message: "frame \(number) of the seek table (byte \(tableStart + Int64(at))) holds \(entry.decompressedSize) bytes, "
-                        + "more than the \(maximumFrameSize) read at once")
+                    message: "frame \(number) of the seek table (byte \(tableStart + Int64(at))) holds \(entry.decompressedSize) bytes "
+                        + "(\(entry.compressedSize) compressed), more than the \(maximumFrameSize) read at once")
             }
             compressedEnd += Int64(entry.compressedSize)
             entries.append(entry)

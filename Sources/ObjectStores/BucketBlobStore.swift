@@ -67,7 +67,13 @@ public final class BucketBlobStore: BlobStore {
         if metadata.size <= Int64(client.singleRequestLimit) {
             var body: [UInt8] = []
             body.reserveCapacity(Int(metadata.size))
-            try fill { body.append(contentsOf: $0) }
+            try fill {
+                // More bytes than described: refused before they are held.
+                guard body.count + $0.count <= Int(metadata.size) else {
+                    throw BlobContentMismatch(store: store, name: metadata.name, difference: "size is over \(metadata.size) bytes")
+                }
+                body.append(contentsOf: $0)
+            }
             try body.withUnsafeBytes { try BlobContentMismatch.check(ContentDigest($0), against: metadata, store: store) }
             return try body.withUnsafeBytes { try put($0, metadata: metadata, replacing: replacing) }
         }

@@ -83,7 +83,8 @@ public struct BucketShardParts: BucketPartStore {
 }
 
 /// Reads `length` bytes at `offset` of the parts joined end to end, each pinned to the version
-/// described (S3's ETag, Cloud Storage's generation), so that a part replaced meanwhile fails the join.
+/// described (S3's ETag, Cloud Storage's generation), so that a part replaced meanwhile fails the join
+/// as a stale shard (exit 1), as a copy or compose of it does.
 private func readJoined(
     _ sources: [(client: any ObjectStoreClient, key: String, part: StoredPart)], at offset: Int64, length: Int
 ) async throws -> ByteBuffer {
@@ -95,8 +96,13 @@ private func readJoined(
         defer { start = end }
         let from = max(offset, start), to = min(offset + Int64(length), end)
         guard from < to else { continue }
-        let read = try await source.client.read(
-            key: source.key, range: (from - start)..<(to - start), version: source.part.etag ?? source.part.generation)
+        let read: ObjectRead
+        do {
+            read = try await source.client.read(
+                key: source.key, range: (from - start)..<(to - start), version: source.part.etag ?? source.part.generation)
+        } catch let e as ObjectStoreError where e.status == 412 || e.status == 404 {
+            throw ShardError(message: "\(source.part.location) changed after merge checked it; run that shard again")
+        }
         guard read.body.readableBytes == Int(to - from) else {
             throw ObjectStoreError(
                 store: source.client.url.description, endpoint: source.client.endpoint, object: source.key,

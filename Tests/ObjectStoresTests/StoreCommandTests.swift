@@ -208,6 +208,14 @@ final class StoreCommandTests: BothStoresTestCase {
             XCTAssertFalse(try bad.exists("big.bin"), target)
             XCTAssertTrue(try bad.exists("a.txt"), target)
         }
+        // A manifest that gives the entry another size: refused before any of its bytes are read.
+        tar = try Data(contentsOf: URL(fileURLWithPath: archive))
+        let sizeField = try XCTUnwrap(tar.range(of: Data("\"size\": \(size + 5)".utf8)))
+        tar[sizeField.upperBound - 1] -= 1
+        try tar.write(to: URL(fileURLWithPath: damaged))
+        let resized = try run(["restore", damaged, "s3://\(try s3.makeBucket())/resized"], environment, expect: 1)
+        XCTAssertTrue(
+            resized.stderr.contains("big.bin: not restored: size \(size + 5) bytes, the manifest says \(size + 4)"), resized.stderr)
         let aws = try RequiredTool.path("aws", package: "awscli")
         let uploads = try Shell.execute(
             URL(fileURLWithPath: aws),

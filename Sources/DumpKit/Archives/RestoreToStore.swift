@@ -50,6 +50,16 @@ extension RestoreJob {
                 progress?.set(bytes: input.reader.compressedBytesRead)
                 progress?.fileDone()
             }
+            if let object, entry.size != object.metadata.size {
+                // Not read at all: an entry larger than its manifest says is never held.
+                report.problems.append(
+                    VerifyJob.Problem(
+                        path: entry.path,
+                        message: "not restored: size \(entry.size) bytes, the manifest says \(object.metadata.size) (truncated or altered)")
+                )
+                progress?.fileDone()
+                continue
+            }
             if let object, entry.size > Self.streamedObjectBytes, manifest?.bucketPart(containing: entry.path) != nil {
                 // Large: streamed into the store, which checks its bytes against the manifest's hashes.
                 do {

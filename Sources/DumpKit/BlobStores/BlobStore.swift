@@ -54,6 +54,12 @@ public struct BlobContentMismatch: DataError, CustomStringConvertible, Sendable 
 
     public var description: String { "blob store \(store): object \(String(reflecting: name)) not stored: its \(difference)" }
 
+    package init(store: String, name: String, difference: String) {
+        self.store = store
+        self.name = name
+        self.difference = difference
+    }
+
     /// Checks `digest` (of the bytes brought) against `metadata`; throws what differs first.
     package static func check(_ digest: ContentDigest, against metadata: BlobMetadata, store: String) throws {
         let difference =

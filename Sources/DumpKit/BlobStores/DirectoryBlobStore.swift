@@ -247,7 +247,8 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             let lockFD = try store.lockName(name, controlFD: controlFD)
             defer { Glibc.close(lockFD) }
             var outcome = BlobPutOutcome.stored
-            if !parent.made, let existing = try store.hashContent(parent.fd, leaf, name: name, unlessSizeIsNot: replacing ? m.size : nil) {
+            // The folder may have been made by `begin`, but the lock is taken only now: look in any case.
+            if let existing = try store.hashContent(parent.fd, leaf, name: name, unlessSizeIsNot: replacing ? m.size : nil) {
                 if existing.size == m.size && existing.sha256 == m.sha256 {
                     if (try? store.sidecar(name)) == m { return .unchanged }
                     try store.writeMetadata(m, metaFD: metaFD, runFD: runFD)
@@ -804,8 +805,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         }
         defer { Glibc.close(file.fd) }
         if dk_link_unnamed(file.fd, parent, leaf) == 0 { return }
+        let linkError = errno
         let temp = nextTemporaryName()
-        if errno == EEXIST {
+        if linkError == EEXIST {
             guard dk_link_unnamed(file.fd, runFD, temp) == 0 else { throw ioError(name, "cannot move into place") }
             try rename(temp, runFD: runFD, over: leaf, in: parent, name: name)
             return

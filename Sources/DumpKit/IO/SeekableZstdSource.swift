@@ -5,7 +5,8 @@ import JSONStream
 /// at any offset of its decompressed bytes: a read finds the frame holding its offset in the seek
 /// table (bisection) and decompresses that frame alone, so a shard decompresses only the frames of
 /// its ranges. The frames read last are kept (up to `cacheBytes`), so reads going front to back,
-/// and the index pass's checksum reads just behind them, decompress each frame once. Memory: a
+/// and the index pass's checksum reads just behind them, decompress each frame once, except where a
+/// unit is longer than the frames kept: its checksum read decompresses its frames again. Memory: a
 /// frame's compressed bytes and the frames kept.
 package final class SeekableZstdSource: PositionalByteSource {
     /// The largest frame read (decompressed): the memory a read may need. DumpKit writes 4 MiB.
@@ -56,6 +57,7 @@ package final class SeekableZstdSource: PositionalByteSource {
     /// Serves bytes of one frame at a time, so that a reader stopping at the end of its range (a
     /// shard reading ahead in blocks) does not decompress the next frame.
     package func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        precondition(offset >= 0, "a read before the start of \(name)")
         guard offset < size, buffer.count > 0 else { return 0 }
         let number = table.frame(containing: offset)
         let bytes = try frame(number)

@@ -117,9 +117,7 @@ public struct BucketIndex: Sendable, Equatable {
             }
             last = name
             hasher.update(data: Array("\(name)\t\(size)\n".utf8))
-            if let current = units.last, current.objects < BucketIndex.maxUnitObjects,
-                current.bytes + size <= unitBytes || current.bytes == 0
-            {
+            if let current = units.last, current.objects < BucketIndex.maxUnitObjects, current.bytes + size <= unitBytes {
                 units[units.count - 1].objects += 1
                 units[units.count - 1].bytes += size
             } else {

@@ -117,20 +117,28 @@ public enum BucketParts {
         }
     }
 
-    /// Appends the object at `location` (all `length` bytes of it) to `out`, read once in order: a
-    /// part in a bucket joined into a local output.
-    static func append(_ location: String, length: Int64, to out: OutputFile) throws {
+    /// Appends the object at `location` to `out`, read once in order: a part in a bucket joined into
+    /// a local output. The bytes read must be those the manifest `m` describes (size and CRC-32C):
+    /// a part replaced since merge checked it is a stale shard, found before the output is committed.
+    static func append(_ location: String, as m: ShardManifest, to out: OutputFile) throws {
         let input = try InputFile(path: location)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var done: Int64 = 0
+        var crc = CRC32C()
         while true {
             let n = try buffer.withUnsafeMutableBytes { try input.read(into: $0) }
             if n == 0 { break }
-            try buffer.withUnsafeBytes { try out.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            try buffer.withUnsafeBytes {
+                let bytes = UnsafeRawBufferPointer(rebasing: $0[0..<n])
+                crc.update(bytes)
+                try out.write(bytes)
+            }
             done += Int64(n)
         }
-        guard done == length else {
-            throw ShardError(message: "\(location) has \(done) bytes, its manifest \(length); run that shard again")
+        guard done == m.partBytes, crc.value == m.partCRC32C else {
+            throw ShardError(
+                message: "shard \(m.shard) of \(m.shards) is stale: \(location) changed since merge checked it (\(done) bytes, "
+                    + "manifest \(m.partBytes)); run it again with --shard \(m.shard)/\(m.shards)")
         }
     }
 
@@ -148,7 +156,9 @@ public enum BucketParts {
 extension MergeJob {
     /// The join of parts in a bucket into the output in the same store (`BucketPartStore.join`): the
     /// rejects first (published before the output that refers to them, as the unsharded run does),
-    /// then the output; on any failure neither appears.
+    /// then the output. A failure before the rejects are published leaves neither; one in the
+    /// output's own publication (a part changed since it was checked) leaves the rejects published
+    /// and the output not, as a local merge does.
     func joinInStore(
         _ parts: [StoredPart], manifests: [ShardManifest], rejects: OutputFile?, extraction: BlobExtractionReport?, counts: [String: Int]
     ) throws -> Summary {

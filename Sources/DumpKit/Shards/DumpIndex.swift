@@ -298,7 +298,8 @@ public final class DumpIndexReader {
     private static func entry(from r: JSONReader, file: String) throws -> DumpIndex.Entry {
         func bad() -> UsageError { UsageError("\(file): byte \(r.offset) is not in an index entry; make the index again") }
         func integer() throws -> Int64 {
-            guard try r.next() == .number else { throw bad() }
+            // Digits only, at most 18 of them: no sign, no overflow.
+            guard try r.next() == .number, r.bytes.count <= 18 else { throw bad() }
             var n: Int64 = 0
             for b in r.bytes {
                 guard b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9") else { throw bad() }

@@ -152,7 +152,7 @@ public struct MergeJob {
             for m in manifests {
                 let part = ShardManifest.partPath(output: parts, shard: m.shard, of: n)
                 if BucketParts.isURL(part) {
-                    try BucketParts.append(part, length: m.partBytes, to: out)
+                    try BucketParts.append(part, as: m, to: out)
                 } else {
                     try out.append(contentsOf: part, length: m.partBytes)
                 }

@@ -9,10 +9,13 @@ struct RejectsMerger {
 
     func run(into sink: JSONByteSink) throws {
         var readers = try parts.map { part -> LineReader in
-            guard let file = try? BucketParts.isURL(part) ? PositionalInput.open(part).source : ReadOnlyFile(path: part) else {
-                throw ShardError(message: "\(part) is missing: run that shard again")
+            let missing = ShardError(message: "\(part) is missing: run that shard again")
+            // In a bucket, only a part that is not there is missing; the store's own errors stand.
+            if BucketParts.isURL(part) {
+                guard try BucketParts.exists(part) else { throw missing }
+                return LineReader(file: try PositionalInput.open(part).source, name: part)
             }
-            return LineReader(file: file, name: part)
+            do { return LineReader(file: try ReadOnlyFile(path: part), name: part) } catch { throw missing }
         }
         var heads = try readers.indices.map { try readers[$0].next() }
         while true {
