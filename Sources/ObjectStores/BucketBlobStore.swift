@@ -48,7 +48,7 @@ public final class BucketBlobStore: BlobStore {
             throw BlobStoreError(
                 store: store, name: metadata.name, message: "the object keeps appearing and disappearing while it is written")
         }
-        guard replacing, !sameContent(existing, metadata) else {
+        guard replacing, !existing.holdsSameContent(as: object) else {
             return try await keep(existing, object: object, metadata: metadata, client: client, store: store)
         }
         _ = try await client.create(key: key, size: metadata.size, object: object, createOnly: false, read: read)
@@ -79,7 +79,7 @@ public final class BucketBlobStore: BlobStore {
         }
         let existing = try runBlocking { try await client.head(key: key) }
         let object = StoredObject(key: key, metadata: metadata)
-        if let existing, Self.sameContent(existing, metadata) || !replacing {
+        if let existing, existing.holdsSameContent(as: object) || !replacing {
             // Nothing to send: the bytes are only checked.
             var digest = ObjectDigest()
             try fill { digest.update($0) }
@@ -106,18 +106,11 @@ public final class BucketBlobStore: BlobStore {
             throw BlobStoreError(
                 store: store, name: metadata.name, message: "the object keeps appearing and disappearing while it is written")
         }
-        guard Self.sameContent(found, metadata) else {
+        guard found.holdsSameContent(as: object) else {
             throw BlobStoreError(
                 store: store, name: metadata.name, message: "another writer created the object with other content while it was written")
         }
         return try runBlocking { try await Self.keep(found, object: object, metadata: metadata, client: client, store: store) }
-    }
-
-    /// Whether `existing` has the bytes `metadata` describes: by SHA-256 where it was recorded, else
-    /// by size and MD5 or CRC-32C.
-    private static func sameContent(_ existing: StoredObject, _ metadata: BlobMetadata) -> Bool {
-        existing.sha256.map { $0 == metadata.sha256 && existing.size == metadata.size }
-            ?? existing.hasSameContent(size: metadata.size, md5: metadata.md5, crc32c: metadata.crc32c)
     }
 
     /// What a write of `metadata` does to an object already there: the same content keeps it (its
@@ -127,7 +120,7 @@ public final class BucketBlobStore: BlobStore {
     )
         async throws -> BlobPutOutcome
     {
-        guard sameContent(existing, metadata) else {
+        guard existing.holdsSameContent(as: object) else {
             throw BlobExistsError(
                 store: store, name: metadata.name,
                 existingSHA256: existing.sha256 ?? "not recorded (size \(existing.size), MD5 \(existing.md5 ?? "unknown"))",

@@ -103,7 +103,7 @@ public struct StoreCopier {
         }
         guard let object = try await from.info(name) else { return .skipped(0) }  // gone since it was listed
         if !absent, let existing = try await to.info(name) {
-            guard sameContent(existing, object) else { return .conflict(name) }
+            guard existing.holdsSameContent(as: object) else { return .conflict(name) }
             if object.metadataMatches(existing) { return .skipped(object.size) }
             if !dryRun {
                 try await budget.holding(to.bytesHeld(for: object, from: from, updatingMetadata: true)) {
@@ -121,16 +121,9 @@ public struct StoreCopier {
         case .exists:
             // There since the check: written by an attempt whose answer was lost (the retry's
             // create-only write then finds it), or by another writer. Only the latter is a conflict.
-            guard let existing = try await to.info(name), sameContent(existing, object) else { return .conflict(name) }
+            guard let existing = try await to.info(name), existing.holdsSameContent(as: object) else { return .conflict(name) }
             return .copied(object.size)
         }
-    }
-
-    /// Whether `existing` has the bytes of `object`: by SHA-256 where both have it, else by size and
-    /// MD5 or CRC-32C.
-    private static func sameContent(_ existing: StoredObject, _ object: StoredObject) -> Bool {
-        existing.sha256.flatMap { a in object.sha256.map { $0 == a && existing.size == object.size } }
-            ?? existing.hasSameContent(size: object.size, md5: object.md5, crc32c: object.crc32c)
     }
 
     /// The names a bucket destination holds, read a listing page at a time as the source's names come

@@ -52,6 +52,13 @@ public struct StoredObject: Sendable, Hashable {
         return m
     }
 
+    /// Whether this object has the bytes of `other`: by SHA-256 where both have it, else by size and
+    /// MD5 or CRC-32C.
+    public func holdsSameContent(as other: StoredObject) -> Bool {
+        sha256.flatMap { a in other.sha256.map { $0 == a && size == other.size } }
+            ?? hasSameContent(size: other.size, md5: other.md5, crc32c: other.crc32c)
+    }
+
     /// Whether the content is the same as that of an object of `size` with these hashes: equal sizes
     /// and an equal MD5 or CRC-32C (false when neither can be compared).
     public func hasSameContent(size: Int64, md5: String?, crc32c: String?) -> Bool {

@@ -149,20 +149,10 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
         let target = try objectFolder(folders, name: name)
         let objectParent = target.fd
         defer { if target.owned { Glibc.close(objectParent) } }
-        // The same bytes (hashed, whatever the metadata says) are kept. A folder made just now holds nothing.
-        var outcome = BlobPutOutcome.stored
-        // An object of another size is other bytes: replacing it needs no hash (the refusal names it).
-        if !target.made, let existing = try hashContent(objectParent, leaf, name: name, unlessSizeIsNot: replacing ? metadata.size : nil) {
-            if existing.size == metadata.size && existing.sha256 == metadata.sha256 {
-                if (try? sidecar(name)) == metadata { return .unchanged }
-                try writeMetadata(metadata, metaFD: metaFD, runFD: runFD)
-                return .stored
-            }
-            guard replacing else {
-                throw BlobExistsError(store: directory, name: name, existingSHA256: existing.sha256, newSHA256: metadata.sha256)
-            }
-            outcome = .replaced
-        }
+        // A folder made just now holds nothing.
+        let existing = target.made ? (done: false, outcome: .stored) : try settle(metadata, in: objectParent, leaf, replacing: replacing)
+        if existing.done { return existing.outcome }
+        let outcome = existing.outcome
         try writeAndRename(content, into: objectParent, as: leaf, runFD: runFD, name: name)
         try writeMetadata(metadata, metaFD: metaFD, runFD: runFD)
         return outcome
@@ -246,19 +236,9 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             m.name = name
             let lockFD = try store.lockName(name, controlFD: controlFD)
             defer { Glibc.close(lockFD) }
-            var outcome = BlobPutOutcome.stored
             // The folder may have been made by `begin`, but the lock is taken only now: look in any case.
-            if let existing = try store.hashContent(parent.fd, leaf, name: name, unlessSizeIsNot: replacing ? m.size : nil) {
-                if existing.size == m.size && existing.sha256 == m.sha256 {
-                    if (try? store.sidecar(name)) == m { return .unchanged }
-                    try store.writeMetadata(m, metaFD: metaFD, runFD: runFD)
-                    return .stored
-                }
-                guard replacing else {
-                    throw BlobExistsError(store: store.directory, name: name, existingSHA256: existing.sha256, newSHA256: m.sha256)
-                }
-                outcome = .replaced
-            }
+            let (done, outcome) = try store.settle(m, in: parent.fd, leaf, replacing: replacing)
+            if done { return outcome }
             named = true  // `name` closes the file, named or not
             try store.name(file, as: leaf, in: parent.fd, runFD: runFD, name: name)
             try store.writeMetadata(m, metaFD: metaFD, runFD: runFD)
@@ -272,6 +252,28 @@ public final class DirectoryBlobStore: BlobStore, @unchecked Sendable {
             if !named, let runFD = store.runFD { store.discard(file, runFD: runFD) }
             if parent.owned { Glibc.close(parent.fd) }
         }
+    }
+
+    /// What a write of `metadata` (the name's lock held) finds under `leaf` in `parent`: the same bytes
+    /// (hashed, whatever the metadata says) are kept, with the metadata written if it differs (`done`);
+    /// other bytes are `BlobExistsError` unless `replacing` (then `.replaced`); none, `.stored`. An
+    /// object of another size is other bytes: replacing it needs no hash (the refusal names it).
+    private func settle(_ metadata: BlobMetadata, in parent: Int32, _ leaf: String, replacing: Bool) throws -> (
+        done: Bool, outcome: BlobPutOutcome
+    ) {
+        let name = metadata.name
+        guard let existing = try hashContent(parent, leaf, name: name, unlessSizeIsNot: replacing ? metadata.size : nil) else {
+            return (false, .stored)
+        }
+        if existing.size == metadata.size && existing.sha256 == metadata.sha256 {
+            if (try? sidecar(name)) == metadata { return (true, .unchanged) }
+            try writeMetadata(metadata, metaFD: metaFD!, runFD: runFD!)
+            return (true, .stored)
+        }
+        guard replacing else {
+            throw BlobExistsError(store: directory, name: name, existingSHA256: existing.sha256, newSHA256: metadata.sha256)
+        }
+        return (false, .replaced)
     }
 
     /// Flushes the whole file system the store is on (`syncfs`): one call that waits for every object,

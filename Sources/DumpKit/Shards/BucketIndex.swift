@@ -160,7 +160,7 @@ public struct BucketIndex: Sendable, Equatable {
     /// Reads the index at `path`; a file that is not a bucket index is a usage error that says what to make.
     public static func read(path: String) throws -> BucketIndex {
         func bad(_ why: String) -> UsageError {
-            UsageError("\(path) is not a bucket index (\(why)): make one with dumpkit index --bucket BUCKET -o \(path)")
+            UsageError("\(path) is not a bucket index (\(why)): make one with dumpkit index --bucket BUCKET -o BUCKET.dkindex")
         }
         let value: JSONValue
         do { value = try JSONReader(source: try InputFile(path: path), sourceName: path).readValue() } catch let error as InputError {
