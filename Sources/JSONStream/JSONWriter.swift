@@ -200,6 +200,22 @@ public final class JSONWriter {
         try afterValue()
     }
 
+    /// Continues an object or array whose opening bracket, and any members before, the output
+    /// already has (as when a shard writes a run of members after the structure before them): its
+    /// members follow with commas between them, the first without one, and `endContinued()` leaves
+    /// it without writing a closing bracket. Compact writers only.
+    public func continueContainer(isObject: Bool) throws {
+        guard isCompact, !afterName else { throw JSONWriterError.misuse("continueContainer in a sorted or pretty writer, or after a name") }
+        frames.append(Frame(isObject: isObject, count: 0, sorted: false))
+    }
+
+    /// Leaves the container `continueContainer` continued, without a closing bracket.
+    public func endContinued() throws {
+        guard !frames.isEmpty, !afterName else { throw JSONWriterError.misuse("endContinued without a matching continueContainer") }
+        frames.removeLast()
+        try afterValue()
+    }
+
     /// Writes a member name given as decoded UTF-8.
     public func name(utf8 key: UnsafeRawBufferPointer, needsEscaping: Bool = true) throws {
         guard !frames.isEmpty, frames.last.isObject, !afterName else { throw JSONWriterError.misuse("a name outside an object") }

@@ -13,7 +13,9 @@ struct IndexCommand: ParsableCommand {
         discussion: """
             One streaming pass that skips values without building them. Records (--records) are units \
             whole; without --records, the values at --depth are. A unit that is not a record and is \
-            larger than --unit-bytes is split into its children. The index holds the dump's size and \
+            larger than --unit-bytes is split into its children. Consecutive units of one object or \
+            array are joined into runs (--run-bytes), so a shard handles a few thousand units, not \
+            millions of small records, and stays within a run of its share of the bytes. The index holds the dump's size and \
             SHA-256 (and a bucket object's version); shards check every byte they read against it. \
             Seekable zstd (convert --seekable) is read as its decompressed bytes; other compressed \
             dumps cannot be read from the middle and are refused. See docs/SCALE-OUT.md.
@@ -54,6 +56,11 @@ struct IndexCommand: ParsableCommand {
         help: "The largest unit that is not a record, in bytes; larger values are split into their children.")
     var unitBytes: Int64 = 1 << 20
 
+    @Option(
+        name: .customLong("run-bytes"),
+        help: "The largest run of consecutive units in bytes (default: the smaller of --unit-bytes and 1/4,096 of the dump).")
+    var runBytes: Int64?
+
     @OptionGroup var stores: StoreOptions
     @OptionGroup var json: JSONSummaryOption
     @OptionGroup var common: CommonOptions
@@ -70,6 +77,7 @@ struct IndexCommand: ParsableCommand {
             job.records = try records.map { try PathPattern($0) }
             job.depth = depth
             job.unitBytes = unitBytes
+            job.runBytes = runBytes
             if !records.isEmpty && depth != 1 { warn("--depth has no effect with --records: the records are the units") }
             let summary = try job.run(progress: common.progress())
             if json.json {
@@ -88,7 +96,9 @@ struct IndexCommand: ParsableCommand {
 
     /// `--bucket`: the listing's units, for `archive --shard`.
     private func indexBucket() throws {
-        if !records.isEmpty || depth != 1 { throw UsageError("--records and --depth index a dump; a bucket's units are runs of objects") }
+        if !records.isEmpty || depth != 1 || runBytes != nil {
+            throw UsageError("--records, --depth and --run-bytes index a dump; a bucket's units are runs of objects")
+        }
         // Beside a folder; in the working folder for a bucket URL, named by its last segment.
         let trimmed = input.count > 1 && input.hasSuffix("/") ? String(input.dropLast()) : input
         let target = output ?? (input.contains("://") ? String(trimmed.split(separator: "/").last ?? "bucket") : trimmed) + ".dkindex"

@@ -94,14 +94,14 @@ final class SeekableShardTests: XCTestCase {
         try seekableCopy(of: input, to: seekable, arguments: ["--level", "5"])
         let reference = dir.path("reference.json")
         _ = try dumpkit(["convert", input, "-o", reference, "-q"])
-        try checkShards(seekable, reference: reference, in: dir, indexArguments: ["--unit-bytes", "8192"])
+        try checkShards(seekable, reference: reference, in: dir, indexArguments: ["--unit-bytes", "8192", "--run-bytes", "8192"])
         // The same index serves the plain dump: it holds the decompressed bytes' size and SHA-256.
         let index = dir.path("seekable.dkindex")
         let out = dir.path("plain-shards.json")
         try runShards(["convert", reference, "-o", out, "--index", index], n: 2)
         _ = try dumpkit(["merge", out, "-q"])
         XCTAssertEqual(try read(out), try read(reference))
-        try dumpkit(["index", reference, "-o", dir.path("plain.dkindex"), "-q", "--unit-bytes", "8192"])
+        try dumpkit(["index", reference, "-o", dir.path("plain.dkindex"), "-q", "--unit-bytes", "8192", "--run-bytes", "8192"])
         XCTAssertEqual(try read(dir.path("plain.dkindex")), try read(index), "the same index from the plain and the seekable dump")
     }
 

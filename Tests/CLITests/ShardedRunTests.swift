@@ -98,15 +98,20 @@ final class ShardedRunTests: XCTestCase {
         let input = dir.path("todo.json")
         try generate("todolist", "2MB", to: input)
         try checkConvert(input, output: "tree.json", indexArguments: ["--unit-bytes", "8192"], in: dir)
+        // Runs of many records: a tree's members, and NDJSON lines each with its own pointer.
+        try checkConvert(input, output: "runs.json", indexArguments: ["--run-bytes", "32768"], in: dir)
         try checkConvert(
-            input, output: "records.ndjson", records: ["/v1/todolist/{id}"], indexArguments: ["--records", "/v1/todolist/{id}"], in: dir)
+            input, output: "records.ndjson", records: ["/v1/todolist/{id}"],
+            indexArguments: ["--records", "/v1/todolist/{id}", "--run-bytes", "32768"], in: dir)
     }
 
     func testShardsTakeTheirIndexFromTheRunnersEnvironment() throws {
         let dir = try TemporaryDirectory()
         let input = dir.path("errors.json")
         try generate("errors", "1MB", seed: 3, to: input)
-        try checkConvert(input, output: "tree.json", indexArguments: ["--depth", "2", "--unit-bytes", "4096"], in: dir, environment: true)
+        try checkConvert(
+            input, output: "tree.json", indexArguments: ["--depth", "2", "--unit-bytes", "4096", "--run-bytes", "4096"], in: dir,
+            environment: true)
     }
 
     func testConvertOfTheRealDumpsMergesToTheUnshardedBytes() throws {
@@ -115,7 +120,8 @@ final class ShardedRunTests: XCTestCase {
         for dump in dumps {
             let dir = try TemporaryDirectory()
             try checkConvert(dump.path, output: "tree.json", indexArguments: ["--unit-bytes", "2048"], in: dir)
-            try checkConvert(dump.path, output: "lines.ndjson", indexArguments: ["--records", "/*"], in: dir)
+            try checkConvert(dump.path, output: "runs.json", indexArguments: ["--unit-bytes", "2048", "--run-bytes", "1024"], in: dir)
+            try checkConvert(dump.path, output: "lines.ndjson", indexArguments: ["--records", "/*", "--run-bytes", "4096"], in: dir)
         }
     }
 
@@ -138,12 +144,14 @@ final class ShardedRunTests: XCTestCase {
 
     /// index + shards + merge equals the unsharded migrate (output and rejects), for N = 1, 2, 3 and 8.
     private func checkMigrate(
-        _ input: String, plan: String, records: [String], in dir: TemporaryDirectory, file: StaticString = #filePath, line: UInt = #line
+        _ input: String, plan: String, records: [String], runBytes: Int? = nil, in dir: TemporaryDirectory, file: StaticString = #filePath,
+        line: UInt = #line
     ) throws {
         let reference = dir.path("reference.json")
         _ = try dumpkit(["migrate", input, "-o", reference, "--plan", plan, "--on-error", "keep", "-q"], file: file, line: line)
         let index = dir.path("migrate.dkindex")
-        _ = try dumpkit(["index", input, "-o", index, "-q"] + records.flatMap { ["--records", $0] }, file: file, line: line)
+        let runs = runBytes.map { ["--run-bytes", String($0)] } ?? []
+        _ = try dumpkit(["index", input, "-o", index, "-q"] + records.flatMap { ["--records", $0] } + runs, file: file, line: line)
         let rejects = try? read(reference + ".rejects.ndjson")
         for n in [1, 2, 3, 8] {
             let out = dir.path("\(n)-migrated.json")
@@ -177,7 +185,7 @@ final class ShardedRunTests: XCTestCase {
             let dir = try TemporaryDirectory()
             let plan = dir.path("real.yaml")
             try realDumpPlan.write(toFile: plan, atomically: true, encoding: .utf8)
-            try checkMigrate(dump.path, plan: plan, records: ["/*/{id}"], in: dir)
+            try checkMigrate(dump.path, plan: plan, records: ["/*/{id}"], runBytes: 2048, in: dir)
         }
         let chat = TestData.projectRoot.appendingPathComponent("samples/chat/v1.json").path
         let dir = try TemporaryDirectory()
@@ -414,6 +422,7 @@ final class ShardedRunTests: XCTestCase {
             try checkValidate(input, schema, indexArguments: ["--records", pattern], in: dir)
             // Limits only, from units of a few hundred bytes split inside the records.
             try checkValidate(input, [], indexArguments: ["--unit-bytes", "300"], in: dir)
+            try checkValidate(input, schema, indexArguments: ["--records", pattern, "--run-bytes", "600"], in: dir)
         }
     }
 
@@ -443,6 +452,26 @@ final class ShardedRunTests: XCTestCase {
         try checkValidate(input, schemas, indexArguments: records, in: dir)
         try checkValidate(input, schemas + ["--max-findings", "5"], indexArguments: records, in: dir)
         try checkValidate(input, ["--max-findings", "3"], indexArguments: ["--unit-bytes", "40"], in: dir)
+        try checkValidate(input, schemas, indexArguments: records + ["--run-bytes", "300"], in: dir)
+    }
+
+    /// Runs of array elements across shard boundaries: a shard that starts after a run counts the
+    /// elements before it, so findings name the dump's indexes and lines.
+    func testValidateOfRunsOfArrayElementsNamesTheDumpsIndexes() throws {
+        let dir = try TemporaryDirectory()
+        let items = (0..<400).map { i in
+            i % 9 == 4 ? "    {\"name\": \(i), \"tags\": [\"a\", \(i)]}" : "    {\"name\": \"n\(i)\", \"tags\": [\"a\", \"b\"]}"
+        }
+        let input = dir.path("list.json")
+        try Data(("{\n  \"list\": [\n" + items.joined(separator: ",\n") + "\n  ],\n  \"bad.key\": 1\n}\n").utf8).write(
+            to: URL(fileURLWithPath: input))
+        try Data(#"{"type": "object", "properties": {"name": {"type": "string"}, "tags": {"items": {"type": "string"}}}}"#.utf8).write(
+            to: URL(fileURLWithPath: dir.path("item.schema.json")))
+        let schema = ["--schema", "/list/{i}=\(dir.path("item.schema.json"))", "--max-findings", "100"]
+        try checkValidate(input, schema, indexArguments: ["--records", "/list/{i}", "--run-bytes", "700"], in: dir)
+        try checkValidate(input, ["--max-findings", "100"], indexArguments: ["--unit-bytes", "200", "--run-bytes", "300"], in: dir)
+        let report = try CLI.run(["validate", input, "--format", "json"] + schema)
+        XCTAssertTrue(report.stdout.contains("/list/391/tags/1"), report.stdout)
     }
 
     func testValidateOfTheRealDumpsMergesToTheUnshardedReport() throws {
@@ -452,7 +481,7 @@ final class ShardedRunTests: XCTestCase {
             let dir = try TemporaryDirectory()
             try Data(#"{"type": "object", "required": ["id"], "properties": {"name": {"type": "string"}}}"#.utf8).write(
                 to: URL(fileURLWithPath: dir.path("s.json")))
-            try checkValidate(dump.path, [], indexArguments: ["--unit-bytes", "2048"], in: dir)
+            try checkValidate(dump.path, [], indexArguments: ["--unit-bytes", "2048", "--run-bytes", "1024"], in: dir)
             try checkValidate(
                 dump.path, ["--schema", "/*/{id}=\(dir.path("s.json"))", "--allow-unmatched", "--max-findings", "20"],
                 indexArguments: ["--records", "/*/{id}"], in: dir)

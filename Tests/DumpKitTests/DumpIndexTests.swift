@@ -7,7 +7,9 @@ import XCTest
 
 /// `DumpIndexJob`'s units and structure, and `ShardSpec` from flags and runners' variables.
 final class DumpIndexTests: XCTestCase {
-    private func index(_ json: String, records: [String] = [], depth: Int = 1, unitBytes: Int64 = 1 << 20) throws -> (
+    private func index(
+        _ json: String, records: [String] = [], depth: Int = 1, unitBytes: Int64 = 1 << 20, runBytes: Int64? = nil
+    ) throws -> (
         entries: [DumpIndex.Entry], trailer: DumpIndex.Trailer, bytes: [UInt8]
     ) {
         let dir = try TemporaryDirectory()
@@ -17,6 +19,7 @@ final class DumpIndexTests: XCTestCase {
         job.records = try records.map { try PathPattern($0) }
         job.depth = depth
         job.unitBytes = unitBytes
+        job.runBytes = runBytes ?? unitBytes
         _ = try job.run()
         let reader = try DumpIndexReader(path: dir.path("in.dkindex"))
         var entries: [DumpIndex.Entry] = []
@@ -28,43 +31,85 @@ final class DumpIndexTests: XCTestCase {
     private func rebuilt(_ r: (entries: [DumpIndex.Entry], trailer: DumpIndex.Trailer, bytes: [UInt8])) throws -> String {
         var out = ""
         for e in r.entries {
+            let inObject = e.containers.last == "o"
+            // A run is its container's members: read in the container's brackets, written without them.
             let unit = Array(r.bytes[Int(e.offset)..<Int(e.end)])
+            let wrapped = e.members == 0 ? unit : Array((inObject ? "{" : "[").utf8) + unit + Array((inObject ? "}" : "]").utf8)
             let sink = MemoryByteSink()
             let w = JSONWriter(sink: sink)
-            try JSONReader(source: MemoryByteSource(unit)).transfer(to: w)
+            try JSONReader(source: MemoryByteSource(wrapped)).transfer(to: w)
             try w.flush()
-            out += e.structure + sink.string
+            out += e.structure + (e.members == 0 ? sink.string : String(sink.string.dropFirst().dropLast()))
         }
         return out + r.trailer.end
     }
 
-    func testUnitsAtRecordPatternsWithTheStructureBetweenThem() throws {
-        let json = #"{ "v1": { "todolist": { "-a": {"t": 1}, "-b": [1, 2] }, "meta": "x" }, "n": 3 }"#
-        let r = try index(json, records: ["/v1/todolist/{id}"])
-        XCTAssertEqual(r.entries.map(\.pointer), ["/v1/todolist/-a", "/v1/todolist/-b", "/v1/meta", "/n"])
-        XCTAssertEqual(r.entries.map(\.kind), [.record, .record, .content, .content])
-        XCTAssertEqual(r.entries.map(\.structure), [#"{"v1":{"todolist":{"-a":"#, #","-b":"#, #"},"meta":"#, #"},"n":"#])
-        XCTAssertEqual(r.trailer.end, "}")
-        XCTAssertEqual(String(decoding: r.bytes[Int(r.entries[0].offset)..<Int(r.entries[0].end)], as: UTF8.self), #"{"t": 1}"#)
-        XCTAssertEqual(String(decoding: r.bytes[Int(r.entries[3].offset)..<Int(r.entries[3].end)], as: UTF8.self), "3")
-        XCTAssertEqual(try rebuilt(r), #"{"v1":{"todolist":{"-a":{"t":1},"-b":[1,2]},"meta":"x"},"n":3}"#)
-        XCTAssertFalse(r.trailer.hasPieces)
+    /// The unit's bytes in the input.
+    private func text(_ r: (entries: [DumpIndex.Entry], trailer: DumpIndex.Trailer, bytes: [UInt8]), _ i: Int) -> String {
+        String(decoding: r.bytes[Int(r.entries[i].offset)..<Int(r.entries[i].end)], as: UTF8.self)
     }
 
-    func testValuesLargerThanAUnitAreSplitIntoTheirChildren() throws {
+    func testUnitsAreRunsOfSiblingsWithTheStructureBetweenThem() throws {
+        let json = #"{ "v1": { "todolist": { "-a": {"t": 1}, "-b": [1, 2] }, "meta": "x" }, "n": 3 }"#
+        let r = try index(json, records: ["/v1/todolist/{id}"])
+        XCTAssertEqual(r.entries.map(\.pointer), ["/v1/todolist/-a", "/v1/meta", "/n"])
+        XCTAssertEqual(r.entries.map(\.kind), [.record, .content, .content])
+        XCTAssertEqual(r.entries.map(\.members), [2, 1, 1])
+        XCTAssertEqual(r.entries.map(\.structure), [#"{"v1":{"todolist":{"#, #"},"#, #"},"#])
+        XCTAssertEqual(r.trailer.end, "}")
+        XCTAssertEqual(r.trailer.units, 3)
+        // A run in an object starts at its first member's name and ends with its last value.
+        XCTAssertEqual(text(r, 0), #""-a": {"t": 1}, "-b": [1, 2]"#)
+        XCTAssertEqual(text(r, 2), #""n": 3"#)
+        XCTAssertEqual(try rebuilt(r), #"{"v1":{"todolist":{"-a":{"t":1},"-b":[1,2]},"meta":"x"},"n":3}"#)
+        XCTAssertFalse(r.trailer.hasPieces)
+
+        // A run is at most unitBytes, unless one record alone is larger.
+        let records = #"{"r":{"a":"0123456789","b":"0123456789","c":"01234567890123456789012345678901234567890123456789","d":1}}"#
+        let small = try index(records, records: ["/r/{id}"], unitBytes: 40)
+        XCTAssertEqual(small.entries.map(\.pointer), ["/r/a", "/r/c", "/r/d"])
+        XCTAssertEqual(small.entries.map(\.members), [2, 1, 1])
+        XCTAssertEqual(text(small, 0), #""a":"0123456789","b":"0123456789""#)
+        XCTAssertEqual(try rebuilt(small), records)
+    }
+
+    func testRunsAreAtMostA4096thOfTheDumpByDefault() throws {
+        let records = (0..<20_000).map { #""k\#($0)":{"v":\#($0 * 7)}"# }
+        let json = #"{"r":{"# + records.joined(separator: ",") + "}}"
+        var job = DumpIndexJob(input: "", output: "")
+        job.records = [try PathPattern("/r/{id}")]
+        let dir = try TemporaryDirectory()
+        job.input = dir.path("in.json")
+        job.output = dir.path("in.dkindex")
+        try Data(json.utf8).write(to: URL(fileURLWithPath: job.input))
+        let summary = try job.run()
+        let reader = try DumpIndexReader(path: job.output)
+        var entries: [DumpIndex.Entry] = []
+        while let e = try reader.next() { entries.append(e) }
+        let cap = Int64(json.utf8.count / 4096)
+        XCTAssertEqual(summary.records, 20_000)
+        XCTAssertEqual(entries.reduce(0) { $0 + $1.members }, 20_000)
+        XCTAssertTrue(entries.allSatisfy { $0.length <= cap }, "runs over \(cap) bytes")
+        // Full runs: each but the last would have been over the cap with its next sibling.
+        XCTAssertLessThan(entries.count, 4096 * 2)
+        XCTAssertGreaterThan(entries.count, 4096 / 2)
+    }
+
+    func testValuesLargerThanAUnitAreSplitIntoRunsOfTheirChildren() throws {
         let json = #"{"a":{"b":{"c":"xxxxxxxxxxxxxxxx","d":[1,2,3,4,5,6,7,8,9,10]},"e":"\u0041"},"f":[]}"#
         let r = try index(json, unitBytes: 12)
         XCTAssertTrue(r.trailer.hasPieces)
-        XCTAssertEqual(
-            r.entries.map(\.pointer),
-            [
-                "/a/b/c", "/a/b/d/0", "/a/b/d/1", "/a/b/d/2", "/a/b/d/3", "/a/b/d/4", "/a/b/d/5", "/a/b/d/6", "/a/b/d/7", "/a/b/d/8",
-                "/a/b/d/9", "/a/e", "/f",
-            ])
+        XCTAssertEqual(r.entries.map(\.pointer), ["/a/b/c", "/a/b/d/0", "/a/b/d/6", "/a/e", "/f"])
+        XCTAssertEqual(r.entries.map(\.members), [1, 6, 4, 1, 1])
+        XCTAssertEqual(r.entries.map(\.structure), [#"{"a":{"b":{"#, #","d":["#, ",", "]},", "},"])
+        XCTAssertEqual(text(r, 1), "1,2,3,4,5,6")
+        XCTAssertEqual(text(r, 2), "7,8,9,10")
         XCTAssertEqual(try rebuilt(r), #"{"a":{"b":{"c":"xxxxxxxxxxxxxxxx","d":[1,2,3,4,5,6,7,8,9,10]},"e":"A"},"f":[]}"#)
         let whole = try index(json, depth: 0)
         XCTAssertEqual(whole.entries.map(\.pointer), [""])
+        XCTAssertEqual(whole.entries.map(\.members), [0])
         XCTAssertEqual(whole.trailer.end, "")
+        XCTAssertEqual(try rebuilt(whole), #"{"a":{"b":{"c":"xxxxxxxxxxxxxxxx","d":[1,2,3,4,5,6,7,8,9,10]},"e":"A"},"f":[]}"#)
     }
 
     func testTheIndexRefusesDuplicateNamesAndCompressedInput() throws {
@@ -85,7 +130,7 @@ final class DumpIndexTests: XCTestCase {
         let entries = (0..<100).map {
             DumpIndex.Entry(
                 offset: Int64($0 * 10), length: 9, crc: 0, structure: "", pointer: "", kind: .content, line: 1, lineStart: 0,
-                containers: "o")
+                containers: "o", members: 1)
         }
         for n in [1, 2, 3, 8] {
             let shards = entries.map { DumpIndex.shard(of: $0, count: n, size: 1000) }

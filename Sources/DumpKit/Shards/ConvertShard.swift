@@ -34,19 +34,22 @@ extension ConvertJob {
             }
         }
         do {
+            var records = 0
             while let entry = try run.nextUnit() {
                 switch to {
                 case .json:
-                    try run.writeStructure(entry)
-                    try run.reader.transfer(to: run.writer)
+                    try run.transferUnit(entry)
                 case .ndjson:
-                    try NDJSONWriter.writeLine(pointer: entry.pointer, to: run.writer) { try run.reader.transfer(to: $0) }
+                    try run.forEachValue(of: entry) { path in
+                        try NDJSONWriter.writeLine(pointer: JSONPointer.string(path), to: run.writer) { try run.reader.transfer(to: $0) }
+                        records += 1
+                        progress?.recordDone()
+                    }
                 }
-                if run.units & 1023 == 0 { progress?.recordDone() }
             }
             let part = try run.commit(tree: to == .json)
             progress?.finish()
-            let manifest = run.manifest(command: "convert", options: shardOptions, written: part, records: to == .ndjson ? run.units : 0)
+            let manifest = run.manifest(command: "convert", options: shardOptions, written: part, records: records)
             try manifest.write(output: output)
             return manifest
         } catch {

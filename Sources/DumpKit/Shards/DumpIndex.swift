@@ -7,24 +7,30 @@ import JSONStream
 #endif
 
 /// The index of a dump that sharded runs split it by (`dumpkit index`): the byte ranges of its
-/// units (records, or values of a size worth one unit) in document order, each with the compact
-/// JSON structure that comes before it in the output (object and array openings, names, commas,
-/// closings), and the input's size and SHA-256 (of the decompressed bytes for seekable zstd) and,
-/// for a bucket object, its version.
+/// units in document order, each with the compact JSON structure that comes before it in the output
+/// (object and array openings, names, commas, closings), and the input's size and SHA-256 (of the
+/// decompressed bytes for seekable zstd) and, for a bucket object, its version.
+///
+/// A unit is a run of consecutive siblings (records, or values of a size worth one unit) of one
+/// container, of at most `unitBytes` together unless one alone is larger: from the first member's
+/// name (in an object) or value (in an array) to the end of the last value. Runs keep the per-unit
+/// work of the index pass and of every shard (an index line, a checksum, a restart of the reader)
+/// to a few thousand units per gigabyte, however small the records. A dump's whole value (depth 0)
+/// is a unit of its own, outside any run.
 ///
 /// On disk it is NDJSON, so it is streamed, never held whole: one line per unit,
-/// `[offset,length,crc32c,"structure","/pointer","kind",line,lineStart,"containers"]`, where the
-/// CRC-32C covers the input's bytes from the end of the unit before (the raw bytes between the units)
+/// `[offset,length,crc32c,"structure","/pointer","kind",line,lineStart,"containers",members]`, where
+/// the pointer is the first member's and the CRC-32C covers the input's bytes from the end of the unit before (the raw bytes between the units)
 /// to the end of this one. A shard
 /// checks it for every range it reads, so every byte of the input is checked by one shard against
 /// the file the index was made for. The last line is the `Trailer`.
 public enum DumpIndex {
     /// The format's version, in the trailer.
-    public static let version = 2
+    public static let version = 3
 
     /// What a unit is to the record pipeline.
     public enum Kind: String, Sendable {
-        /// A subtree a record pattern names: one record, never split.
+        /// Subtrees a record pattern names: records, never split.
         case record = "r"
         /// A value no pattern reaches, whole: what `DumpReader` makes one record of for NDJSON.
         case content = "c"
@@ -39,9 +45,10 @@ public enum DumpIndex {
         public var length: Int64
         /// CRC-32C of the input bytes from the previous unit's end (0 for the first) to this one's end.
         public var crc: UInt32
-        /// The compact JSON written before the unit's value (may be empty).
+        /// The compact JSON written before the unit (may be empty): in a run, up to the first
+        /// member's name (ending with the container's opening or a comma).
         public var structure: String
-        /// Where the unit is in the tree.
+        /// Where the unit (its first member) is in the tree.
         public var pointer: String
         public var kind: Kind
         /// The line (from 1) of the unit's end and the offset that line starts at: a shard that
@@ -50,6 +57,8 @@ public enum DumpIndex {
         public var lineStart: Int64
         /// The containers the unit is in, outermost first: `o` an object, `a` an array.
         public var containers: String
+        /// The siblings in the run (at least 1), or 0 for the dump's whole value.
+        public var members: Int
 
         public var end: Int64 { offset + length }
     }
@@ -149,7 +158,7 @@ public enum DumpIndex {
     /// Writes one entry line (numbers as digits, no values built).
     static func writeEntry(
         offset: Int64, length: Int64, crc: UInt32, structure: [UInt8], pointer: String, kind: Kind, line: Int64, lineStart: Int64,
-        containers: [UInt8], to w: JSONWriter
+        containers: [UInt8], members: Int, to w: JSONWriter
     ) throws {
         try w.beginArray()
         try number(offset, to: w)
@@ -161,6 +170,7 @@ public enum DumpIndex {
         try number(line, to: w)
         try number(lineStart, to: w)
         try containers.withUnsafeBytes { try w.string(utf8: $0) }
+        try number(Int64(members), to: w)
         try w.endArray()
         try w.raw("\n")
     }
@@ -315,10 +325,10 @@ public final class DumpIndexReader {
         let offset = try integer(), length = try integer(), crc = try integer()
         let structure = try string(), pointer = try string()
         guard let kind = DumpIndex.Kind(rawValue: try string()) else { throw bad() }
-        let line = try integer(), lineStart = try integer(), containers = try string()
-        guard try r.next() == .endArray else { throw bad() }
+        let line = try integer(), lineStart = try integer(), containers = try string(), members = try integer()
+        guard try r.next() == .endArray, (members == 0) == containers.isEmpty else { throw bad() }
         return DumpIndex.Entry(
             offset: offset, length: length, crc: UInt32(truncatingIfNeeded: crc), structure: structure, pointer: pointer, kind: kind,
-            line: line, lineStart: lineStart, containers: containers)
+            line: line, lineStart: lineStart, containers: containers, members: Int(members))
     }
 }

@@ -13,7 +13,10 @@ import JSONStream
 /// Values are skipped, never built. Records (the subtrees `records` name) are units whole; without
 /// records, the values at `depth` are. A unit that is not a record and turns out larger than
 /// `unitBytes` is read again from its offset and split into its children, so shards stay balanced
-/// by bytes whatever the dump's shape.
+/// by bytes whatever the dump's shape. Consecutive units of one container are joined into runs of
+/// at most `runBytes` (unless one alone is larger), so the index of a
+/// large dump has a few thousand units however small its records, and a shard's bytes stay within
+/// a unit of its share for any count of shards up to a few hundred.
 public struct DumpIndexJob {
     public var input: String
     public var output: String
@@ -23,6 +26,9 @@ public struct DumpIndexJob {
     public var depth = 1
     /// The largest unit that is not a record, in bytes.
     public var unitBytes: Int64 = 1 << 20
+    /// The largest run of units, in bytes; nil for the smaller of `unitBytes` and 1/4,096 of the
+    /// dump.
+    public var runBytes: Int64?
 
     public init(input: String, output: String) {
         self.input = input
@@ -47,6 +53,7 @@ public struct DumpIndexJob {
         }
         guard depth >= 0 else { throw UsageError("--depth must be at least 0") }
         guard unitBytes >= 1 else { throw UsageError("--unit-bytes must be at least 1") }
+        guard (runBytes ?? 1) >= 1 else { throw UsageError("--run-bytes must be at least 1") }
         let opened = try PositionalInput.open(input)
         // One pass over the source: the reader and the checksums of the ranges it just passed read
         // the same source, whose recent blocks (a bucket object's) or frames (seekable zstd's) are
@@ -58,8 +65,8 @@ public struct DumpIndexJob {
         let outFile = try OutputFile(path: output, compression: CompressionFilter.none)
         do {
             let scan = try IndexScan(
-                file: opened.source, name: input, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes
-            )
+                file: opened.source, name: input, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes,
+                runBytes: runBytes ?? min(unitBytes, max(1, opened.size / 4096)))
             try scan.walk(reader)
             try watch.check()
             let size = counted.bytesRead
@@ -68,7 +75,7 @@ public struct DumpIndexJob {
             }
             let trailer = DumpIndex.Trailer(
                 size: size, sha256: hashing.hex, units: scan.units, unitBytes: unitBytes, records: records.map(\.text),
-                end: String(decoding: scan.structure, as: UTF8.self), endCRC: try scan.crc(from: scan.previousEnd, to: size),
+                end: String(decoding: scan.structure, as: UTF8.self), endCRC: try scan.endCRC(size: size),
                 hasPieces: scan.hasPieces, objectVersion: opened.version)
             try scan.writer.value(trailer.json())
             try scan.writer.raw("\n")
@@ -105,12 +112,29 @@ private final class CountingByteSource: JSONByteSource {
     }
 }
 
-/// The index pass's walk: structure bytes collected between units, one entry line per unit.
+/// The index pass's walk: structure bytes collected between units, one entry line per run of
+/// siblings (`DumpIndex`).
 private final class IndexScan {
     private struct Level {
         var isObject: Bool
         var active: [Int]
         var count = 0
+    }
+
+    /// Siblings read but not yet written as one unit.
+    private struct Run {
+        /// Where the first member starts (its name in an object), and the last one's value ends.
+        var start: Int64
+        var end: Int64
+        /// The compact JSON before the first member's name.
+        var structure: [UInt8]
+        /// The first member's path.
+        var path: [String]
+        var kind: DumpIndex.Kind
+        /// The container the members are in (`serials`), and the containers as `containers` has them.
+        var container: Int
+        var containers: [UInt8]
+        var members: Int
     }
 
     let file: PositionalByteSource
@@ -119,11 +143,20 @@ private final class IndexScan {
     let patterns: [PathPattern]
     let depth: Int
     let unitBytes: Int64
+    /// The largest run of siblings (unless one alone is larger).
+    let runBytes: Int64
     /// The compact JSON since the last unit.
     private(set) var structure: [UInt8] = []
-    /// The open containers, outermost first (`o` or `a`).
+    /// The open containers, outermost first (`o` or `a`), and a number for each, never reused.
     private var containers: [UInt8] = []
-    /// The input's line breaks before the end of the last range checksummed, and where its line starts.
+    private var serials: [Int] = []
+    private var nextSerial = 0
+    private var run: Run?
+    /// The checksum of the input from the last unit written to `checkedTo`: the ends of the
+    /// run's members, checksummed as they come, so the bytes are read again while still at hand.
+    private var pendingCRC = CRC32C()
+    private var checkedTo: Int64 = 0
+    /// The input's line breaks before `checkedTo`, and where its line starts.
     private var lines: Int64 = 0
     private var lineStart: Int64 = 0
     private(set) var previousEnd: Int64 = 0
@@ -138,13 +171,16 @@ private final class IndexScan {
     private var blockOffset: Int64 = 0
     private var blockCount = 0
 
-    init(file: PositionalByteSource, name: String, sink: JSONByteSink, patterns: [PathPattern], depth: Int, unitBytes: Int64) throws {
+    init(
+        file: PositionalByteSource, name: String, sink: JSONByteSink, patterns: [PathPattern], depth: Int, unitBytes: Int64, runBytes: Int64
+    ) throws {
         self.file = file
         self.name = name
         writer = JSONWriter(sink: sink)
         self.patterns = patterns
         self.depth = depth
         self.unitBytes = unitBytes
+        self.runBytes = runBytes
         nameWriter = JSONWriter(sink: nameSink)
     }
 
@@ -155,24 +191,29 @@ private final class IndexScan {
         let k = try r.peek()
         let isContainer = k == .beginObject || k == .beginArray
         if patterns.contains(where: { $0.depth == 0 }) {
-            try unit(r, base: 0, path: [], kind: .record)
+            let start = r.offset
+            try r.skipValue()
+            records += 1
+            try whole(start: start, end: r.bytesConsumed, kind: .record)
         } else if isContainer && (patterns.isEmpty ? depth > 0 : true) {
             try r.next()
-            open(isObject: k == .beginObject)
+            try open(isObject: k == .beginObject)
             levels.append(Level(isObject: k == .beginObject, active: Array(patterns.indices)))
         } else {
-            try content(r, base: 0, path: [], kind: .content)
+            try content(r, base: 0, path: [], memberStart: 0, nameMark: 0, kind: .content)
         }
         while let level = levels.last {
             let t = try r.peek()
             if t == .endObject || t == .endArray {
                 try r.next()
-                close(isObject: t == .endObject)
+                try close(isObject: t == .endObject)
                 levels.removeLast()
                 if !levels.isEmpty { path.removeLast() }
                 continue
             }
             if level.count > 0 { structure.append(UInt8(ascii: ",")) }
+            let memberStart = r.offset
+            let nameMark = structure.count
             let key: String
             if level.isObject {
                 try r.next()
@@ -191,42 +232,54 @@ private final class IndexScan {
             let next = try r.peek()
             let descends = patterns.isEmpty ? childDepth < depth : !deeper.isEmpty
             if exact {
-                try unit(r, base: 0, path: path + [key], kind: .record)
+                try r.skipValue()
+                records += 1
+                try member(memberStart: memberStart, end: r.bytesConsumed, nameMark: nameMark, path: path + [key], kind: .record)
             } else if descends && (next == .beginObject || next == .beginArray) {
                 try r.next()
-                open(isObject: next == .beginObject)
+                try open(isObject: next == .beginObject)
                 levels.append(Level(isObject: next == .beginObject, active: deeper))
                 path.append(key)
             } else {
-                try content(r, base: 0, path: path + [key], kind: .content)
+                try content(r, base: 0, path: path + [key], memberStart: memberStart, nameMark: nameMark, kind: .content)
             }
         }
         guard try r.next() == .end else { throw r.error(.trailingData, "unexpected data after the JSON value") }
+        try flushRun()
     }
 
-    /// A value no pattern reaches: one unit, or, larger than `unitBytes`, its children read again.
-    private func content(_ r: JSONReader, base: Int64, path: [String], kind: DumpIndex.Kind) throws {
+    /// A value no pattern reaches: one unit (a member of a run inside a container), or, larger than
+    /// `unitBytes`, its children read again. `memberStart` and `nameMark` are as for `member`.
+    private func content(
+        _ r: JSONReader, base: Int64, path: [String], memberStart: Int64, nameMark: Int, kind: DumpIndex.Kind
+    ) throws {
         let k = try r.peek()
         let start = base + r.offset
         try r.skipValue()
         let end = base + r.bytesConsumed
         guard end - start > unitBytes, k == .beginObject || k == .beginArray else {
-            try emit(start: start, end: end, path: path, kind: kind)
+            if containers.isEmpty {
+                try whole(start: start, end: end, kind: kind)
+            } else {
+                try member(memberStart: base + memberStart, end: end, nameMark: nameMark, path: path, kind: kind)
+            }
             return
         }
         hasPieces = true
         let sub = JSONReader(source: file.stream(from: start, to: end), sourceName: name)
         try sub.next()
-        open(isObject: k == .beginObject)
+        try open(isObject: k == .beginObject)
         var count = 0
         while true {
             let t = try sub.peek()
             if t == .endObject || t == .endArray {
                 try sub.next()
-                close(isObject: t == .endObject)
+                try close(isObject: t == .endObject)
                 return
             }
             if count > 0 { structure.append(UInt8(ascii: ",")) }
+            let childStart = sub.offset
+            let childMark = structure.count
             var key = String(count)
             if k == .beginObject {
                 try sub.next()
@@ -234,37 +287,75 @@ private final class IndexScan {
                 try appendName(sub)
             }
             count += 1
-            try content(sub, base: start, path: path + [key], kind: .piece)
+            try content(sub, base: start, path: path + [key], memberStart: childStart, nameMark: childMark, kind: .piece)
         }
     }
 
-    /// A record: one unit whatever its size.
-    private func unit(_ r: JSONReader, base: Int64, path: [String], kind: DumpIndex.Kind) throws {
-        _ = try r.peek()
-        let start = base + r.offset
-        try r.skipValue()
-        records += 1
-        try emit(start: start, end: base + r.bytesConsumed, path: path, kind: kind)
+    /// A unit inside the innermost container, from `memberStart` (its name in an object) to `end`,
+    /// whose comma and name are in `structure` from `nameMark` on: joins the run of its siblings
+    /// before it while the run stays within `runBytes`, else starts a run.
+    private func member(memberStart: Int64, end: Int64, nameMark: Int, path: [String], kind: DumpIndex.Kind) throws {
+        if var r = run, r.container == serials.last, r.kind == kind, end - r.start <= runBytes {
+            run = nil
+            r.end = end
+            r.members += 1
+            run = r
+            // Its comma and name are among the run's bytes.
+            structure.removeAll(keepingCapacity: true)
+            try checksum(to: end)
+            return
+        }
+        try flushRun()
+        run = Run(
+            start: memberStart, end: end, structure: Array(structure[0..<nameMark]), path: path, kind: kind, container: serials.last!,
+            containers: containers, members: 1)
+        structure.removeAll(keepingCapacity: true)
+        try checksum(to: end)
     }
 
-    private func emit(start: Int64, end: Int64, path: [String], kind: DumpIndex.Kind) throws {
-        let crc = try crc(from: previousEnd, to: end)
-        try DumpIndex.writeEntry(
-            offset: start, length: end - start, crc: crc, structure: structure, pointer: JSONPointer.string(path), kind: kind,
-            line: lines + 1, lineStart: lineStart, containers: containers, to: writer)
+    /// Writes the run waiting, if any.
+    private func flushRun() throws {
+        guard let r = run else { return }
+        run = nil
+        try emit(
+            start: r.start, end: r.end, structure: r.structure, pointer: JSONPointer.string(r.path), kind: r.kind,
+            containers: r.containers, members: r.members)
+    }
+
+    /// The dump's whole value as one unit (no container, no run).
+    private func whole(start: Int64, end: Int64, kind: DumpIndex.Kind) throws {
+        try checksum(to: end)
+        try emit(start: start, end: end, structure: structure, pointer: "", kind: kind, containers: [], members: 0)
         structure.removeAll(keepingCapacity: true)
+    }
+
+    /// Writes a unit whose bytes up to `end` are checksummed.
+    private func emit(
+        start: Int64, end: Int64, structure: [UInt8], pointer: String, kind: DumpIndex.Kind, containers: [UInt8], members: Int
+    ) throws {
+        precondition(checkedTo == end)
+        try DumpIndex.writeEntry(
+            offset: start, length: end - start, crc: pendingCRC.value, structure: structure, pointer: pointer, kind: kind,
+            line: lines + 1, lineStart: lineStart, containers: containers, members: members, to: writer)
+        pendingCRC = CRC32C()
         previousEnd = end
         units += 1
     }
 
-    private func open(isObject: Bool) {
+    /// A container opens: a run before it ends there.
+    private func open(isObject: Bool) throws {
+        try flushRun()
         structure.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
         containers.append(isObject ? UInt8(ascii: "o") : UInt8(ascii: "a"))
+        serials.append(nextSerial)
+        nextSerial += 1
     }
 
-    private func close(isObject: Bool) {
+    private func close(isObject: Bool) throws {
+        try flushRun()
         structure.append(isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
         containers.removeLast()
+        serials.removeLast()
     }
 
     /// The name `r` just read, as a compact writer writes it (`"name":`).
@@ -284,12 +375,18 @@ private final class IndexScan {
         nameSink.removeAll(keepingCapacityUpTo: 1 << 16)
     }
 
-    /// CRC-32C of the input's bytes in `from..<to`, read again (from the page cache, as a rule) in
-    /// 1 MiB blocks: the ranges come in order, so most lie in the block read for the one before.
-    /// Counts the line breaks on the way (the ranges follow each other from byte 0).
-    func crc(from: Int64, to: Int64) throws -> UInt32 {
-        var crc = CRC32C()
-        var at = from
+    /// CRC-32C of the input's bytes from the last unit's end to `size` (after the last unit).
+    func endCRC(size: Int64) throws -> UInt32 {
+        try checksum(to: size)
+        return pendingCRC.value
+    }
+
+    /// Adds the input's bytes from `checkedTo` to `to` to `pendingCRC`, read again (from the page
+    /// cache, as a rule) in 1 MiB blocks: the ranges come in order, so most lie in the block read
+    /// for the one before. Counts the line breaks on the way (the ranges follow each other from
+    /// byte 0).
+    private func checksum(to: Int64) throws {
+        var at = checkedTo
         while at < to {
             if at < blockOffset || at >= blockOffset + Int64(blockCount) {
                 blockOffset = at
@@ -300,7 +397,7 @@ private final class IndexScan {
             let n = Int(min(to - at, Int64(blockCount - start)))
             block.withUnsafeBytes { b in
                 let bytes = UnsafeRawBufferPointer(rebasing: b[start..<(start + n)])
-                crc.update(bytes)
+                pendingCRC.update(bytes)
                 // memchr: a compact dump has no line break, and a pretty one few per block.
                 var i = 0
                 while i < n, let hit = memchr(bytes.baseAddress! + i, 0x0A, n - i) {
@@ -311,6 +408,6 @@ private final class IndexScan {
             }
             at += Int64(n)
         }
-        return crc.value
+        checkedTo = to
     }
 }

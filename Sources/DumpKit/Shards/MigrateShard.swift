@@ -35,21 +35,24 @@ extension MigrateJob {
             let migrate = Migrate(runner: runner, probes: probes, rejects: rejects, concurrency: 1)
             var records = 0
             while let entry = try run.nextUnit() {
-                try run.writeStructure(entry)
                 guard entry.kind == .record else {
-                    try run.reader.transfer(to: run.writer)
+                    try run.transferUnit(entry)
                     continue
                 }
-                let path = JSONPointer.segments(entry.pointer) ?? []
-                let captures = patterns.lazy.compactMap { $0.match(path) }.first ?? [:]
-                let results = try migrate.transform(Record(path: path, captures: captures, value: try run.reader.readValue()))
-                guard results.count == 1, results[0].path == path, let value = results[0].value else {
-                    throw UsageError(
-                        "\(entry.pointer): the plans did not keep this record where it was, which a shard cannot write: run unsharded")
+                try run.beginUnit(entry)
+                try run.forEachValue(of: entry) { path in
+                    let captures = patterns.lazy.compactMap { $0.match(path) }.first ?? [:]
+                    let results = try migrate.transform(Record(path: path, captures: captures, value: try run.reader.readValue()))
+                    guard results.count == 1, results[0].path == path, let value = results[0].value else {
+                        throw UsageError(
+                            "\(JSONPointer.string(path)): the plans did not keep this record where it was, which a shard cannot write: run unsharded"
+                        )
+                    }
+                    try run.writeValue(value, at: path, of: entry)
+                    records += 1
+                    progress?.recordDone()
                 }
-                try run.writer.value(value)
-                records += 1
-                if records & 1023 == 0 { progress?.recordDone() }
+                try run.endUnit(entry)
             }
             let part = try run.commit(tree: true)
             try rejects?.finish()

@@ -49,10 +49,71 @@ final class ShardRun {
         return source.takeEntry()
     }
 
-    /// Writes the structure before a unit of a JSON tree.
-    func writeStructure(_ entry: DumpIndex.Entry) throws {
+    /// Writes a unit of a JSON tree as it is: the structure before it, then its values compactly.
+    func transferUnit(_ entry: DumpIndex.Entry) throws {
+        try beginUnit(entry)
+        if entry.members == 0 {
+            try reader.transfer(to: writer)
+        } else {
+            try members(of: entry) { isObject in
+                if isObject { try writer.name(utf8: reader.bytes, needsEscaping: reader.lastStringHadEscapes) }
+                try reader.transfer(to: writer)
+            }
+        }
+        try endUnit(entry)
+    }
+
+    /// Calls `body` with the path of each value of `entry`'s unit, the reader standing before the
+    /// value (which `body` reads): the dump's whole value, or each member of a run.
+    func forEachValue(of entry: DumpIndex.Entry, _ body: ([String]) throws -> Void) throws {
+        var path = JSONPointer.segments(entry.pointer) ?? []
+        guard entry.members > 0, let firstKey = path.last else { return try body(path) }
+        let first = Int(firstKey) ?? 0
+        var i = 0
+        try members(of: entry) { isObject in
+            path[path.count - 1] = isObject ? reader.stringValue : String(first + i)
+            i += 1
+            try body(path)
+        }
+    }
+
+    /// Reads the brackets of a run around its members, calling `body` for each with the reader
+    /// before its value (after its name in an object: `true`); checks their count.
+    private func members(of entry: DumpIndex.Entry, _ body: (Bool) throws -> Void) throws {
+        // The source serves the run in its container's brackets.
+        let isObject = try reader.next() == .beginObject
+        var count = 0
+        while true {
+            let t = try reader.peek()
+            if t == .endObject || t == .endArray {
+                try reader.next()
+                break
+            }
+            if isObject { try reader.next() }
+            try body(isObject)
+            count += 1
+        }
+        guard count == entry.members else {
+            throw UsageError("the index's unit at \(entry.pointer) has \(entry.members) members, the input \(count): make the index again")
+        }
+    }
+
+    /// Writes what comes before the values of a unit of a JSON tree: the structure, and for a run
+    /// the container it continues (`writeValue`, then `endUnit`).
+    func beginUnit(_ entry: DumpIndex.Entry) throws {
         var structure = entry.structure
         try structure.withUTF8 { try writer.raw(bytes: UnsafeRawBufferPointer($0)) }
+        if entry.members > 0 { try writer.continueContainer(isObject: entry.containers.utf8.last == UInt8(ascii: "o")) }
+    }
+
+    /// Writes a value of the unit `beginUnit` began, at `path` (its name in an object).
+    func writeValue(_ value: JSONValue, at path: [String], of entry: DumpIndex.Entry) throws {
+        if entry.members > 0 && entry.containers.utf8.last == UInt8(ascii: "o") { try writer.name(path[path.count - 1]) }
+        try writer.value(value)
+    }
+
+    func endUnit(_ entry: DumpIndex.Entry) throws {
+        if entry.members > 0 { try writer.endContinued() }
     }
 
     /// Ends the part (in the last shard, after checking the input's bytes after the last unit: for a
@@ -88,15 +149,16 @@ final class ShardRun {
 
     func abort() { part.abort() }
 
-    /// Reads every unit of the shard as a record at its place in the tree (with the captures of the
-    /// first of `patterns` it lies in), runs batches of them through `transformer` (up to
-    /// `concurrency` slices of a batch at once, as the pipeline's workers would), and writes each
-    /// unit in its place: the structure before it, then its value compactly. A blob step rewrites
-    /// strings and small objects, which never span units, so the units' results are the unsharded
-    /// run's output.
+    /// Reads every value of the shard's units as a record at its place in the tree (with the
+    /// captures of the first of `patterns` it lies in), runs batches of them through `transformer`
+    /// (up to `concurrency` slices of a batch at once, as the pipeline's workers would), and writes
+    /// each in its place: the structure before its unit, then the value compactly. A blob step
+    /// rewrites strings and small objects, which never span values, so the results are the
+    /// unsharded run's output.
     func transformUnits(_ transformer: RecordTransformer, patterns: [PathPattern], concurrency: Int, progress: ProgressMeter?) throws {
         let workers = max(1, concurrency)
-        var entries: [DumpIndex.Entry] = []
+        /// Each record's unit, and whether it is the unit's first or last value.
+        var slots: [(entry: DumpIndex.Entry, first: Bool, last: Bool)] = []
         var records: [Record] = []
         var bytes: Int64 = 0
         func flush() throws {
@@ -112,26 +174,32 @@ final class ShardRun {
             }
             // The first failure in the dump's order, as a run one record at a time would report.
             let done = try results.withLock { $0 }.flatMap { try $0!.get() }
-            for (entry, out) in zip(entries, done) {
-                try writeStructure(entry)
+            for ((slot, record), out) in zip(zip(slots, records), done) {
+                if slot.first { try beginUnit(slot.entry) }
                 guard out.count == 1, let value = out[0].value else {
                     throw UsageError(
-                        "\(entry.pointer): \(transformer.name) did not keep this value where it was, which a shard cannot write")
+                        "\(JSONPointer.string(record.path)): \(transformer.name) did not keep this value where it was, which a shard cannot write"
+                    )
                 }
-                try writer.value(value)
+                try writeValue(value, at: record.path, of: slot.entry)
+                if slot.last { try endUnit(slot.entry) }
             }
-            entries.removeAll(keepingCapacity: true)
+            slots.removeAll(keepingCapacity: true)
             records.removeAll(keepingCapacity: true)
             bytes = 0
         }
         while let entry = try nextUnit() {
-            let path = JSONPointer.segments(entry.pointer) ?? []
-            let captures = ExtractBlobs.captures(patterns, path) ?? [:]
-            entries.append(entry)
-            records.append(Record(path: path, captures: captures, value: try reader.readValue()))
+            let values = max(1, entry.members)
+            var i = 0
+            try forEachValue(of: entry) { path in
+                let captures = ExtractBlobs.captures(patterns, path) ?? [:]
+                slots.append((entry, i == 0, i == values - 1))
+                records.append(Record(path: path, captures: captures, value: try reader.readValue()))
+                i += 1
+                progress?.recordDone()
+            }
             bytes += entry.length
             if records.count >= 64 * workers || bytes >= 16 << 20 { try flush() }
-            if units & 1023 == 0 { progress?.recordDone() }
         }
         try flush()
     }

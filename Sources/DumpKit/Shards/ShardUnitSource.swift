@@ -1,7 +1,8 @@
 import JSONStream
 
 /// The units of one shard as a byte stream for a `JSONReader` (with `multipleDocuments`): each unit's
-/// bytes, then a line break. The shard's units and the bytes between them are one stretch of the
+/// bytes, in the brackets of its container for a run of siblings (`{"a":1,"b":2}` for a run
+/// `"a":1,"b":2` of an object's members), then a line break. The shard's units and the bytes between them are one stretch of the
 /// file, read with `pread` in 1 MiB blocks; the entries come from the index as the reader reaches
 /// them, so neither the index nor the shard's list of units is held whole.
 ///
@@ -30,7 +31,8 @@ final class ShardUnitSource: JSONByteSource {
     /// The start of the range the current entry's checksum covers (the previous entry's end).
     private var checkedFrom: Int64 = 0
     private var crc = CRC32C()
-    private var separatorDue = false
+    /// Whether the current entry's run still needs its opening bracket.
+    private var openingDue = false
     /// A block of the file, from `chunkOffset`, `chunkCount` bytes of it read.
     private var chunk = [UInt8](repeating: 0, count: 1 << 20)
     private var chunkOffset: Int64 = 0
@@ -45,7 +47,8 @@ final class ShardUnitSource: JSONByteSource {
     private(set) var unitsRead = 0
     /// Whether the whole range is served as one document (see above).
     private let wholeRange: Bool
-    /// Synthetic bytes to serve before anything else, from `pendingAt`.
+    /// Synthetic bytes to serve before anything else, from `pendingAt`: brackets and line breaks
+    /// around units, or the start and end of the whole range.
     private var pending: [UInt8] = []
     private var pendingAt = 0
     /// What to add to the reader's lines, and to its columns on its first line, for the dump's.
@@ -90,10 +93,14 @@ final class ShardUnitSource: JSONByteSource {
     private func startAfter(_ entry: DumpIndex.Entry) throws {
         let sink = MemoryByteSink()
         let w = JSONWriter(sink: sink)
-        let segments = JSONPointer.segments(entry.pointer) ?? []
+        var segments = JSONPointer.segments(entry.pointer) ?? []
         let kinds = Array(entry.containers.utf8)
         guard kinds.count == segments.count else {
             throw UsageError("\(index.path): the entry of \(entry.pointer) is not in \(kinds.count) containers; make the index again")
+        }
+        // The run's last member: in an array, its index counts.
+        if kinds.last == UInt8(ascii: "a"), let first = Int(segments[segments.count - 1]) {
+            segments[segments.count - 1] = String(first + entry.members - 1)
         }
         for (kind, key) in zip(kinds, segments) {
             if kind == UInt8(ascii: "o") {
@@ -132,12 +139,9 @@ final class ShardUnitSource: JSONByteSource {
 
     private func fill(_ buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         var filled = 0
-        filled += servePending(buffer)
         while filled < buffer.count {
-            if separatorDue {
-                buffer[filled] = UInt8(ascii: "\n")
-                filled += 1
-                separatorDue = false
+            if pendingAt < pending.count {
+                filled += servePending(UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
                 continue
             }
             if current == nil {
@@ -145,13 +149,17 @@ final class ShardUnitSource: JSONByteSource {
                     if wholeRange && !closed {
                         closed = true
                         try close(at: servedBytes + Int64(filled))
-                        filled += servePending(UnsafeMutableRawBufferPointer(rebasing: buffer[filled...]))
                         continue
                     }
                     break
                 }
             }
             let e = current!
+            if openingDue && position >= e.offset {
+                openingDue = false
+                serve([e.containers.utf8.last == UInt8(ascii: "o") ? UInt8(ascii: "{") : UInt8(ascii: "[")])
+                continue
+            }
             if position >= chunkOffset + Int64(chunkCount) { try refillChunk(upTo: e.end) }
             let copies = wholeRange || position >= e.offset
             let chunkEnd = chunkOffset + Int64(chunkCount)
@@ -172,10 +180,19 @@ final class ShardUnitSource: JSONByteSource {
                             + "the index is for another file or the file changed; make the index again")
                 }
                 current = nil
-                separatorDue = !wholeRange
+                if !wholeRange {
+                    let closing = e.containers.utf8.last == UInt8(ascii: "o") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                    serve(e.members > 0 ? [closing, UInt8(ascii: "\n")] : [UInt8(ascii: "\n")])
+                }
             }
         }
         return filled
+    }
+
+    /// Serves `bytes` next (nothing else is pending).
+    private func serve(_ bytes: [UInt8]) {
+        pending = bytes
+        pendingAt = 0
     }
 
     /// Copies what is left of the synthetic bytes into `buffer`; returns how many.
@@ -196,13 +213,11 @@ final class ShardUnitSource: JSONByteSource {
     private func close(at offset: Int64) throws {
         rangeEnd = offset
         guard spec.index == spec.count - 1 else {
-            pending = (lastEntry?.containers.utf8.reversed() ?? []).map { $0 == UInt8(ascii: "o") ? UInt8(ascii: "}") : UInt8(ascii: "]") }
-            pendingAt = 0
+            serve((lastEntry?.containers.utf8.reversed() ?? []).map { $0 == UInt8(ascii: "o") ? UInt8(ascii: "}") : UInt8(ascii: "]") })
             return
         }
         rangeEnd = Int64.max
-        pending = try checkEnd()
-        pendingAt = 0
+        serve(try checkEnd())
     }
 
     /// Reads the file from `position` on into `chunk`: the shard's ranges and the bytes between
@@ -231,7 +246,10 @@ final class ShardUnitSource: JSONByteSource {
             checkedFrom = before
             position = before
             crc = CRC32C()
-            if !wholeRange { served.append(e) }
+            if !wholeRange {
+                served.append(e)
+                openingDue = e.members > 0
+            }
             return true
         }
         exhausted = true
