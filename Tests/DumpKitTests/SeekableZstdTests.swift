@@ -185,7 +185,8 @@ final class SeekableZstdTests: XCTestCase {
         let path = dir.path("dump.json")
         try writeFile(path, Array("{\"a\":1}".utf8))
         var trailer = DumpIndex.Trailer(
-            size: 7, sha256: "x", units: 1, unitBytes: 1, records: [], end: "}", endCRC: 0, hasPieces: false, objectVersion: "ETag abc")
+            size: 7, sha256: "x", units: 1, unitBytes: 1, runBytes: 1, records: [], end: "}", endCRC: 0, hasPieces: false,
+            objectVersion: "ETag abc")
         let parsed = try DumpIndex.Trailer(json: trailer.json(), file: "i")
         XCTAssertEqual(parsed, trailer)
         var opened = try PositionalInput.open(path)

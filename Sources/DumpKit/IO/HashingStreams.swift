@@ -43,6 +43,23 @@ final class HashingByteSink: JSONByteSink {
     var hex: String { Hex.lowercase(hasher.finalize()) }
 }
 
+/// Passes bytes through to a sink while computing their CRC-32C: the checksum of shards' parts,
+/// which `merge` checks (in hardware, at memory speed).
+final class CRC32CByteSink: JSONByteSink {
+    private let sink: JSONByteSink
+    private var checksum = CRC32C()
+
+    init(_ sink: JSONByteSink) { self.sink = sink }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        checksum.update(bytes)
+        try sink.write(bytes)
+    }
+
+    /// The CRC-32C of everything written.
+    var value: UInt32 { checksum.value }
+}
+
 /// Drops every byte (dry runs).
 final class DiscardingByteSink: JSONByteSink {
     func write(_ bytes: UnsafeRawBufferPointer) throws {}

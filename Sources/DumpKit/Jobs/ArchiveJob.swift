@@ -252,8 +252,8 @@ public struct ArchiveJob {
             + (self.created.map { "\($0.seconds)" } ?? "newest")
         let manifest = ShardManifest(
             command: "archive", shard: spec.index, shards: spec.count, index: index.identity, options: options, units: items.count,
-            records: objects.objects.count, bytesIn: objects.totalBytes, partBytes: written.bytes, partSHA256: written.sha256,
-            partCRC32C: written.crc32c, counts: ["changed": changed.count], objectsCRC32C: objectsCRC32C)
+            records: objects.objects.count, bytesIn: objects.totalBytes, partBytes: written.bytes, partCRC32C: written.crc32c,
+            counts: ["changed": changed.count], objectsCRC32C: objectsCRC32C)
         try manifest.write(output: output)
         return Summary(
             objects: objects.objects.count, bytes: objects.totalBytes, format: .tar, compression: .zstd, notes: notes,

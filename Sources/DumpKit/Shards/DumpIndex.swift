@@ -71,6 +71,8 @@ public enum DumpIndex {
         public var units: Int
         /// The largest unit size, except records, which are never split.
         public var unitBytes: Int64
+        /// The largest run of units (unless one alone is larger).
+        public var runBytes: Int64
         /// The record patterns the index was made with (empty: units by size).
         public var records: [String]
         /// The compact JSON after the last unit (closing brackets).
@@ -85,12 +87,12 @@ public enum DumpIndex {
         public var objectVersion: String?
 
         /// The identity parts and manifests name the index by.
-        public var identity: String { "\(size):\(sha256):\(unitBytes):\(records.joined(separator: ","))" }
+        public var identity: String { "\(size):\(sha256):\(unitBytes):\(runBytes):\(records.joined(separator: ","))" }
 
         func json() -> JSONValue {
             var members: JSONObject = [
                 "dumpkitIndex": .number(JSONNumber(DumpIndex.version)), "size": .number(JSONNumber(size)), "sha256": .string(sha256),
-                "units": .number(JSONNumber(units)), "unitBytes": .number(JSONNumber(unitBytes)),
+                "units": .number(JSONNumber(units)), "unitBytes": .number(JSONNumber(unitBytes)), "runBytes": .number(JSONNumber(runBytes)),
                 "records": .array(records.map { .string($0) }), "end": .string(end), "endCRC": .number(JSONNumber(endCRC)),
                 "pieces": .bool(hasPieces),
             ]
@@ -99,13 +101,14 @@ public enum DumpIndex {
         }
 
         init(
-            size: Int64, sha256: String, units: Int, unitBytes: Int64, records: [String], end: String, endCRC: UInt32, hasPieces: Bool,
-            objectVersion: String? = nil
+            size: Int64, sha256: String, units: Int, unitBytes: Int64, runBytes: Int64, records: [String], end: String, endCRC: UInt32,
+            hasPieces: Bool, objectVersion: String? = nil
         ) {
             self.size = size
             self.sha256 = sha256
             self.units = units
             self.unitBytes = unitBytes
+            self.runBytes = runBytes
             self.records = records
             self.end = end
             self.endCRC = endCRC
@@ -121,11 +124,12 @@ public enum DumpIndex {
             }
             guard let size = o["size"]?.numberValue?.int64Value, let sha = o["sha256"]?.stringValue,
                 let units = o["units"]?.numberValue?.int64Value, let unitBytes = o["unitBytes"]?.numberValue?.int64Value,
+                let runBytes = o["runBytes"]?.numberValue?.int64Value,
                 let records = o["records"]?.arrayValue?.compactMap(\.stringValue), let end = o["end"]?.stringValue,
                 let crc = o["endCRC"]?.numberValue?.int64Value, let pieces = o["pieces"]?.boolValue
             else { throw bad("trailer fields missing") }
             self.init(
-                size: size, sha256: sha, units: Int(units), unitBytes: unitBytes, records: records, end: end,
+                size: size, sha256: sha, units: Int(units), unitBytes: unitBytes, runBytes: runBytes, records: records, end: end,
                 endCRC: UInt32(truncatingIfNeeded: crc), hasPieces: pieces, objectVersion: o["objectVersion"]?.stringValue)
         }
 

@@ -63,10 +63,10 @@ public struct DumpIndexJob {
         let reader = JSONReader(source: hashing, sourceName: input)
         let watch = DuplicateKeyError.Watch(reader, file: input)
         let outFile = try OutputFile(path: output, compression: CompressionFilter.none)
+        let runBytes = runBytes ?? min(unitBytes, max(1, opened.size / 4096))
         do {
             let scan = try IndexScan(
-                file: opened.source, name: input, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes,
-                runBytes: runBytes ?? min(unitBytes, max(1, opened.size / 4096)))
+                file: opened.source, name: input, sink: outFile, patterns: records, depth: depth, unitBytes: unitBytes, runBytes: runBytes)
             try scan.walk(reader)
             try watch.check()
             let size = counted.bytesRead
@@ -74,7 +74,7 @@ public struct DumpIndexJob {
                 throw InputError(file: input, message: "changed while it was read (\(size) bytes read of \(opened.size))")
             }
             let trailer = DumpIndex.Trailer(
-                size: size, sha256: hashing.hex, units: scan.units, unitBytes: unitBytes, records: records.map(\.text),
+                size: size, sha256: hashing.hex, units: scan.units, unitBytes: unitBytes, runBytes: runBytes, records: records.map(\.text),
                 end: String(decoding: scan.structure, as: UTF8.self), endCRC: try scan.endCRC(size: size),
                 hasPieces: scan.hasPieces, objectVersion: opened.version)
             try scan.writer.value(trailer.json())

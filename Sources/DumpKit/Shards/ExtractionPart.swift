@@ -20,7 +20,7 @@ enum ExtractionPart {
     static func write(_ report: BlobExtractionReport, to path: String) throws -> UInt32 {
         let file = try OutputFile(path: path, compression: CompressionFilter.none)
         do {
-            let hashing = HashingByteSink(file, crc32c: true)
+            let hashing = CRC32CByteSink(file)
             let w = JSONWriter(sink: hashing, options: .compact)
             try w.value(.object(["report": report.jsonValue]))
             try w.raw("\n")
@@ -35,7 +35,7 @@ enum ExtractionPart {
             }
             try w.flush()
             try file.commit()
-            return hashing.crc32c
+            return hashing.value
         } catch {
             file.abort()
             throw error

@@ -14,7 +14,7 @@ final class ShardRun {
     let writer: JSONWriter
     let source: ShardUnitSource
     private let part: OutputFile
-    private let hashing: HashingByteSink
+    private let checksum: CRC32CByteSink
     private(set) var units = 0
     /// The store's ETag of a part written to S3 (`-o s3://...`), for the manifest.
     private(set) var partETag: String?
@@ -38,8 +38,8 @@ final class ShardRun {
         reader = JSONReader(source: source, options: .init(multipleDocuments: true), sourceName: input)
         part = try OutputFile(
             path: ShardManifest.partPath(output: output, shard: spec.index, of: spec.count), compression: CompressionFilter.none)
-        hashing = HashingByteSink(part, crc32c: true)
-        writer = JSONWriter(sink: hashing, options: writerOptions)
+        checksum = CRC32CByteSink(part)
+        writer = JSONWriter(sink: checksum, options: writerOptions)
     }
 
     /// The next unit of the shard, the reader standing before its value; nil after the last.
@@ -118,8 +118,8 @@ final class ShardRun {
 
     /// Ends the part (in the last shard, after checking the input's bytes after the last unit: for a
     /// tree, the closing brackets and the line break `DumpWriter.finish` ends a tree with), syncs it
-    /// and renames it into place. Returns its size, SHA-256, CRC-32C and the input bytes read.
-    func commit(tree: Bool) throws -> (bytes: Int64, sha256: String, crc32c: UInt32, bytesIn: Int64) {
+    /// and renames it into place. Returns its size, CRC-32C and the input bytes read.
+    func commit(tree: Bool) throws -> (bytes: Int64, crc32c: UInt32, bytesIn: Int64) {
         if spec.index == spec.count - 1 {
             try source.checkEnd()
             if tree {
@@ -131,18 +131,18 @@ final class ShardRun {
         try writer.flush()
         try part.commit()
         partETag = try part.storedETag()
-        return (part.bytesWritten, hashing.hex, hashing.crc32c, source.bytesRead)
+        return (part.bytesWritten, checksum.value, source.bytesRead)
     }
 
     /// The manifest of the shard whose part `written` committed (`commit(tree:)`): what every
     /// command's manifest holds; the caller adds its own counts. `units` defaults to those handed out.
     func manifest(
-        command: String, options: String, written: (bytes: Int64, sha256: String, crc32c: UInt32, bytesIn: Int64), units: Int? = nil,
+        command: String, options: String, written: (bytes: Int64, crc32c: UInt32, bytesIn: Int64), units: Int? = nil,
         records: Int = 0
     ) -> ShardManifest {
         var m = ShardManifest(
             command: command, shard: spec.index, shards: spec.count, index: trailer.identity, options: options, units: units ?? self.units,
-            records: records, bytesIn: written.bytesIn, partBytes: written.bytes, partSHA256: written.sha256, partCRC32C: written.crc32c)
+            records: records, bytesIn: written.bytesIn, partBytes: written.bytes, partCRC32C: written.crc32c)
         m.partETag = partETag
         return m
     }
