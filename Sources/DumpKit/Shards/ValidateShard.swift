@@ -27,28 +27,11 @@ extension ValidateJob {
                 writer: run.writer, source: input,
                 checkedRules: Self.limitRules + schemas.map { "schema:\($0.file)" } + (blobs.map { Self.blobRules(style: $0.style) } ?? []),
                 maxFindings: maxFindings, lineShift: source.lineShift, firstLineColumnShift: source.firstLineColumnShift)
-            // Findings of the limit checks since the last record, in order; only those of the
-            // shard's own bytes (not of the synthetic start and end).
-            var findings: [Finding] = []
-            var active = false
-            var started = false
-            var open: [DatabaseLimitsChecker.ContainerState]?
-            let limits = DatabaseLimitsChecker(patterns: patterns) { if active { findings.append($0) } }
+            let span = ShardLimits(source: source, patterns: patterns)
             let reader = DumpReader(source: source, patterns: patterns, sourceName: input)
             reader.readsRecordValues = false
             reader.readsRecordCaptures = false
-            reader.reader.tokenObserver = { token, r in
-                let at = r.offset
-                if !started && at >= source.rangeStart {
-                    started = true
-                    limits.startSpanning { state, r in
-                        if active { findings.append(FindingsPart.containerEnd(state, pointer: r.pointer, location: r.location)) }
-                    }
-                }
-                if open == nil && at >= source.rangeEnd { open = limits.openContainers }
-                active = at >= source.rangeStart && at < source.rangeEnd
-                limits.observe(token, r)
-            }
+            reader.reader.tokenObserver = span.observe
             let discard = DiscardingPassThrough()
             let checker = RecordSchemaChecker(schemas: schemas) { part.add($0) }
             defer { checker.finish() }
@@ -64,13 +47,13 @@ extension ValidateJob {
                     try reader.reader.readValue(into: checker.nextTape())
                     records += 1
                     progress?.recordDone()
-                    checker.submit(path: record.path, findingsBefore: &findings)
+                    checker.submit(path: record.path, findingsBefore: &span.found.findings)
                 }
             }
             checker.finish()
-            for f in findings { part.add(f) }
+            for f in span.found.findings { part.add(f) }
             try part.finish(
-                open: open ?? [], applied: checker.applied,
+                open: span.open ?? [], applied: checker.applied,
                 unmatched: allowUnmatched ? [] : schemas.map(Self.unmatchedFinding), unknownKeywords: Self.unknownKeywordFindings(schemas))
             let written = try run.commit(tree: false)
             progress?.finish()
@@ -112,5 +95,45 @@ extension ValidateJob {
                     + "which other shards hold; validate with --rules unsharded (dumpkit validate without --index), "
                     + "or shard the limits and schemas and run the rules separately")
         }
+    }
+}
+
+/// The limit checks of a validate shard: only findings of the shard's own bytes count (not of the
+/// synthetic start and end `ShardUnitSource` serves around them), and containers the shard read
+/// the end of are reported with their names for `merge` to add up. Called for every token, it
+/// keeps its state in immutable references (a closure over local variables paid for a checked
+/// access to each, and optional references for a retain, a third of a shard's time).
+private final class ShardLimits {
+    /// The findings since the last record, in order, and whether the token seen is the shard's.
+    final class Found {
+        var active = false
+        var findings: [Finding] = []
+    }
+
+    let found = Found()
+    private let source: ShardUnitSource
+    private let limits: DatabaseLimitsChecker
+    private var started = false
+    /// The containers open where the shard's bytes end.
+    private(set) var open: [DatabaseLimitsChecker.ContainerState]?
+
+    init(source: ShardUnitSource, patterns: [PathPattern]) {
+        self.source = source
+        let found = found
+        limits = DatabaseLimitsChecker(patterns: patterns) { if found.active { found.findings.append($0) } }
+    }
+
+    func observe(_ token: JSONToken, _ r: JSONReader) {
+        let at = r.offset
+        if !started && at >= source.rangeStart {
+            started = true
+            let found = found
+            limits.startSpanning { state, r in
+                if found.active { found.findings.append(FindingsPart.containerEnd(state, pointer: r.pointer, location: r.location)) }
+            }
+        }
+        if open == nil && at >= source.rangeEnd { open = limits.openContainers }
+        found.active = at >= source.rangeStart && at < source.rangeEnd
+        limits.observe(token, r)
     }
 }
