@@ -72,9 +72,10 @@ struct SinglePassArchiver {
     /// Writes one shard's part of a sharded archive (`archive --shard`) to `output`: the entries of
     /// `items` as zstd frames, without the manifest or the end of the archive, which `merge` writes
     /// around the joined parts. Returns the manifest's objects, the bucket objects that changed, and the
-    /// part's size, SHA-256 and CRC-32C.
+    /// part's size, SHA-256, CRC-32C and, written to S3, the ETag the store gave it (which `merge`
+    /// checks it by).
     func writePart(items: [ArchiveItem], collected: [MetadataCollector.Collected], progress: ArchiveProgress?) throws -> (
-        objects: [ArchiveManifest.Object], changes: [ArchiveSourceChange], bytes: Int64, sha256: String, crc32c: UInt32
+        objects: [ArchiveManifest.Object], changes: [ArchiveSourceChange], bytes: Int64, sha256: String, crc32c: UInt32, etag: String?
     ) {
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
         let hashing = HashingByteSink(file, crc32c: true)
@@ -85,7 +86,7 @@ struct SinglePassArchiver {
             try writer.finish(endOfArchive: false)
             try frames.finish()
             try file.commit()
-            return (objects, changes, file.bytesWritten, hashing.hex, hashing.crc32c)
+            return (objects, changes, file.bytesWritten, hashing.hex, hashing.crc32c, try file.storedETag())
         }
     }
 
