@@ -102,7 +102,7 @@ enum JoinSource: Sendable {
     }
 }
 
-/// Reads `length` bytes at `offset` of the parts joined end to end, each pinned to the version
+/// Reads `length` bytes at `offset` of the pieces joined end to end, each part pinned to the version
 /// described (S3's ETag, Cloud Storage's generation), so that a part replaced meanwhile fails the join
 /// as a stale shard (exit 1), as a copy or compose of it does.
 private func readJoined(_ sources: [JoinSource], at offset: Int64, length: Int) async throws -> ByteBuffer {
@@ -114,9 +114,12 @@ private func readJoined(_ sources: [JoinSource], at offset: Int64, length: Int) 
         defer { start = end }
         let from = max(offset, start), to = min(offset + Int64(length), end)
         guard from < to else { continue }
-        guard case .object(let client, let key, let part) = source else {
-            if case .bytes(let bytes) = source { out.writeBytes(bytes[Int(from - start)..<Int(to - start)]) }
+        let (client, key, part): (any ObjectStoreClient, String, StoredPart)
+        switch source {
+        case .bytes(let bytes):
+            out.writeBytes(bytes[Int(from - start)..<Int(to - start)])
             continue
+        case .object(let c, let k, let p): (client, key, part) = (c, k, p)
         }
         let read: ObjectRead
         do {

@@ -147,23 +147,6 @@ final class ArchiveFromBucketTests: BothStoresTestCase {
         }
     }
 
-    /// The manifest of an archive (parsed) and its decompressed tar (`zstd -dc`) after the manifest's entry.
-    func manifestAndEntries(_ archive: String) throws -> (manifest: NSDictionary, entries: Data) {
-        let zstd = try RequiredTool.path("zstd", package: "zstd")
-        let tar = try Shell.runData(zstd, ["-dc", archive])
-        var offset = 0
-        func size(at header: Int) -> Int {
-            let field = tar[(header + 124)..<(header + 136)].prefix { $0 != 0 && $0 != 0x20 }
-            return Int(String(decoding: field, as: UTF8.self), radix: 8) ?? -1
-        }
-        // A pax extended header may come before the manifest's own.
-        while tar[offset + 156] == UInt8(ascii: "x") { offset += 512 + (size(at: offset) + 511) / 512 * 512 }
-        XCTAssertEqual(String(decoding: tar[offset..<(offset + 100)].prefix { $0 != 0 }, as: UTF8.self), ".dumpkit-manifest.json", archive)
-        let length = size(at: offset)
-        let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: tar[(offset + 512)..<(offset + 512 + length)]) as? NSDictionary)
-        return (manifest, tar[(offset + 512 + (length + 511) / 512 * 512)...])
-    }
-
     /// A bucket's sample objects (`sampleStore`, with `big.bin` of 9 MiB) and `w/large.bin` of 12 MiB, in
     /// `scheme://BUCKET/src`; the bucket and the objects.
     private func bucketWithLargeObjects(_ scheme: String, in directory: URL) throws -> (bucket: String, objects: [String: [UInt8]]) {
@@ -226,8 +209,8 @@ final class ArchiveFromBucketTests: BothStoresTestCase {
             let merged = directory.appendingPathComponent("\(scheme)-merged.tar.zst").path
             try mergedData.write(to: URL(fileURLWithPath: merged))
 
-            let (manifest, entries) = try manifestAndEntries(reference)
-            let joined = try manifestAndEntries(merged)
+            let (manifest, entries) = try manifestAndEntries(of: reference)
+            let joined = try manifestAndEntries(of: merged)
             XCTAssertEqual(joined.manifest, manifest, "\(scheme): the manifests")
             XCTAssertTrue(joined.entries == entries, "\(scheme): the tar after the manifest differs")
             // The unsharded manifest entry is padded to the width reserved before hashing; the merged one is not.
