@@ -313,10 +313,11 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
         XCTAssertEqual(merged["copiedInStore"] as? Int, 0)
     }
 
-    /// A part replaced between the check and the join: the copy's condition (the ETag) fails it as a
-    /// stale shard, the upload is aborted, and nothing appears under the output's name. Only on S3:
-    /// fake-gcs-server does not check a compose source's `ifGenerationMatch` (it composes the new
-    /// bytes), which Cloud Storage's API reference says it does.
+    /// A part replaced between the check and the join: the copy's condition (the ETag), or the read
+    /// of its bytes pinned to the ETag when they are sent, fails it as a stale shard, the upload is
+    /// aborted, and nothing appears under the output's name. Only on S3: fake-gcs-server does not
+    /// check a compose source's `ifGenerationMatch` (it composes the new bytes), which Cloud
+    /// Storage's API reference says it does.
     func testAPartReplacedDuringTheJoinStopsItLeavingNothing() throws {
         let environment = try environmentOfServers()
         let stores = ObjectStoreOptions(environment: environment)
@@ -341,13 +342,19 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
             var changed = Array(bytes[((count - 1) * size)..<(count * size)])
             changed[0] ^= 1
             try put(count - 1, changed)
-            XCTAssertThrowsError(try parts.join(described.map(JoinPiece.stored), into: "\(bucket)/joined").publish(), scheme) { error in
-                XCTAssertTrue(error is ShardError, "\(scheme): \(error)")
-                XCTAssertTrue("\(error)".contains("changed after merge checked it"), "\(scheme): \(error)")
+            // The parts alone: the changed one's copy fails; after a piece of bytes (a merged
+            // archive's manifest frames): the changed part's bytes are sent with them, and its read fails.
+            for head in [[], [JoinPiece.bytes([UInt8](repeating: 7, count: 1000))]] {
+                let what = head.isEmpty ? "copied" : "sent"
+                XCTAssertThrowsError(try parts.join(head + described.map(JoinPiece.stored), into: "\(bucket)/joined").publish(), what) {
+                    error in
+                    XCTAssertTrue(error is ShardError, "\(what): \(error)")
+                    XCTAssertTrue("\(error)".contains("changed after merge checked it"), "\(what): \(error)")
+                }
+                XCTAssertEqual(try keys(in: bucket, startingWith: "joined"), [], "\(what): no output")
+                let client = try XCTUnwrap(stores.client(for: XCTUnwrap(ObjectStoreURL(bucket + "/"))) as? S3Client)
+                XCTAssertEqual(try runBlocking { try await client.uploadsInProgress(prefix: "") }.count, 0, "\(what): no upload left")
             }
-            XCTAssertEqual(try keys(in: bucket, startingWith: "joined"), [], "\(scheme): no output")
-            let client = try XCTUnwrap(stores.client(for: XCTUnwrap(ObjectStoreURL(bucket + "/"))) as? S3Client)
-            XCTAssertEqual(try runBlocking { try await client.uploadsInProgress(prefix: "") }.count, 0, "no upload left")
         }
     }
 
