@@ -378,21 +378,20 @@ final class ComposeJoin: PreparedJoin {
                 case .object(_, let key, let part):
                     sources.append((key, part.generation))
                 case .bytes(let bytes):
-                    let name = "\(run)-piece-\(i)", object = StoredObject(key: "\(run)-piece-\(i)", size: Int64(bytes.count))
-                    let made = try runBlocking { () async throws -> StoredObject? in
-                        guard
-                            case .created = try await client.put(
-                                key: name, body: ByteBuffer(bytes: bytes), object: object, createOnly: true)
-                        else { return nil }
-                        return try await client.head(key: name)
+                    let name = "\(run)-piece-\(i)", object = StoredObject(key: name, size: Int64(bytes.count))
+                    let outcome = try runBlocking {
+                        try await client.put(key: name, body: ByteBuffer(bytes: bytes), object: object, createOnly: true)
                     }
-                    guard let made else {
+                    guard case .created = outcome else {
                         throw ObjectStoreError(
                             store: client.url.description, endpoint: client.endpoint, object: name,
                             message: "another object has this run's temporary name")
                     }
-                    temporaries.append((name, made.generation))
-                    sources.append((name, made.generation))
+                    // Recorded before its generation is known, so that a failure from here on deletes it.
+                    temporaries.append((name, nil))
+                    let generation = try runBlocking { try await client.head(key: name) }?.generation
+                    temporaries[temporaries.count - 1].generation = generation
+                    sources.append((name, generation))
                     streamed += Int64(bytes.count)
                 }
             }
