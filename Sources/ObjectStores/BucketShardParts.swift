@@ -57,55 +57,79 @@ public struct BucketShardParts: BucketPartStore {
         return bytes.reduce(0) { $0 << 8 | UInt32($1) }
     }
 
-    public func join(_ parts: [StoredPart], into output: String) throws -> PreparedJoin {
+    public func join(_ pieces: [JoinPiece], into output: String) throws -> PreparedJoin {
         let (client, key, base) = try object(output)
-        var target = StoredObject(key: key, size: parts.reduce(0) { $0 + $1.size })
+        var target = StoredObject(key: key, size: pieces.reduce(0) { $0 + $1.size })
         target.contentType = ObjectOutput.contentType(of: key)
-        let keys = parts.map { $0.location.hasPrefix(base) ? String($0.location.dropFirst(base.count)) : nil }
-        let sameBucket = keys.allSatisfy { $0 != nil } && target.size > 0
+        let sources: [JoinSource] = try pieces.map { piece in
+            switch piece {
+            case .bytes(let bytes): return .bytes(bytes)
+            case .stored(let part):
+                let (c, k, _) = try object(part.location)
+                return .object(client: c, key: k, part: part)
+            }
+        }
+        let sameBucket =
+            pieces.allSatisfy {
+                guard case .stored(let part) = $0 else { return true }
+                return part.location.hasPrefix(base)
+            } && target.size > 0
         if sameBucket, let s3 = client as? S3Client {
             let join = S3PartCopyJoin(client: s3, key: key, object: target)
-            try join.prepare(parts, keys: keys.map { $0! })
+            try join.prepare(sources)
             return join
         }
         if sameBucket, let gcs = client as? GCSClient {
             let join = ComposeJoin(client: gcs, key: key, object: target)
-            try join.prepare(zip(keys, parts).map { ($0!, $1.generation) })
+            try join.prepare(sources)
             return join
         }
-        return StreamedJoin(
-            client: client, key: key, object: target,
-            sources: try parts.map { part in
-                let (c, k, _) = try object(part.location)
-                return (c, k, part)
-            })
+        return StreamedJoin(client: client, key: key, object: target, sources: sources)
     }
 }
 
-/// Reads `length` bytes at `offset` of the parts joined end to end, each pinned to the version
+/// A piece of a join as the store's joins read it: a part, pinned to the version described, or bytes
+/// of this process.
+enum JoinSource: Sendable {
+    case object(client: any ObjectStoreClient, key: String, part: StoredPart)
+    case bytes([UInt8])
+
+    var size: Int64 {
+        switch self {
+        case .object(_, _, let part): part.size
+        case .bytes(let bytes): Int64(bytes.count)
+        }
+    }
+}
+
+/// Reads `length` bytes at `offset` of the pieces joined end to end, each part pinned to the version
 /// described (S3's ETag, Cloud Storage's generation), so that a part replaced meanwhile fails the join
 /// as a stale shard (exit 1), as a copy or compose of it does.
-private func readJoined(
-    _ sources: [(client: any ObjectStoreClient, key: String, part: StoredPart)], at offset: Int64, length: Int
-) async throws -> ByteBuffer {
+private func readJoined(_ sources: [JoinSource], at offset: Int64, length: Int) async throws -> ByteBuffer {
     var out = ByteBuffer()
     out.reserveCapacity(length)
     var start: Int64 = 0
     for source in sources {
-        let end = start + source.part.size
+        let end = start + source.size
         defer { start = end }
         let from = max(offset, start), to = min(offset + Int64(length), end)
         guard from < to else { continue }
+        let (client, key, part): (any ObjectStoreClient, String, StoredPart)
+        switch source {
+        case .bytes(let bytes):
+            out.writeBytes(bytes[Int(from - start)..<Int(to - start)])
+            continue
+        case .object(let c, let k, let p): (client, key, part) = (c, k, p)
+        }
         let read: ObjectRead
         do {
-            read = try await source.client.read(
-                key: source.key, range: (from - start)..<(to - start), version: source.part.etag ?? source.part.generation)
+            read = try await client.read(key: key, range: (from - start)..<(to - start), version: part.etag ?? part.generation)
         } catch let e as ObjectStoreError where e.status == 412 || e.status == 404 {
-            throw ShardError(message: "\(source.part.location) changed after merge checked it; run that shard again")
+            throw ShardError(message: "\(part.location) changed after merge checked it; run that shard again")
         }
         guard read.body.readableBytes == Int(to - from) else {
             throw ObjectStoreError(
-                store: source.client.url.description, endpoint: source.client.endpoint, object: source.key,
+                store: client.url.description, endpoint: client.endpoint, object: key,
                 message: "asked for \(to - from) bytes at \(from - start), got \(read.body.readableBytes)")
         }
         out.writeImmutableBuffer(read.body)
@@ -120,14 +144,11 @@ final class StreamedJoin: PreparedJoin {
     let client: any ObjectStoreClient
     let key: String
     let object: StoredObject
-    let sources: [(client: any ObjectStoreClient, key: String, part: StoredPart)]
+    let sources: [JoinSource]
     let copiedInStore: Int64 = 0
     private(set) var streamed: Int64 = 0
 
-    init(
-        client: any ObjectStoreClient, key: String, object: StoredObject,
-        sources: [(client: any ObjectStoreClient, key: String, part: StoredPart)]
-    ) {
+    init(client: any ObjectStoreClient, key: String, object: StoredObject, sources: [JoinSource]) {
         self.client = client
         self.key = key
         self.object = object
@@ -151,7 +172,9 @@ final class StreamedJoin: PreparedJoin {
 /// store (`UploadPartCopy`, each only while the part's ETag is the one checked). S3 wants every part
 /// but the last to be at least 5 MiB and at most 5 GiB: a shard part under 5 MiB, and the start of
 /// the part after it, are read and sent as one part of at least 5 MiB (`plan`), and a part over
-/// 5 GiB is copied in ranges. Four parts go at a time (at most 40 MiB held). Completed in
+/// 5 GiB is copied in ranges. Bytes of this process (`JoinPiece.bytes`: a merged archive's manifest
+/// frames and end frame) are sent, never copied: with the start of the next piece when under
+/// 5 MiB, else in parts of 5 to 10 MiB. Four parts go at a time (at most 40 MiB held). Completed in
 /// `publish()`; aborted on any failure.
 final class S3PartCopyJoin: PreparedJoin {
     let client: S3Client
@@ -182,11 +205,15 @@ final class S3PartCopyJoin: PreparedJoin {
 
     deinit { abort() }
 
-    /// The upload's parts for shard parts of `sizes`, in order: every part but the last is
-    /// `minimum` to `maximum` bytes; a shard part of at least `minimum` (with none pending before it)
-    /// is copied whole, or in equal ranges over `maximum`; smaller ones are gathered, with the start
-    /// of the next part, into sent parts of `minimum`.
-    static func plan(sizes: [Int64], minimum: Int64 = S3Client.minimumPartSize, maximum: Int64 = S3Client.maximumPartSize) -> [Step] {
+    /// The upload's parts for pieces of `sizes`, in order: every part but the last is `minimum` to
+    /// `maximum` bytes; a shard part of at least `minimum` (with none pending before it) is copied
+    /// whole, or in equal ranges over `maximum`; smaller ones are gathered, with the start of the next
+    /// piece, into sent parts of `minimum`. The pieces in `sent` are not in the store: their bytes
+    /// are gathered as small parts are, and what is left of them at `minimum` or more is sent in
+    /// equal parts of `minimum` to twice that.
+    static func plan(
+        sizes: [Int64], sent: Set<Int> = [], minimum: Int64 = S3Client.minimumPartSize, maximum: Int64 = S3Client.maximumPartSize
+    ) -> [Step] {
         var steps: [Step] = []
         var pending: [Segment] = []
         var pendingBytes: Int64 = 0
@@ -210,6 +237,13 @@ final class S3PartCopyJoin: PreparedJoin {
                 pendingBytes += rest
                 continue
             }
+            if sent.contains(i) {
+                let count = rest / minimum
+                for r in 0..<count {
+                    steps.append(.send([Segment(part: i, range: (offset + rest * r / count)..<(offset + rest * (r + 1) / count))]))
+                }
+                continue
+            }
             let count = (rest + maximum - 1) / maximum
             for r in 0..<count {
                 steps.append(.copy(part: i, range: (offset + rest * r / count)..<(offset + rest * (r + 1) / count)))
@@ -219,8 +253,15 @@ final class S3PartCopyJoin: PreparedJoin {
         return steps
     }
 
-    func prepare(_ parts: [StoredPart], keys: [String]) throws {
-        let steps = Self.plan(sizes: parts.map(\.size))
+    /// Plans and sends the upload's parts; `sources` are in the output's bucket.
+    func prepare(_ sources: [JoinSource]) throws {
+        let steps = Self.plan(
+            sizes: sources.map(\.size),
+            sent: Set(
+                sources.indices.filter {
+                    guard case .bytes = sources[$0] else { return false }
+                    return true
+                }))
         guard steps.count <= S3Client.maximumParts else {
             throw ObjectStoreError(
                 store: client.url.description, endpoint: client.endpoint, object: key,
@@ -234,7 +275,6 @@ final class S3PartCopyJoin: PreparedJoin {
             throw ObjectStoreError(store: client.url.description, endpoint: client.endpoint, object: key, message: "no multipart upload")
         }
         uploadID = upload.uploadID
-        let sources = zip(keys, parts).map { (client as any ObjectStoreClient, $0, $1) }
         do {
             uploaded = try runBlocking {
                 try await withThrowingTaskGroup(of: UploadedPart.self) { group in
@@ -244,13 +284,15 @@ final class S3PartCopyJoin: PreparedJoin {
                         group.addTask {
                             switch step {
                             case .copy(let i, let range):
+                                guard case .object(_, let sourceKey, let part) = sources[i] else {
+                                    preconditionFailure("bytes of this process are sent, not copied")
+                                }
                                 do {
                                     return try await client.copyPart(
-                                        key: key, uploadID: upload.uploadID, number: index + 1, sourceKey: keys[i], range: range,
-                                        etag: parts[i].etag)
+                                        key: key, uploadID: upload.uploadID, number: index + 1, sourceKey: sourceKey, range: range,
+                                        etag: part.etag)
                                 } catch let e as ObjectStoreError where e.status == 412 {
-                                    throw ShardError(
-                                        message: "\(parts[i].location) changed after merge checked it; run that shard again")
+                                    throw ShardError(message: "\(part.location) changed after merge checked it; run that shard again")
                                 }
                             case .send(let segments):
                                 var body = ByteBuffer()
@@ -300,9 +342,11 @@ final class S3PartCopyJoin: PreparedJoin {
 }
 
 /// A Cloud Storage `compose` of the shards' parts (each only at the generation checked) into the
-/// output. Compose takes at most 32 sources: more are composed in rounds into temporary objects
-/// named for this run (`KEY.dumpkit-compose-PID-RANDOM-ROUND-J`), which only this run creates and
-/// deletes, after the last compose or on failure. The last compose, into the output, is atomic.
+/// output. Bytes of this process (a merged archive's manifest and end frames) are first uploaded as
+/// temporary objects (`KEY.dumpkit-compose-PID-RANDOM-piece-I`). Compose takes at most 32 sources:
+/// more are composed in rounds into temporary objects named for this run
+/// (`KEY.dumpkit-compose-PID-RANDOM-ROUND-J`). Only this run creates and deletes its temporaries,
+/// after the last compose or on failure. The last compose, into the output, is atomic.
 final class ComposeJoin: PreparedJoin {
     let client: GCSClient
     let key: String
@@ -311,7 +355,8 @@ final class ComposeJoin: PreparedJoin {
     /// The temporary objects this run made, with their generations.
     private var temporaries: [(key: String, generation: String?)] = []
     private(set) var copiedInStore: Int64 = 0
-    let streamed: Int64 = 0
+    /// The bytes of this process uploaded as temporaries.
+    private(set) var streamed: Int64 = 0
 
     init(client: GCSClient, key: String, object: StoredObject) {
         self.client = client
@@ -321,11 +366,35 @@ final class ComposeJoin: PreparedJoin {
 
     deinit { abort() }
 
-    func prepare(_ parts: [(key: String, generation: String?)]) throws {
-        sources = parts
+    /// Uploads the pieces of bytes and composes the sources (all in the output's bucket) in rounds
+    /// down to the 32 of the last compose.
+    func prepare(_ pieces: [JoinSource]) throws {
         let run = "\(key).dumpkit-compose-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         var round = 0
         do {
+            let client = client
+            for (i, piece) in pieces.enumerated() {
+                switch piece {
+                case .object(_, let key, let part):
+                    sources.append((key, part.generation))
+                case .bytes(let bytes):
+                    let name = "\(run)-piece-\(i)", object = StoredObject(key: name, size: Int64(bytes.count))
+                    let outcome = try runBlocking {
+                        try await client.put(key: name, body: ByteBuffer(bytes: bytes), object: object, createOnly: true)
+                    }
+                    guard case .created = outcome else {
+                        throw ObjectStoreError(
+                            store: client.url.description, endpoint: client.endpoint, object: name,
+                            message: "another object has this run's temporary name")
+                    }
+                    // Recorded before its generation is known, so that a failure from here on deletes it.
+                    temporaries.append((name, nil))
+                    let generation = try runBlocking { try await client.head(key: name) }?.generation
+                    temporaries[temporaries.count - 1].generation = generation
+                    sources.append((name, generation))
+                    streamed += Int64(bytes.count)
+                }
+            }
             while sources.count > GCSClient.maximumComposeSources {
                 var next: [(key: String, generation: String?)] = []
                 for (j, start) in stride(from: 0, to: sources.count, by: GCSClient.maximumComposeSources).enumerated() {
@@ -354,7 +423,7 @@ final class ComposeJoin: PreparedJoin {
             abort()
             throw error
         }
-        copiedInStore = object.size
+        copiedInStore = object.size - streamed
         deleteTemporaries()
     }
 

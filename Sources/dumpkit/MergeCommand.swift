@@ -98,6 +98,8 @@ struct MergeCommand: ParsableCommand {
                             "bytesOut": .number(JSONNumber(summary.bytesOut)),
                             "changed": .number(JSONNumber(summary.counts["changed"] ?? 0)),
                             "unmatchedIncludes": .array((summary.unmatchedIncludes?.patterns ?? []).map { .string($0) }),
+                            "copiedInStore": summary.copiedInStore.map { .number(JSONNumber($0)) } ?? .null,
+                            "streamed": summary.streamed.map { .number(JSONNumber($0)) } ?? .null,
                         ]))
                 }
                 common.note(

@@ -10,27 +10,6 @@ import XCTest
 /// give a `.tar.zst` that reads as the unsharded one: the same manifest, the same entries byte for
 /// byte after it (the decompressed tar), and `verify`, `list`, `restore` and bsdtar agree.
 extension ShardedRunTests {
-    /// The manifest of an archive (parsed) and its decompressed tar after the manifest's entry.
-    func manifestAndEntries(_ archive: String, file: StaticString = #filePath, line: UInt = #line) throws -> (
-        manifest: NSDictionary, entries: Data
-    ) {
-        let zstd = try RequiredTool.path("zstd", package: "zstd")
-        let tar = try Shell.runData(zstd, ["-dc", archive])
-        var offset = 0
-        func size(at header: Int) -> Int {
-            let field = tar[(header + 124)..<(header + 136)].prefix { $0 != 0 && $0 != 0x20 }
-            return Int(String(decoding: field, as: UTF8.self), radix: 8) ?? -1
-        }
-        // A pax extended header may come before the manifest's own.
-        while tar[offset + 156] == UInt8(ascii: "x") { offset += 512 + (size(at: offset) + 511) / 512 * 512 }
-        let name = String(decoding: tar[offset..<(offset + 100)].prefix { $0 != 0 }, as: UTF8.self)
-        XCTAssertEqual(name, ".dumpkit-manifest.json", "\(archive): the first entry", file: file, line: line)
-        let length = size(at: offset)
-        let json = tar[(offset + 512)..<(offset + 512 + length)]
-        let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: json) as? NSDictionary, file: file, line: line)
-        return (manifest, tar[(offset + 512 + (length + 511) / 512 * 512)...])
-    }
-
     /// Unsharded archive of `bucket`, then index + N shards + merge for each of `counts`: the same
     /// manifest and entries, verified, listed and extracted by bsdtar alike. Returns the reference.
     @discardableResult
@@ -41,7 +20,7 @@ extension ShardedRunTests {
         let bsdtar = try RequiredTool.path("bsdtar", package: "libarchive-tools")
         let reference = dir.path("reference.tar.zst")
         _ = try dumpkit(["archive", bucket, "-o", reference, "-q"] + options, file: file, line: line)
-        let (manifest, entries) = try manifestAndEntries(reference, file: file, line: line)
+        let (manifest, entries) = try manifestAndEntries(of: reference)
         // The unsharded manifest is padded to the width reserved before hashing; the merged one is not.
         let listing = try Shell.run(bsdtar, ["-tvf", reference]).split(separator: "\n").dropFirst()
         let index = dir.path("bucket.dkindex")
@@ -53,7 +32,7 @@ extension ShardedRunTests {
             let m = try dumpkit(["merge", out, "--json", "-q"], file: file, line: line)
             let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(m.stdout.utf8)) as? [String: Any])
             XCTAssertEqual(summary["objects"] as? Int, (manifest["objects"] as? [Any])?.count, "\(n) shards", file: file, line: line)
-            let merged = try manifestAndEntries(out, file: file, line: line)
+            let merged = try manifestAndEntries(of: out)
             XCTAssertEqual(merged.manifest, manifest, "\(n) shards: the manifests differ", file: file, line: line)
             XCTAssertTrue(merged.entries == entries, "\(n) shards: the entries after the manifest differ", file: file, line: line)
             XCTAssertEqual(

@@ -1,5 +1,7 @@
+import CloudHTTP
 import DumpKit
 import Foundation
+import NIOCore
 import ObjectStores
 import TestSupport
 import XCTest
@@ -142,6 +144,169 @@ final class ArchiveFromBucketTests: BothStoresTestCase {
             for (object, bytes) in expected {
                 XCTAssertEqual(try contents(extracted.appendingPathComponent(object).path), bytes, "\(url) \(object)")
             }
+        }
+    }
+
+    /// A bucket's sample objects (`sampleStore`, with `big.bin` of 9 MiB) and `w/large.bin` of 12 MiB, in
+    /// `scheme://BUCKET/src`; the bucket and the objects.
+    private func bucketWithLargeObjects(_ scheme: String, in directory: URL) throws -> (bucket: String, objects: [String: [UInt8]]) {
+        let folder = directory.appendingPathComponent("store-\(scheme)").path
+        var expected = try sampleStore(folder, extra: 30)
+        let store = try DirectoryBlobStore(directory: folder, writable: true)
+        let large = SampleBytes.random(count: (12 << 20) + 5, seed: 99)
+        _ = try large.withUnsafeBytes { try store.put($0, metadata: metadata("w/large.bin", large), replacing: false) }
+        store.close()
+        expected["w/large.bin"] = large
+        let bucket = try bucket(scheme)
+        try run(["copy", folder, bucket + "/src", "-q", "--jobs", "16"], try servers().environment)
+        return (bucket, expected)
+    }
+
+    /// `archive --shard` with `-o s3://...` / `gs://...`: the parts, objects files and manifests are
+    /// objects beside the output, `merge` joins them in the store (S3 part copies with the manifest's
+    /// frames and small parts sent, Cloud Storage compose) into an archive that reads as the unsharded
+    /// one: the same manifest, the same tar after it, the same `list`, `bsdtar -tv`, `verify`, and
+    /// `restore` gives the objects back. Only the parts and the archive are left in the bucket.
+    func testShardedArchiveWithItsPartsInABucketIsJoinedInTheStore() throws {
+        let environment = try servers().environment
+        let directory = try temporaryDirectory(self)
+        let bsdtar = try RequiredTool.path("bsdtar", package: "libarchive-tools")
+        for scheme in ["s3", "gs"] {
+            let (bucket, expected) = try bucketWithLargeObjects(scheme, in: directory)
+            let source = bucket + "/src"
+            let reference = directory.appendingPathComponent("\(scheme)-reference.tar.zst").path
+            try run(["archive", source, "-o", reference, "-q"], environment)
+            let index = directory.appendingPathComponent("\(scheme).dkindex").path
+            try run(["index", "--bucket", source, "-o", index, "--unit-bytes", "4096", "-q"], environment)
+            let out = bucket + "/out/b.tar.zst"
+            for i in 0..<3 { try run(["archive", source, "-o", out, "--index", index, "--shard", "\(i)/3", "-q"], environment) }
+            let partKeys = (0..<3).flatMap { i in ["", ".objects", ".manifest"].map { "out/b.tar.zst.part-\(i)-of-3" + $0 } }.sorted()
+            XCTAssertEqual(try keys(in: bucket, startingWith: "out/").sorted(), partKeys, "\(scheme): the shards wrote to the bucket")
+            var sizes: [Int] = []
+            for i in 0..<3 {
+                let manifest = try XCTUnwrap(try download("\(out).part-\(i)-of-3.manifest", to: directory))
+                let m = try XCTUnwrap(JSONSerialization.jsonObject(with: manifest) as? [String: Any])
+                sizes.append(try XCTUnwrap(m["partBytes"] as? Int))
+                XCTAssertEqual(m["partETag"] != nil, scheme == "s3", "\(scheme): S3 parts are checked by their ETag")
+            }
+            XCTAssertGreaterThan(sizes.max()!, 5 << 20, "\(scheme) \(sizes): a part over S3's smallest part")
+            XCTAssertLessThan(sizes.min()!, 5 << 20, "\(scheme) \(sizes): a part under S3's smallest part")
+
+            let summary = try json(try run(["merge", out, "--json", "-q"], environment))
+            XCTAssertEqual(summary["objects"] as? Int, expected.count, scheme)
+            let written = try XCTUnwrap(summary["bytesOut"] as? Int)
+            let copied = try XCTUnwrap(summary["copiedInStore"] as? Int), streamed = try XCTUnwrap(summary["streamed"] as? Int)
+            XCTAssertEqual(copied + streamed, written, scheme)
+            if scheme == "s3" {
+                // The large part is copied by the store past the 5 MiB sent with the manifest and small parts before it.
+                XCTAssertGreaterThan(copied, 5 << 20, "\(scheme): copied in the store")
+                XCTAssertLessThan(streamed, written - (5 << 20), "\(scheme): sent by dumpkit")
+            } else {
+                XCTAssertLessThan(streamed, 1 << 20, "\(scheme): only the manifest's and end frames are uploaded")
+            }
+            let mergedData = try XCTUnwrap(try download(out, to: directory), scheme)
+            XCTAssertEqual(mergedData.count, written, scheme)
+            let merged = directory.appendingPathComponent("\(scheme)-merged.tar.zst").path
+            try mergedData.write(to: URL(fileURLWithPath: merged))
+
+            let (manifest, entries) = try manifestAndEntries(of: reference)
+            let joined = try manifestAndEntries(of: merged)
+            XCTAssertEqual(joined.manifest, manifest, "\(scheme): the manifests")
+            XCTAssertTrue(joined.entries == entries, "\(scheme): the tar after the manifest differs")
+            // The unsharded manifest entry is padded to the width reserved before hashing; the merged one is not.
+            XCTAssertEqual(
+                try Shell.run(bsdtar, ["-tvf", merged]).split(separator: "\n").dropFirst(),
+                try Shell.run(bsdtar, ["-tvf", reference]).split(separator: "\n").dropFirst(), "\(scheme): bsdtar -tv")
+            XCTAssertEqual(
+                try run(["list", merged], environment).stdout, try run(["list", reference], environment).stdout, "\(scheme): list")
+            let verified = try run(["verify", merged], environment)
+            XCTAssertTrue(verified.stdout.contains("match the manifest"), verified.stdout)
+            let restored = directory.appendingPathComponent("restored-\(scheme)").path
+            try run(["restore", merged, restored, "-q"], environment)
+            for (name, bytes) in expected { XCTAssertEqual(try contents(restored + "/" + name), bytes, "\(scheme) \(name)") }
+
+            XCTAssertEqual(
+                try keys(in: bucket, startingWith: "out/").sorted(), (partKeys + ["out/b.tar.zst"]).sorted(), "\(scheme): no temporaries")
+            if scheme == "s3" {
+                let client = try XCTUnwrap(
+                    ObjectStoreOptions(environment: environment).client(for: XCTUnwrap(ObjectStoreURL(bucket + "/"))) as? S3Client)
+                XCTAssertEqual(try runBlocking { try await client.uploadsInProgress(prefix: "") }.count, 0, "no upload left")
+                // `--parts`: the same parts joined into a local file, and into Cloud Storage (through
+                // dumpkit); local parts of the same shards joined into S3: the same bytes.
+                let local = directory.appendingPathComponent("from-bucket.tar.zst").path
+                try run(["merge", local, "--parts", out, "-q"], environment)
+                XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: local)), mergedData, "bucket parts into a local file")
+                let across = try self.bucket("gs") + "/from-s3.tar.zst"
+                let streamedAcross = try json(try run(["merge", across, "--parts", out, "--json", "-q"], environment))
+                XCTAssertEqual(streamedAcross["streamed"] as? Int, written, "S3 parts into Cloud Storage go through dumpkit")
+                XCTAssertEqual(try download(across, to: directory), mergedData, "S3 parts into Cloud Storage")
+                let localParts = directory.appendingPathComponent("local-parts.tar.zst").path
+                for i in 0..<3 {
+                    try run(["archive", source, "-o", localParts, "--index", index, "--shard", "\(i)/3", "-q"], environment)
+                }
+                let intoBucket = bucket + "/from-local.tar.zst"
+                try run(["merge", intoBucket, "--parts", localParts, "-q"], environment)
+                XCTAssertEqual(try download(intoBucket, to: directory), mergedData, "local parts into S3")
+            }
+        }
+    }
+
+    /// A missing part, a missing objects file or one with other bytes stops the merge of an archive
+    /// whose parts are in a bucket: exit 1 naming the object's URL, nothing under the output's name,
+    /// no temporary object and no upload left; the shard run again mends it.
+    func testAMissingOrChangedArchivePartInABucketIsNamedAndNothingIsWritten() throws {
+        let (s3, _, environment) = try servers()
+        let directory = try temporaryDirectory(self)
+        for scheme in ["s3", "gs"] {
+            let (bucket, _) = try bucketWithLargeObjects(scheme, in: directory)
+            let source = bucket + "/src"
+            let index = directory.appendingPathComponent("\(scheme).dkindex").path
+            try run(["index", "--bucket", source, "-o", index, "--unit-bytes", "4096", "-q"], environment)
+            let out = bucket + "/out/b.tar.zst"
+            func shard(_ i: Int) throws {
+                try run(["archive", source, "-o", out, "--index", index, "--shard", "\(i)/3", "-q"], environment)
+            }
+            for i in 0..<3 { try shard(i) }
+            let stores = ObjectStoreOptions(environment: environment)
+            let (client, _) = try XCTUnwrap(stores.object(at: out))
+            func refused(_ message: String, _ what: String) throws {
+                let r = try run(["merge", out], environment, expect: 1)
+                XCTAssertTrue(r.stderr.contains(message), "\(scheme) \(what): \(r.stderr)")
+                XCTAssertNil(try download(out, to: directory), "\(scheme) \(what): nothing at the output")
+                XCTAssertEqual(
+                    try keys(in: bucket, startingWith: "out/").filter { !$0.contains(".part-") }, [], "\(scheme) \(what): no temporaries")
+                if let s3client = client as? S3Client {
+                    XCTAssertEqual(try runBlocking { try await s3client.uploadsInProgress(prefix: "") }.count, 0, "\(what): no upload left")
+                }
+            }
+            func delete(_ key: String) throws {
+                if let gcs = client as? GCSClient {
+                    try runBlocking { try await gcs.delete(key: key, generation: nil) }
+                } else {
+                    try s3.aws(["s3", "rm", "\(bucket)/\(key)", "--quiet"])
+                }
+            }
+            try delete("out/b.tar.zst.part-1-of-3")
+            try refused("shard 1 of 3: \(out).part-1-of-3 is missing", "deleted part")
+            try shard(1)
+
+            try delete("out/b.tar.zst.part-0-of-3.objects")
+            try refused("\(out).part-0-of-3.objects: missing", "deleted objects file")
+            try shard(0)
+
+            let objects = try XCTUnwrap(try download(out + ".part-2-of-3.objects", to: directory))
+            var changed = [UInt8](objects)
+            changed[changed.count - 10] ^= 1
+            let key = "out/b.tar.zst.part-2-of-3.objects"
+            _ = try runBlocking { [changed] in
+                try await client.put(
+                    key: key, body: ByteBuffer(bytes: changed), object: StoredObject(key: key, size: Int64(changed.count)),
+                    createOnly: false)
+            }
+            try refused("\(out).part-2-of-3.objects: not the file its manifest describes", "changed objects file")
+            try shard(2)
+            try run(["merge", out, "-q"], environment)
+            XCTAssertNotNil(try download(out, to: directory), scheme)
         }
     }
 

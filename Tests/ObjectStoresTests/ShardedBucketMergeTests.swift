@@ -42,38 +42,6 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
 
     private func environmentOfServers() throws -> [String: String] { try servers().environment }
 
-    /// A fresh bucket of the scheme's server, as `scheme://bucket`.
-    private func bucket(_ scheme: String) throws -> String {
-        let (s3, gcs, _) = try servers()
-        return "\(scheme)://\(scheme == "s3" ? try s3.makeBucket() : try gcs.makeBucket())"
-    }
-
-    /// The object's bytes, downloaded by another client (`aws s3 cp`, `curl` of the JSON API's media),
-    /// or nil when there is none.
-    private func download(_ url: String, to directory: URL) throws -> Data? {
-        let (s3, gcs, _) = try servers()
-        let file = directory.appendingPathComponent("download-\(UUID().uuidString)")
-        if url.hasPrefix("s3://") {
-            guard (try? s3.aws(["s3api", "head-object", "--bucket", bucketName(url), "--key", key(url)])) != nil else { return nil }
-            try s3.aws(["s3", "cp", url, file.path, "--quiet"])
-        } else {
-            let media =
-                "\(gcs.endpoint)/storage/v1/b/\(bucketName(url))/o/\(key(url).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)?alt=media"
-            let r = try Shell.execute(URL(fileURLWithPath: "/usr/bin/env"), ["curl", "-sf", "-o", file.path, media])
-            guard r.status == 0 else { return nil }
-        }
-        return try Data(contentsOf: file)
-    }
-
-    private func bucketName(_ url: String) -> String { String(url.split(separator: "/")[1]) }
-    private func key(_ url: String) -> String { url.split(separator: "/", maxSplits: 2).dropFirst(2).joined() }
-
-    /// The keys in the bucket of `url` that start with `prefix`.
-    private func keys(in url: String, startingWith prefix: String) throws -> [String] {
-        let client = try ObjectStoreOptions(environment: try environmentOfServers()).client(for: XCTUnwrap(ObjectStoreURL(url + "/")))
-        return try runBlocking { try await client.listPage(prefix: prefix, token: nil) }.objects.map(\.key)
-    }
-
     private func json(_ r: CLI.Result) throws -> [String: Any] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
     }
@@ -345,10 +313,11 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
         XCTAssertEqual(merged["copiedInStore"] as? Int, 0)
     }
 
-    /// A part replaced between the check and the join: the copy's condition (the ETag) fails it as a
-    /// stale shard, the upload is aborted, and nothing appears under the output's name. Only on S3:
-    /// fake-gcs-server does not check a compose source's `ifGenerationMatch` (it composes the new
-    /// bytes), which Cloud Storage's API reference says it does.
+    /// A part replaced between the check and the join: the copy's condition (the ETag), or the read
+    /// of its bytes pinned to the ETag when they are sent, fails it as a stale shard, the upload is
+    /// aborted, and nothing appears under the output's name. Only on S3: fake-gcs-server does not
+    /// check a compose source's `ifGenerationMatch` (it composes the new bytes), which Cloud
+    /// Storage's API reference says it does.
     func testAPartReplacedDuringTheJoinStopsItLeavingNothing() throws {
         let environment = try environmentOfServers()
         let stores = ObjectStoreOptions(environment: environment)
@@ -373,18 +342,25 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
             var changed = Array(bytes[((count - 1) * size)..<(count * size)])
             changed[0] ^= 1
             try put(count - 1, changed)
-            XCTAssertThrowsError(try parts.join(described, into: "\(bucket)/joined").publish(), scheme) { error in
-                XCTAssertTrue(error is ShardError, "\(scheme): \(error)")
-                XCTAssertTrue("\(error)".contains("changed after merge checked it"), "\(scheme): \(error)")
+            // The parts alone: the changed one's copy fails; after a piece of bytes (a merged
+            // archive's manifest frames): the changed part's bytes are sent with them, and its read fails.
+            for head in [[], [JoinPiece.bytes([UInt8](repeating: 7, count: 1000))]] {
+                let what = head.isEmpty ? "copied" : "sent"
+                XCTAssertThrowsError(try parts.join(head + described.map(JoinPiece.stored), into: "\(bucket)/joined").publish(), what) {
+                    error in
+                    XCTAssertTrue(error is ShardError, "\(what): \(error)")
+                    XCTAssertTrue("\(error)".contains("changed after merge checked it"), "\(what): \(error)")
+                }
+                XCTAssertEqual(try keys(in: bucket, startingWith: "joined"), [], "\(what): no output")
+                let client = try XCTUnwrap(stores.client(for: XCTUnwrap(ObjectStoreURL(bucket + "/"))) as? S3Client)
+                XCTAssertEqual(try runBlocking { try await client.uploadsInProgress(prefix: "") }.count, 0, "\(what): no upload left")
             }
-            XCTAssertEqual(try keys(in: bucket, startingWith: "joined"), [], "\(scheme): no output")
-            let client = try XCTUnwrap(stores.client(for: XCTUnwrap(ObjectStoreURL(bucket + "/"))) as? S3Client)
-            XCTAssertEqual(try runBlocking { try await client.uploadsInProgress(prefix: "") }.count, 0, "no upload left")
         }
     }
 
-    /// A Cloud Storage join of 40 parts composes a round into temporaries first; an abort (what any
-    /// failure does) deletes them, and nothing appears under the output's name.
+    /// A Cloud Storage join of 40 parts between two pieces of bytes (a merged archive's manifest and
+    /// end frames) uploads those as temporaries and composes a round into temporaries first; an abort
+    /// (what any failure does) deletes them, and nothing appears under the output's name.
     func testAnAbortedComposeDeletesItsTemporaries() throws {
         let environment = try environmentOfServers()
         let stores = ObjectStoreOptions(environment: environment)
@@ -399,8 +375,8 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
             }
             described.append(try XCTUnwrap(parts.describe("\(bucket)/p\(i)")))
         }
-        let join = try parts.join(described, into: "\(bucket)/joined")
-        XCTAssertEqual(try keys(in: bucket, startingWith: "joined").count, 2, "the first round: 32 parts and 8")
+        let join = try parts.join([.bytes([1, 2, 3])] + described.map(JoinPiece.stored) + [.bytes([4])], into: "\(bucket)/joined")
+        XCTAssertEqual(try keys(in: bucket, startingWith: "joined").count, 4, "the two pieces, then the first round: 32 sources and 10")
         join.abort()
         XCTAssertEqual(try keys(in: bucket, startingWith: "joined"), [])
     }
@@ -418,13 +394,29 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
                 .send([.init(part: 1, range: 0..<3 * mib), .init(part: 2, range: 0..<2 * mib)]),
                 .copy(part: 2, range: 2 * mib..<9 * mib), .send([.init(part: 3, range: 0..<1)]),
             ])
-        for sizes in [[11 * gib + 5, 1 * mib, 6 * mib, 4 * mib, 4 * mib, 5 * gib], [1, 2, 3], [5 * mib], [4 * mib, 6 * mib + 3 * mib]] {
-            let steps = Plan.plan(sizes: sizes)
+        // A merged archive: the manifest's frames and the end frame are bytes of this process, sent
+        // with the start of the next piece, or in parts of 5 to 10 MiB when larger.
+        XCTAssertEqual(
+            Plan.plan(sizes: [100, 12 * mib, 2 * mib, 30], sent: [0, 3]),
+            [
+                .send([.init(part: 0, range: 0..<100), .init(part: 1, range: 0..<5 * mib - 100)]),
+                .copy(part: 1, range: 5 * mib - 100..<12 * mib),
+                .send([.init(part: 2, range: 0..<2 * mib), .init(part: 3, range: 0..<30)]),
+            ])
+        let cases: [([Int64], Set<Int>)] = [
+            ([11 * gib + 5, 1 * mib, 6 * mib, 4 * mib, 4 * mib, 5 * gib], []), ([1, 2, 3], []), ([5 * mib], []),
+            ([4 * mib, 6 * mib + 3 * mib], []), ([23 * mib + 7, 1 * mib, 9 * mib, 1024], [0, 3]), ([3 * mib, 6 * mib, 1024], [0, 2]),
+            ([12 * mib, 0, 1024], [0, 2]),
+        ]
+        for (sizes, sent) in cases {
+            let steps = Plan.plan(sizes: sizes, sent: sent)
             var covered: [Plan.Segment] = []
             for (n, step) in steps.enumerated() {
                 let segments: [Plan.Segment]
                 switch step {
-                case .copy(let part, let range): segments = [.init(part: part, range: range)]
+                case .copy(let part, let range):
+                    XCTAssertFalse(sent.contains(part), "\(sizes): bytes of this process are sent, never copied")
+                    segments = [.init(part: part, range: range)]
                 case .send(let s): segments = s
                 }
                 let bytes = segments.reduce(0) { $0 + Int64($1.range.count) }
@@ -467,7 +459,7 @@ final class ShardedBucketMergeTests: BothStoresTestCase {
                 }
                 described.append(try XCTUnwrap(parts.describe(location)))
             }
-            let join = try parts.join(described, into: "\(to)/joined")
+            let join = try parts.join(described.map(JoinPiece.stored), into: "\(to)/joined")
             XCTAssertNil(try download("\(to)/joined", to: try temporaryDirectory(self)), "\(scheme): nothing before publish")
             try join.publish()
             XCTAssertEqual(join.streamed, Int64(bytes.count), scheme)

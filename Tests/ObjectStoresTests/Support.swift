@@ -1,9 +1,11 @@
+import CloudHTTP
 import DumpKit
 import Foundation
 import NIOCore
-import ObjectStores
 import TestSupport
 import XCTest
+
+@testable import ObjectStores
 
 /// A fresh temporary directory, removed by the test's teardown.
 func temporaryDirectory(_ test: XCTestCase) throws -> URL {
@@ -76,5 +78,39 @@ extension BothStoresTestCase {
             i += 1
         }
         return "{\"v1\":{\"todolist\":{" + records.joined(separator: ",") + "}}}"
+    }
+}
+
+extension BothStoresTestCase {
+    /// A fresh bucket of the scheme's server, as `scheme://bucket`.
+    func bucket(_ scheme: String) throws -> String {
+        let (s3, gcs, _) = try servers()
+        return "\(scheme)://\(scheme == "s3" ? try s3.makeBucket() : try gcs.makeBucket())"
+    }
+
+    /// The object's bytes, downloaded by another client (`aws s3 cp`, `curl` of the JSON API's media),
+    /// or nil when there is none.
+    func download(_ url: String, to directory: URL) throws -> Data? {
+        let (s3, gcs, _) = try servers()
+        let file = directory.appendingPathComponent("download-\(UUID().uuidString)")
+        if url.hasPrefix("s3://") {
+            guard (try? s3.aws(["s3api", "head-object", "--bucket", bucketName(url), "--key", key(url)])) != nil else { return nil }
+            try s3.aws(["s3", "cp", url, file.path, "--quiet"])
+        } else {
+            let media =
+                "\(gcs.endpoint)/storage/v1/b/\(bucketName(url))/o/\(key(url).addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)?alt=media"
+            let r = try Shell.execute(URL(fileURLWithPath: "/usr/bin/env"), ["curl", "-sf", "-o", file.path, media])
+            guard r.status == 0 else { return nil }
+        }
+        return try Data(contentsOf: file)
+    }
+
+    func bucketName(_ url: String) -> String { String(url.split(separator: "/")[1]) }
+    func key(_ url: String) -> String { url.split(separator: "/", maxSplits: 2).dropFirst(2).joined() }
+
+    /// The keys in the bucket of `url` that start with `prefix`.
+    func keys(in url: String, startingWith prefix: String) throws -> [String] {
+        let client = try ObjectStoreOptions(environment: try servers().environment).client(for: XCTUnwrap(ObjectStoreURL(url + "/")))
+        return try runBlocking { try await client.listPage(prefix: prefix, token: nil) }.objects.map(\.key)
     }
 }

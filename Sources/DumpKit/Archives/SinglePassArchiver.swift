@@ -72,20 +72,21 @@ struct SinglePassArchiver {
     /// Writes one shard's part of a sharded archive (`archive --shard`) to `output`: the entries of
     /// `items` as zstd frames, without the manifest or the end of the archive, which `merge` writes
     /// around the joined parts. Returns the manifest's objects, the bucket objects that changed, and the
-    /// part's size, SHA-256 and CRC-32C.
+    /// part's size, CRC-32C and, written to S3, the ETag the store gave it (which `merge`
+    /// checks it by).
     func writePart(items: [ArchiveItem], collected: [MetadataCollector.Collected], progress: ArchiveProgress?) throws -> (
-        objects: [ArchiveManifest.Object], changes: [ArchiveSourceChange], bytes: Int64, sha256: String, crc32c: UInt32
+        objects: [ArchiveManifest.Object], changes: [ArchiveSourceChange], bytes: Int64, crc32c: UInt32, etag: String?
     ) {
         let file = try OutputFile(path: output, compression: CompressionFilter.none)
-        let hashing = HashingByteSink(file, crc32c: true)
-        return try withFrames(file: file, sink: hashing) { frames, pool in
+        let checksum = CRC32CByteSink(file)
+        return try withFrames(file: file, sink: checksum) { frames, pool in
             let writer = try ArchiveWriter(sink: frames, format: .tar, compression: .none, unbuffered: true, name: output)
             let (objects, changes) = try writeEntries(
                 items: items, collected: collected, to: writer, frames: frames, pool: pool, progress: progress)
             try writer.finish(endOfArchive: false)
             try frames.finish()
             try file.commit()
-            return (objects, changes, file.bytesWritten, hashing.hex, hashing.crc32c)
+            return (objects, changes, file.bytesWritten, checksum.value, try file.storedETag())
         }
     }
 
@@ -240,7 +241,7 @@ private final class EntryBuffer: ArchiveSink, JSONByteSink {
     func write(_ bytes: UnsafeRawBufferPointer) throws { self.bytes.append(contentsOf: bytes) }
 }
 
-extension HashingByteSink: ArchiveSink {}
+extension CRC32CByteSink: ArchiveSink {}
 
 /// Counts the bytes written to it.
 private final class ByteCounter: JSONByteSink {

@@ -58,25 +58,17 @@ final class HashingByteSource: JSONByteSource {
     var hex: String { hasher.finish() }
 }
 
-/// Passes bytes through to a sink while computing their SHA-256 (and, when asked, CRC-32C).
+/// Passes bytes through to a sink while computing their SHA-256.
 final class HashingByteSink: JSONByteSink {
     private let sink: JSONByteSink
     private let hasher = BackgroundSHA256()
-    private var checksum: CRC32C?
 
-    init(_ sink: JSONByteSink, crc32c: Bool = false) {
-        self.sink = sink
-        checksum = crc32c ? CRC32C() : nil
-    }
+    init(_ sink: JSONByteSink) { self.sink = sink }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         hasher.update(bytes)
-        checksum?.update(bytes)
         try sink.write(bytes)
     }
-
-    /// The CRC-32C of everything written (0 unless made with `crc32c: true`).
-    var crc32c: UInt32 { checksum?.value ?? 0 }
 
     /// The digest of everything written, lowercase hex (call once, at the end).
     var hex: String { hasher.finish() }

@@ -27,7 +27,9 @@ public final class InputFile: JSONByteSource {
     private var plainBytesRead: Int64 = 0
 
     /// Opens `path` for reading; fails with a clear `InputError` for a missing file or a directory.
-    public init(path: String) throws {
+    /// `decompressing: false` reads the bytes as they are whatever their magic bytes say (a sharded
+    /// archive's part is zstd frames to copy, not to read).
+    public init(path: String, decompressing: Bool = true) throws {
         var local = false
         if path == "-" {
             name = "<stdin>"
@@ -54,7 +56,7 @@ public final class InputFile: JSONByteSource {
         }
         // Sniff the magic bytes; they are served again before the rest.
         prefix = try Self.readUpTo(CompressionFilter.magicLength, from: fd, name: name)
-        compression = prefix.withUnsafeBytes { CompressionFilter.detect(magic: $0) }
+        compression = decompressing ? prefix.withUnsafeBytes { CompressionFilter.detect(magic: $0) } : .none
         isSeekable = local && compression == .none
         if compression != .none {
             do {

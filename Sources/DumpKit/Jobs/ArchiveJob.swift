@@ -207,8 +207,9 @@ public struct ArchiveJob {
             changed: changed)
     }
 
-    /// Refuses what cannot be archived in shards: the parts must be zstd frames of one tar, written to
-    /// files beside the output, from the bucket the index was made for.
+    /// Refuses what cannot be archived in shards: the parts must be zstd frames of one tar, written
+    /// beside the output (files, or objects with `-o s3://...`, `gs://...`), from the bucket the index
+    /// was made for.
     private func checkShardable(format: ArchiveFormat, compression: CompressionFilter, index: BucketIndex) throws {
         guard case .bucket(let bucket) = source else {
             throw UsageError("a backup set is archived whole: run dumpkit backup without --shard")
@@ -250,10 +251,11 @@ public struct ArchiveJob {
         let options =
             "tar zstd level \(level) include \(filter.include) exclude \(filter.exclude) created "
             + (self.created.map { "\($0.seconds)" } ?? "newest")
-        let manifest = ShardManifest(
+        var manifest = ShardManifest(
             command: "archive", shard: spec.index, shards: spec.count, index: index.identity, options: options, units: items.count,
             records: objects.objects.count, bytesIn: objects.totalBytes, partBytes: written.bytes, partCRC32C: written.crc32c,
             counts: ["changed": changed.count], objectsCRC32C: objectsCRC32C)
+        manifest.partETag = written.etag
         try manifest.write(output: output)
         return Summary(
             objects: objects.objects.count, bytes: objects.totalBytes, format: .tar, compression: .zstd, notes: notes,

@@ -28,6 +28,22 @@ public struct StoredPart: Sendable, Equatable {
     }
 }
 
+/// A piece of a join in a store: a shard's part there, or bytes of this process (a merged archive's
+/// manifest frames before the parts and its end-of-archive frame after them), which the store's join
+/// sends (S3: with the start of the next part, as a part under 5 MiB is sent) or uploads as a
+/// temporary object of its own (Cloud Storage compose).
+public enum JoinPiece: Sendable, Equatable {
+    case stored(StoredPart)
+    case bytes([UInt8])
+
+    public var size: Int64 {
+        switch self {
+        case .stored(let part): part.size
+        case .bytes(let bytes): Int64(bytes.count)
+        }
+    }
+}
+
 /// A join of parts made in the store but not yet visible under its name (an S3 multipart upload whose
 /// parts are copies, Cloud Storage composes into temporary objects): `publish()` makes the output
 /// appear whole, `abort()` leaves nothing behind.
@@ -49,9 +65,9 @@ public protocol BucketPartStore: Sendable {
     func eachLocation(startingWith prefix: String, _ body: (String) throws -> Void) throws
     /// The object at `location`, or `nil` when there is none; a missing bucket or refused credentials throw.
     func describe(_ location: String) throws -> StoredPart?
-    /// Joins `parts`, in order, into `output`: in the store where it can (S3 part copies, Cloud Storage
+    /// Joins `pieces`, in order, into `output`: in the store where it can (S3 part copies, Cloud Storage
     /// compose), else through this process in bounded memory. Nothing appears before `publish()`.
-    func join(_ parts: [StoredPart], into output: String) throws -> PreparedJoin
+    func join(_ pieces: [JoinPiece], into output: String) throws -> PreparedJoin
 }
 
 /// Where `merge` finds the store of parts given as URLs.
@@ -107,7 +123,7 @@ public enum BucketParts {
 
     /// The CRC-32C of the whole object, read once in order.
     private static func streamedCRC32C(_ location: String) throws -> UInt32 {
-        let input = try InputFile(path: location)
+        let input = try InputFile(path: location, decompressing: false)
         var crc = CRC32C()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
@@ -121,7 +137,7 @@ public enum BucketParts {
     /// a local output. The bytes read must be those the manifest `m` describes (size and CRC-32C):
     /// a part replaced since merge checked it is a stale shard, found before the output is committed.
     static func append(_ location: String, as m: ShardManifest, to out: OutputFile) throws {
-        let input = try InputFile(path: location)
+        let input = try InputFile(path: location, decompressing: false)
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         var done: Int64 = 0
         var crc = CRC32C()
@@ -168,7 +184,7 @@ extension MergeJob {
                 try RejectsMerger(parts: (0..<n).map { ShardManifest.partPath(output: target, shard: $0, of: n) }).run(into: rejects)
                 try rejects.prepare()
             }
-            let join = try BucketParts.store(for: output).join(parts, into: output)
+            let join = try BucketParts.store(for: output).join(parts.map(JoinPiece.stored), into: output)
             do {
                 try rejects?.publish()
                 try join.publish()

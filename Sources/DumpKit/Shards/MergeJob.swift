@@ -118,16 +118,14 @@ public struct MergeJob {
                 bytesIn: manifests.reduce(0) { $0 + $1.bytesIn }, bytesOut: 0, counts: counts, rejects: nil, report: report)
         }
         if manifests[0].command == "archive" {
-            guard parts == output, !BucketParts.isURL(parts) else {
-                throw UsageError(
-                    "the parts of a sharded archive are joined from local files beside OUT: copy them beside it (aws s3 cp, gcloud storage cp) and merge OUT"
-                )
-            }
-            let merged = try ArchivePart.merge(output: output, manifests: manifests)
-            return Summary(
+            let merged = try ArchivePart.merge(output: output, parts: parts, manifests: manifests, stored: storedParts)
+            var summary = Summary(
                 command: "archive", shards: n, units: manifests.reduce(0) { $0 + $1.units }, records: merged.objects,
                 bytesIn: merged.bytes, bytesOut: merged.written, counts: counts, rejects: nil, report: nil,
                 unmatchedIncludes: merged.unmatchedIncludes)
+            summary.copiedInStore = merged.copiedInStore
+            summary.streamed = merged.streamed
+            return summary
         }
         if manifests[0].command == "check-blobs" {
             let check = try CheckBlobsJob.merge(
