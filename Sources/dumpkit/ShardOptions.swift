@@ -7,7 +7,7 @@ import JSONStream
 struct ShardOptions: ParsableArguments {
     @Option(
         help:
-            "Index of the dump (made by dumpkit index; of the bucket for archive, dumpkit index --bucket): run as one shard, reading only its ranges, and write OUT.part-I-of-N and its manifest."
+            "Index of the dump, a file or an s3:// or gs:// object (made by dumpkit index; of the bucket for archive, dumpkit index --bucket): run as one shard, reading only its ranges, and write OUT.part-I-of-N and its manifest."
     )
     var index: String?
 

@@ -34,6 +34,18 @@ final class SeekableBucketDumpTests: BothStoresTestCase {
             try run(["merge", out, "-q"], environment)
             XCTAssertEqual(try contents(out), try contents(reference), source)
             try FileManager.default.removeItem(atPath: out)
+            // The index written beside the dump, and the shards reading it from there.
+            let storedIndex = source + ".dkindex"
+            try run(["index", source, "-o", storedIndex, "--records", "/v1/todolist/{id}", "-q"], environment)
+            let two = directory.appendingPathComponent("two.json").path
+            for shard in 0..<2 {
+                try run(["convert", source, "-o", two, "--index", storedIndex, "--shard", "\(shard)/2", "-q"], environment)
+            }
+            try run(["merge", two, "-q"], environment)
+            XCTAssertEqual(try contents(two), try contents(reference), "\(source) with the index in the bucket")
+            try FileManager.default.removeItem(atPath: two)
+            let missing = try run(["convert", source, "-o", two, "--index", source + ".nope", "--shard", "0/2"], environment, expect: 2)
+            XCTAssertTrue(missing.stderr.contains(source + ".nope"), missing.stderr)
         }
     }
 

@@ -196,11 +196,12 @@ public enum DumpIndex {
 
 /// Streams an index file: its trailer first (read from the end), then its entries in order, from
 /// the first or (`seek(to:)`) from the first of a shard, found by bisection, so that a shard reads
-/// only about its share of the index.
+/// only about its share of the index. An index in a bucket (`s3://`, `gs://`: a few kilobytes per
+/// megabyte of dump) is downloaded to a temporary file first.
 public final class DumpIndexReader {
     public let path: String
     public let trailer: DumpIndex.Trailer
-    private let file: ReadOnlyFile
+    private let file: PositionalByteSource
     /// Where the trailer line starts: the entries end there.
     private let entriesEnd: Int64
     private var reader: JSONReader
@@ -208,17 +209,32 @@ public final class DumpIndexReader {
     /// Opens `path` and reads its trailer; fails with a `UsageError` for a file that is not an index.
     public init(path: String) throws {
         self.path = path
-        file = try ReadOnlyFile(path: path)
-        var st = stat()
-        guard stat(path, &st) == 0 else { throw InputError(file: path, message: "cannot open: \(String(cString: strerror(errno)))") }
-        let (start, line) = try Self.lastLine(of: file, size: Int64(st.st_size), name: path)
+        let size: Int64
+        if BucketParts.isURL(path) {
+            let copy = try TemporaryFile()
+            let object = try InputFile(path: path, decompressing: false)
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let n = try buffer.withUnsafeMutableBytes { try object.read(into: $0) }
+                if n == 0 { break }
+                try buffer.withUnsafeBytes { try copy.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            }
+            file = copy
+            size = copy.size
+        } else {
+            file = try ReadOnlyFile(path: path)
+            var st = stat()
+            guard stat(path, &st) == 0 else { throw InputError(file: path, message: "cannot open: \(String(cString: strerror(errno)))") }
+            size = Int64(st.st_size)
+        }
+        let (start, line) = try Self.lastLine(of: file, size: size, name: path)
         entriesEnd = start
         trailer = try DumpIndex.Trailer(json: line, file: path)
         reader = JSONReader(source: file.stream(from: 0, to: start), options: .init(multipleDocuments: true), sourceName: path)
     }
 
     /// The last line of the file, parsed, and where it starts: read backwards in growing blocks.
-    private static func lastLine(of file: ReadOnlyFile, size: Int64, name: String) throws -> (Int64, JSONValue) {
+    private static func lastLine(of file: PositionalByteSource, size: Int64, name: String) throws -> (Int64, JSONValue) {
         var block: Int64 = 64 << 10
         while true {
             let start = max(0, size - block)
@@ -237,7 +253,7 @@ public final class DumpIndexReader {
         }
     }
 
-    private static func read(_ file: ReadOnlyFile, from start: Int64, count: Int) throws -> [UInt8] {
+    private static func read(_ file: PositionalByteSource, from start: Int64, count: Int) throws -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count)
         var got = 0
         while got < count {
