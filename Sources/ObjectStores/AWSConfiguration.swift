@@ -15,7 +15,8 @@ public struct AWSCredentials: Sendable {
 
 /// Where an S3 client connects and as whom, found the way AWS's own tools find it: `AWS_ACCESS_KEY_ID`,
 /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, else the `AWS_PROFILE` (or `default`) section of
-/// `~/.aws/credentials` (`AWS_SHARED_CREDENTIALS_FILE`); the region from `AWS_REGION`,
+/// `~/.aws/credentials` (`AWS_SHARED_CREDENTIALS_FILE`) or `~/.aws/config`: its keys, else its
+/// `credential_process` (run once, when the store is opened); the region from `AWS_REGION`,
 /// `AWS_DEFAULT_REGION`, else the profile in `~/.aws/config` (`AWS_CONFIG_FILE`), else `us-east-1`;
 /// the endpoint from `--endpoint`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's
 /// `endpoint_url`, else AWS itself.
@@ -52,6 +53,17 @@ public struct AWSConfiguration: Sendable {
             credentials = AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: env("AWS_SESSION_TOKEN"))
         } else if let id = profileValue("aws_access_key_id"), let secret = profileValue("aws_secret_access_key") {
             credentials = AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: profileValue("aws_session_token"))
+        } else if let command = profileValue("credential_process") {
+            credentials = try ProcessCredentials.run(
+                command, environment: environment,
+                fail: { ObjectStoreError(store: store, endpoint: endpoint ?? "AWS", message: "the profile \"\(profile)\": \($0)") })
+        } else if profileValue("sso_session") != nil || profileValue("sso_start_url") != nil {
+            throw ObjectStoreError(
+                store: store, endpoint: endpoint ?? "AWS",
+                message:
+                    "the profile \"\(profile)\" signs in with IAM Identity Center (SSO), which dumpkit does not do itself: give a profile "
+                    + "credential_process = aws configure export-credentials --profile \(profile) --format process, "
+                    + "or export them: eval \"$(aws configure export-credentials --profile \(profile) --format env)\"")
         } else {
             throw ObjectStoreError(
                 store: store, endpoint: endpoint ?? "AWS",
@@ -68,6 +80,54 @@ public struct AWSConfiguration: Sendable {
         }
         return AWSConfiguration(
             credentials: credentials, region: region, endpoint: endpoint.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+    }
+}
+
+/// A profile's `credential_process`: a command (run by `/bin/sh -c`) that prints
+/// `{"Version": 1, "AccessKeyId": ..., "SecretAccessKey": ..., "SessionToken": ..., "Expiration": ...}`,
+/// as AWS's tools run it (docs.aws.amazon.com/cli/v1/userguide/cli-configure-sourcing-external.html).
+enum ProcessCredentials {
+    static func run(_ command: String, environment: [String: String], fail: (String) -> ObjectStoreError) throws -> AWSCredentials {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command]
+        process.environment = environment
+        let output = Pipe()
+        let errors = TemporaryOutput()
+        process.standardOutput = output
+        process.standardError = errors.handle
+        do { try process.run() } catch { throw fail("cannot run its credential_process (\(command)): \(error)") }
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw fail("its credential_process (\(command)) exited with status \(process.terminationStatus): \(errors.text)")
+        }
+        guard let o = (try? JSONSerialization.jsonObject(with: printed)) as? [String: Any], o["Version"] as? Int == 1,
+            let id = o["AccessKeyId"] as? String, let secret = o["SecretAccessKey"] as? String
+        else {
+            throw fail("its credential_process (\(command)) did not print {\"Version\": 1, \"AccessKeyId\": ..., \"SecretAccessKey\": ...}")
+        }
+        if let expiration = o["Expiration"] as? String, let date = ISO8601DateFormatter().date(from: expiration), date < Date() {
+            throw fail("its credential_process (\(command)) gave credentials that expired at \(expiration)")
+        }
+        return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: o["SessionToken"] as? String)
+    }
+
+    /// Standard error kept in an unnamed file, read after the process ends (a pipe left unread could
+    /// fill and stop it).
+    private final class TemporaryOutput {
+        let handle: FileHandle
+        init() {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("dumpkit-\(UUID().uuidString)").path
+            FileManager.default.createFile(atPath: path, contents: nil)
+            handle = FileHandle(forUpdatingAtPath: path) ?? FileHandle.nullDevice
+            unlink(path)
+        }
+        var text: String {
+            handle.seek(toFileOffset: 0)
+            let data = handle.readDataToEndOfFile()
+            return String(decoding: data.prefix(2000), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
     }
 }
 

@@ -99,4 +99,45 @@ final class SignatureV4Tests: XCTestCase {
             XCTAssertTrue("\($0)".contains("s3://b/p/") && "\($0)".contains("AWS_ACCESS_KEY_ID"), "\($0)")
         }
     }
+
+    /// `credential_process` in a profile, as AWS's tools run it (and what bridges an SSO profile).
+    func testCredentialsFromAProfilesCredentialProcess() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("aws-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: home.appendingPathComponent(".aws"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: home) }
+        let script = home.appendingPathComponent("creds.sh").path
+        try
+            "#!/bin/sh\necho '{\"Version\": 1, \"AccessKeyId\": \"P\", \"SecretAccessKey\": \"PS\", \"SessionToken\": \"PT\", \"Expiration\": \"2999-01-01T00:00:00Z\"}'\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        try """
+        [profile tool]
+        credential_process = \(script) --profile tool
+        region = eu-north-1
+        [profile broken]
+        credential_process = sh -c 'echo no such role >&2; exit 3'
+        [profile garbled]
+        credential_process = echo '{"Version": 2}'
+        [profile old]
+        credential_process = echo '{"Version": 1, "AccessKeyId": "O", "SecretAccessKey": "OS", "Expiration": "2001-01-01T00:00:00Z"}'
+        [profile sso]
+        sso_session = corp
+        sso_account_id = 123456789012
+        """.write(to: home.appendingPathComponent(".aws/config"), atomically: true, encoding: .utf8)
+        func env(_ profile: String) -> [String: String] { ["HOME": home.path, "AWS_PROFILE": profile, "PATH": "/usr/bin:/bin"] }
+
+        let tool = try AWSConfiguration.resolve(store: "s3://b/", environment: env("tool"))
+        XCTAssertEqual(tool.credentials.accessKeyID, "P")
+        XCTAssertEqual(tool.credentials.secretAccessKey, "PS")
+        XCTAssertEqual(tool.credentials.sessionToken, "PT")
+        XCTAssertEqual(tool.region, "eu-north-1")
+        for (profile, message) in [
+            ("broken", "exited with status 3: no such role"), ("garbled", "did not print {\"Version\": 1"),
+            ("old", "expired at 2001-01-01T00:00:00Z"), ("sso", "aws configure export-credentials --profile sso --format process"),
+        ] {
+            XCTAssertThrowsError(try AWSConfiguration.resolve(store: "s3://b/", environment: env(profile))) {
+                XCTAssertTrue("\($0)".contains("s3://b/") && "\($0)".contains(message), "\(profile): \($0)")
+            }
+        }
+    }
 }
