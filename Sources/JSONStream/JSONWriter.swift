@@ -50,6 +50,8 @@ public final class JSONWriter {
         var isObject: Bool
         var count: Int
         var sorted: Bool
+        /// Opened by `continueContainer`: its brackets are not this writer's.
+        var continued = false
     }
 
     public let options: Options
@@ -205,13 +207,17 @@ public final class JSONWriter {
     /// members follow with commas between them, the first without one, and `endContinued()` leaves
     /// it without writing a closing bracket. Compact writers only.
     public func continueContainer(isObject: Bool) throws {
-        guard isCompact, !afterName else { throw JSONWriterError.misuse("continueContainer in a sorted or pretty writer, or after a name") }
-        frames.append(Frame(isObject: isObject, count: 0, sorted: false))
+        guard isCompact, frames.isEmpty else {
+            throw JSONWriterError.misuse("continueContainer in a sorted or pretty writer, or inside a container")
+        }
+        frames.append(Frame(isObject: isObject, count: 0, sorted: false, continued: true))
     }
 
     /// Leaves the container `continueContainer` continued, without a closing bracket.
     public func endContinued() throws {
-        guard !frames.isEmpty, !afterName else { throw JSONWriterError.misuse("endContinued without a matching continueContainer") }
+        guard !frames.isEmpty, frames.last.continued, !afterName else {
+            throw JSONWriterError.misuse("endContinued without a matching continueContainer")
+        }
         frames.removeLast()
         try afterValue()
     }

@@ -14,8 +14,8 @@ struct IndexCommand: ParsableCommand {
             One streaming pass that skips values without building them. Records (--records) are units \
             whole; without --records, the values at --depth are. A unit that is not a record and is \
             larger than --unit-bytes is split into its children. Consecutive units of one object or \
-            array are joined into runs (--run-bytes), so a shard handles a few thousand units, not \
-            millions of small records, and stays within a run of its share of the bytes. The index holds the dump's size and \
+            array are joined into runs (--run-bytes), so the index has a few thousand units, not \
+            millions of small records, and a shard stays within a run of its share of the bytes. The index holds the dump's size and \
             SHA-256 (and a bucket object's version); shards check every byte they read against it. \
             Seekable zstd (convert --seekable) is read as its decompressed bytes; other compressed \
             dumps cannot be read from the middle and are refused. See docs/SCALE-OUT.md.
@@ -58,7 +58,9 @@ struct IndexCommand: ParsableCommand {
 
     @Option(
         name: .customLong("run-bytes"),
-        help: "The largest run of consecutive units in bytes (default: the smaller of --unit-bytes and 1/4,096 of the dump).")
+        help:
+            "The largest run of consecutive units in bytes, at most --unit-bytes (default: the smaller of --unit-bytes and 1/4,096 of the dump)."
+    )
     var runBytes: Int64?
 
     @OptionGroup var stores: StoreOptions

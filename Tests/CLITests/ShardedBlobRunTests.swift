@@ -78,7 +78,8 @@ extension ShardedRunTests {
         try generate("images", "2MB", to: input)
         let (reference, store) = try checkExtract(input, indexArguments: ["--unit-bytes", "16384"], in: dir)
         let addressed = try TemporaryDirectory()
-        try checkExtract(input, options: ["--content-addressed"], indexArguments: ["--unit-bytes", "16384"], in: addressed)
+        try checkExtract(
+            input, options: ["--content-addressed"], indexArguments: ["--unit-bytes", "65536", "--run-bytes", "65536"], in: addressed)
 
         // inline-blobs of the extracted dump, sharded, gives the unsharded rollback.
         let restored = dir.path("restored.json")

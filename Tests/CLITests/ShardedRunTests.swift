@@ -177,6 +177,8 @@ final class ShardedRunTests: XCTestCase {
             .write(toFile: plan, atomically: true, encoding: .utf8)
         try checkMigrate(input, plan: plan, records: ["/v1/todolist/{id}"], in: dir)
         XCTAssertGreaterThan(try read(dir.path("reference.json.rejects.ndjson")).count, 0, "the generated dump has values the plan rejects")
+        // Runs of many records, each through the plans and written back as a member of the run.
+        try checkMigrate(input, plan: plan, records: ["/v1/todolist/{id}"], runBytes: 65536, in: dir)
     }
 
     func testMigrateOfTheRealDumpsMergesToTheUnshardedBytes() throws {
@@ -469,7 +471,7 @@ final class ShardedRunTests: XCTestCase {
             to: URL(fileURLWithPath: dir.path("item.schema.json")))
         let schema = ["--schema", "/list/{i}=\(dir.path("item.schema.json"))", "--max-findings", "100"]
         try checkValidate(input, schema, indexArguments: ["--records", "/list/{i}", "--run-bytes", "700"], in: dir)
-        try checkValidate(input, ["--max-findings", "100"], indexArguments: ["--unit-bytes", "200", "--run-bytes", "300"], in: dir)
+        try checkValidate(input, ["--max-findings", "100"], indexArguments: ["--unit-bytes", "300", "--run-bytes", "300"], in: dir)
         let report = try CLI.run(["validate", input, "--format", "json"] + schema)
         XCTAssertTrue(report.stdout.contains("/list/391/tags/1"), report.stdout)
     }

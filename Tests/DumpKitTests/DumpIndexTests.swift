@@ -64,7 +64,7 @@ final class DumpIndexTests: XCTestCase {
         XCTAssertEqual(try rebuilt(r), #"{"v1":{"todolist":{"-a":{"t":1},"-b":[1,2]},"meta":"x"},"n":3}"#)
         XCTAssertFalse(r.trailer.hasPieces)
 
-        // A run is at most unitBytes, unless one record alone is larger.
+        // A run is at most runBytes (here unitBytes), unless one record alone is larger.
         let records = #"{"r":{"a":"0123456789","b":"0123456789","c":"01234567890123456789012345678901234567890123456789","d":1}}"#
         let small = try index(records, records: ["/r/{id}"], unitBytes: 40)
         XCTAssertEqual(small.entries.map(\.pointer), ["/r/a", "/r/c", "/r/d"])
@@ -110,6 +110,27 @@ final class DumpIndexTests: XCTestCase {
         XCTAssertEqual(whole.entries.map(\.members), [0])
         XCTAssertEqual(whole.trailer.end, "")
         XCTAssertEqual(try rebuilt(whole), #"{"a":{"b":{"c":"xxxxxxxxxxxxxxxx","d":[1,2,3,4,5,6,7,8,9,10]},"e":"A"},"f":[]}"#)
+    }
+
+    func testRunsLargerThanAUnitAndEntriesThatDisagreeWithTheirContainersAreRefused() throws {
+        XCTAssertThrowsError(try index(#"{"a":1}"#, unitBytes: 10, runBytes: 11)) {
+            XCTAssertTrue("\($0)".contains("--run-bytes must be from 1 to --unit-bytes (10)"), "\($0)")
+        }
+        let dir = try TemporaryDirectory()
+        let input = dir.path("in.json")
+        try Data(#"{"l":[1,2,3],"o":{"k":1}}"#.utf8).write(to: URL(fileURLWithPath: input))
+        var job = DumpIndexJob(input: input, output: dir.path("good.dkindex"))
+        job.depth = 2
+        _ = try job.run()
+        let good = try String(contentsOfFile: dir.path("good.dkindex"), encoding: .utf8)
+        XCTAssertTrue(good.contains(#""/l/0","c",1,0,"oa",1]"#), good)
+        // A pointer with fewer segments than containers, and an array member without an index.
+        for bad in [good.replacingOccurrences(of: #""/l/0""#, with: #""/l""#), good.replacingOccurrences(of: #""/l/0""#, with: #""/l/x""#)]
+        {
+            try bad.write(toFile: dir.path("bad.dkindex"), atomically: true, encoding: .utf8)
+            let reader = try DumpIndexReader(path: dir.path("bad.dkindex"))
+            XCTAssertThrowsError(try reader.next()) { XCTAssertTrue("\($0)".contains("make the index again"), "\($0)") }
+        }
     }
 
     func testTheIndexRefusesDuplicateNamesAndCompressedInput() throws {

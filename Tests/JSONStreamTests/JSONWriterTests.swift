@@ -213,4 +213,32 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertNoThrow(try w.beginObject())
         XCTAssertThrowsError(try w.string("no name"))
     }
+
+    /// A run of members written after the structure before them, as sharded runs write them.
+    func testAContinuedContainerWritesMembersWithoutItsBrackets() throws {
+        let sink = MemoryByteSink()
+        let w = JSONWriter(sink: sink)
+        try w.raw("{\"x\":0,")
+        try w.continueContainer(isObject: true)
+        try w.name("a")
+        try w.value(.array([.number(JSONNumber(1))]))
+        try w.name("b\"")
+        try w.null()
+        try w.endContinued()
+        try w.raw(",\"l\":[")
+        try w.continueContainer(isObject: false)
+        try w.number(JSONNumber(2))
+        try w.string("s")
+        try w.endContinued()
+        try w.raw("]}")
+        try w.flush()
+        XCTAssertEqual(sink.string, #"{"x":0,"a":[1],"b\"":null,"l":[2,"s"]}"#)
+        // Paired only with itself, and only at the top.
+        XCTAssertThrowsError(try JSONWriter(sink: MemoryByteSink()).endContinued())
+        let open = JSONWriter(sink: MemoryByteSink())
+        try open.beginObject()
+        XCTAssertThrowsError(try open.endContinued(), "an object this writer opened")
+        XCTAssertThrowsError(try open.continueContainer(isObject: false), "inside a container")
+        XCTAssertThrowsError(try JSONWriter(sink: MemoryByteSink(), options: .canonical).continueContainer(isObject: true))
+    }
 }

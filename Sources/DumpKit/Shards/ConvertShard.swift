@@ -38,7 +38,7 @@ extension ConvertJob {
             while let entry = try run.nextUnit() {
                 switch to {
                 case .json:
-                    try run.transferUnit(entry)
+                    try run.transferUnit(entry, progress: progress)
                 case .ndjson:
                     try run.forEachValue(of: entry) { path in
                         try NDJSONWriter.writeLine(pointer: JSONPointer.string(path), to: run.writer) { try run.reader.transfer(to: $0) }

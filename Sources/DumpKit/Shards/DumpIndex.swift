@@ -12,7 +12,7 @@ import JSONStream
 /// decompressed bytes for seekable zstd) and, for a bucket object, its version.
 ///
 /// A unit is a run of consecutive siblings (records, or values of a size worth one unit) of one
-/// container, of at most `unitBytes` together unless one alone is larger: from the first member's
+/// container, of at most `runBytes` together unless one alone is larger: from the first member's
 /// name (in an object) or value (in an array) to the end of the last value. Runs keep the per-unit
 /// work of the index pass and of every shard (an index line, a checksum, a restart of the reader)
 /// to a few thousand units per gigabyte, however small the records. A dump's whole value (depth 0)
@@ -61,6 +61,12 @@ public enum DumpIndex {
         public var members: Int
 
         public var end: Int64 { offset + length }
+        /// Whether the run's container is an object (else an array, or none for the whole value).
+        var inObject: Bool { containers.utf8.last == UInt8(ascii: "o") }
+        /// The run's container's brackets, which a shard reads it in.
+        var brackets: (open: UInt8, close: UInt8) {
+            inObject ? (UInt8(ascii: "{"), UInt8(ascii: "}")) : (UInt8(ascii: "["), UInt8(ascii: "]"))
+        }
     }
 
     /// The index's last line: what it was made from and how.
@@ -69,7 +75,7 @@ public enum DumpIndex {
         public var size: Int64
         public var sha256: String
         public var units: Int
-        /// The largest unit size, except records, which are never split.
+        /// The largest value not split into its children, except records, which are never split.
         public var unitBytes: Int64
         /// The largest run of units (unless one alone is larger).
         public var runBytes: Int64
@@ -346,7 +352,10 @@ public final class DumpIndexReader {
         let structure = try string(), pointer = try string()
         guard let kind = DumpIndex.Kind(rawValue: try string()) else { throw bad() }
         let line = try integer(), lineStart = try integer(), containers = try string(), members = try integer()
-        guard try r.next() == .endArray, (members == 0) == containers.isEmpty else { throw bad() }
+        guard try r.next() == .endArray, (members == 0) == containers.isEmpty,
+            let segments = JSONPointer.segments(pointer), segments.count == containers.utf8.count,
+            containers.utf8.last != UInt8(ascii: "a") || Int(segments[segments.count - 1]) != nil
+        else { throw bad() }
         return DumpIndex.Entry(
             offset: offset, length: length, crc: UInt32(truncatingIfNeeded: crc), structure: structure, pointer: pointer, kind: kind,
             line: line, lineStart: lineStart, containers: containers, members: Int(members))

@@ -53,7 +53,9 @@ public struct DumpIndexJob {
         }
         guard depth >= 0 else { throw UsageError("--depth must be at least 0") }
         guard unitBytes >= 1 else { throw UsageError("--unit-bytes must be at least 1") }
-        guard (runBytes ?? 1) >= 1 else { throw UsageError("--run-bytes must be at least 1") }
+        if let runBytes, runBytes < 1 || runBytes > unitBytes {
+            throw UsageError("--run-bytes must be from 1 to --unit-bytes (\(unitBytes)): a run is never larger than a unit")
+        }
         let opened = try PositionalInput.open(input)
         // One pass over the source: the reader and the checksums of the ranges it just passed read
         // the same source, whose recent blocks (a bucket object's) or frames (seekable zstd's) are
@@ -131,8 +133,7 @@ private final class IndexScan {
         /// The first member's path.
         var path: [String]
         var kind: DumpIndex.Kind
-        /// The container the members are in (`serials`), and the containers as `containers` has them.
-        var container: Int
+        /// The containers the members are in, as `containers` has them.
         var containers: [UInt8]
         var members: Int
     }
@@ -147,10 +148,9 @@ private final class IndexScan {
     let runBytes: Int64
     /// The compact JSON since the last unit.
     private(set) var structure: [UInt8] = []
-    /// The open containers, outermost first (`o` or `a`), and a number for each, never reused.
+    /// The open containers, outermost first (`o` or `a`).
     private var containers: [UInt8] = []
-    private var serials: [Int] = []
-    private var nextSerial = 0
+    /// The run waiting: always of the innermost container (`open` and `close` write it).
     private var run: Run?
     /// The checksum of the input from the last unit written to `checkedTo`: the ends of the
     /// run's members, checksummed as they come, so the bytes are read again while still at hand.
@@ -159,7 +159,6 @@ private final class IndexScan {
     /// The input's line breaks before `checkedTo`, and where its line starts.
     private var lines: Int64 = 0
     private var lineStart: Int64 = 0
-    private(set) var previousEnd: Int64 = 0
     private(set) var units = 0
     private(set) var records = 0
     private(set) var hasPieces = false
@@ -292,10 +291,10 @@ private final class IndexScan {
     }
 
     /// A unit inside the innermost container, from `memberStart` (its name in an object) to `end`,
-    /// whose comma and name are in `structure` from `nameMark` on: joins the run of its siblings
-    /// before it while the run stays within `runBytes`, else starts a run.
+    /// whose name is in `structure` from `nameMark` on (after the comma before it): joins the run of
+    /// its siblings before it while the run stays within `runBytes`, else starts a run.
     private func member(memberStart: Int64, end: Int64, nameMark: Int, path: [String], kind: DumpIndex.Kind) throws {
-        if var r = run, r.container == serials.last, r.kind == kind, end - r.start <= runBytes {
+        if var r = run, r.kind == kind, end - r.start <= runBytes {
             run = nil
             r.end = end
             r.members += 1
@@ -307,8 +306,8 @@ private final class IndexScan {
         }
         try flushRun()
         run = Run(
-            start: memberStart, end: end, structure: Array(structure[0..<nameMark]), path: path, kind: kind, container: serials.last!,
-            containers: containers, members: 1)
+            start: memberStart, end: end, structure: Array(structure[0..<nameMark]), path: path, kind: kind, containers: containers,
+            members: 1)
         structure.removeAll(keepingCapacity: true)
         try checksum(to: end)
     }
@@ -333,12 +332,11 @@ private final class IndexScan {
     private func emit(
         start: Int64, end: Int64, structure: [UInt8], pointer: String, kind: DumpIndex.Kind, containers: [UInt8], members: Int
     ) throws {
-        precondition(checkedTo == end)
+        precondition(checkedTo == end, "a unit written before its bytes were checksummed")
         try DumpIndex.writeEntry(
             offset: start, length: end - start, crc: pendingCRC.value, structure: structure, pointer: pointer, kind: kind,
             line: lines + 1, lineStart: lineStart, containers: containers, members: members, to: writer)
         pendingCRC = CRC32C()
-        previousEnd = end
         units += 1
     }
 
@@ -347,15 +345,12 @@ private final class IndexScan {
         try flushRun()
         structure.append(isObject ? UInt8(ascii: "{") : UInt8(ascii: "["))
         containers.append(isObject ? UInt8(ascii: "o") : UInt8(ascii: "a"))
-        serials.append(nextSerial)
-        nextSerial += 1
     }
 
     private func close(isObject: Bool) throws {
         try flushRun()
         structure.append(isObject ? UInt8(ascii: "}") : UInt8(ascii: "]"))
         containers.removeLast()
-        serials.removeLast()
     }
 
     /// The name `r` just read, as a compact writer writes it (`"name":`).

@@ -20,8 +20,8 @@ enum ExtractionPart {
     static func write(_ report: BlobExtractionReport, to path: String) throws -> UInt32 {
         let file = try OutputFile(path: path, compression: CompressionFilter.none)
         do {
-            let hashing = CRC32CByteSink(file)
-            let w = JSONWriter(sink: hashing, options: .compact)
+            let checksum = CRC32CByteSink(file)
+            let w = JSONWriter(sink: checksum, options: .compact)
             try w.value(.object(["report": report.jsonValue]))
             try w.raw("\n")
             for o in report.namedObjects.sorted(by: { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }) {
@@ -35,7 +35,7 @@ enum ExtractionPart {
             }
             try w.flush()
             try file.commit()
-            return hashing.value
+            return checksum.value
         } catch {
             file.abort()
             throw error

@@ -1,8 +1,8 @@
 import JSONStream
 
 extension MigrateJob {
-    /// Runs shard `spec` of this migration from the index at `indexPath`: each record unit goes
-    /// through the plans as in the unsharded run and is written in its place; other units are
+    /// Runs shard `spec` of this migration from the index at `indexPath`: each record of the units
+    /// goes through the plans as in the unsharded run and is written in its place; other units are
     /// copied. Writes `output.part-I-of-N`, under `--on-error keep` the shard's rejects
     /// (`REJECTS.part-I-of-N`, each line after its sort key), and last the manifest.
     ///
@@ -36,7 +36,7 @@ extension MigrateJob {
             var records = 0
             while let entry = try run.nextUnit() {
                 guard entry.kind == .record else {
-                    try run.transferUnit(entry)
+                    try run.transferUnit(entry, progress: nil)
                     continue
                 }
                 try run.beginUnit(entry)

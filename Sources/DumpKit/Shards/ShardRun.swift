@@ -15,6 +15,8 @@ final class ShardRun {
     let source: ShardUnitSource
     private let part: OutputFile
     private let checksum: CRC32CByteSink
+    /// The input, for errors.
+    private let input: String
     private(set) var units = 0
     /// The store's ETag of a part written to S3 (`-o s3://...`), for the manifest.
     private(set) var partETag: String?
@@ -24,6 +26,7 @@ final class ShardRun {
         _ spec: ShardSpec, indexPath: String, input: String, output: String, writerOptions: JSONWriter.Options, wholeRange: Bool = false
     ) throws {
         self.spec = spec
+        self.input = input
         let index = try DumpIndexReader(path: indexPath)
         trailer = index.trailer
         let opened = try PositionalInput.open(input)
@@ -49,15 +52,18 @@ final class ShardRun {
         return source.takeEntry()
     }
 
-    /// Writes a unit of a JSON tree as it is: the structure before it, then its values compactly.
-    func transferUnit(_ entry: DumpIndex.Entry) throws {
+    /// Writes a unit of a JSON tree as it is: the structure before it, then its values compactly,
+    /// each counted by `progress`.
+    func transferUnit(_ entry: DumpIndex.Entry, progress: ProgressMeter?) throws {
         try beginUnit(entry)
         if entry.members == 0 {
             try reader.transfer(to: writer)
+            progress?.recordDone()
         } else {
             try members(of: entry) { isObject in
                 if isObject { try writer.name(utf8: reader.bytes, needsEscaping: reader.lastStringHadEscapes) }
                 try reader.transfer(to: writer)
+                progress?.recordDone()
             }
         }
         try endUnit(entry)
@@ -94,7 +100,9 @@ final class ShardRun {
             count += 1
         }
         guard count == entry.members else {
-            throw UsageError("the index's unit at \(entry.pointer) has \(entry.members) members, the input \(count): make the index again")
+            throw UsageError(
+                "\(input): bytes \(entry.offset)..<\(entry.end) (\(entry.pointer)) hold \(count) values, the index says \(entry.members): "
+                    + "make the index again")
         }
     }
 
@@ -103,12 +111,12 @@ final class ShardRun {
     func beginUnit(_ entry: DumpIndex.Entry) throws {
         var structure = entry.structure
         try structure.withUTF8 { try writer.raw(bytes: UnsafeRawBufferPointer($0)) }
-        if entry.members > 0 { try writer.continueContainer(isObject: entry.containers.utf8.last == UInt8(ascii: "o")) }
+        if entry.members > 0 { try writer.continueContainer(isObject: entry.inObject) }
     }
 
     /// Writes a value of the unit `beginUnit` began, at `path` (its name in an object).
     func writeValue(_ value: JSONValue, at path: [String], of entry: DumpIndex.Entry) throws {
-        if entry.members > 0 && entry.containers.utf8.last == UInt8(ascii: "o") { try writer.name(path[path.count - 1]) }
+        if entry.members > 0 && entry.inObject { try writer.name(path[path.count - 1]) }
         try writer.value(value)
     }
 
@@ -194,12 +202,14 @@ final class ShardRun {
             try forEachValue(of: entry) { path in
                 let captures = ExtractBlobs.captures(patterns, path) ?? [:]
                 slots.append((entry, i == 0, i == values - 1))
+                let start = reader.bytesConsumed
                 records.append(Record(path: path, captures: captures, value: try reader.readValue()))
+                bytes += reader.bytesConsumed - start
                 i += 1
                 progress?.recordDone()
+                // Batches end between values, even inside a run: memory is that of a batch, not of a run.
+                if records.count >= 64 * workers || bytes >= 16 << 20 { try flush() }
             }
-            bytes += entry.length
-            if records.count >= 64 * workers || bytes >= 16 << 20 { try flush() }
         }
         try flush()
     }

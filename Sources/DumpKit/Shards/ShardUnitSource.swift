@@ -98,7 +98,7 @@ final class ShardUnitSource: JSONByteSource {
         guard kinds.count == segments.count else {
             throw UsageError("\(index.path): the entry of \(entry.pointer) is not in \(kinds.count) containers; make the index again")
         }
-        // The run's last member: in an array, its index counts.
+        // The run's last member stands for it: in an array, its index counts.
         if kinds.last == UInt8(ascii: "a"), let first = Int(segments[segments.count - 1]) {
             segments[segments.count - 1] = String(first + entry.members - 1)
         }
@@ -157,7 +157,7 @@ final class ShardUnitSource: JSONByteSource {
             let e = current!
             if openingDue && position >= e.offset {
                 openingDue = false
-                serve([e.containers.utf8.last == UInt8(ascii: "o") ? UInt8(ascii: "{") : UInt8(ascii: "[")])
+                serve([e.brackets.open])
                 continue
             }
             if position >= chunkOffset + Int64(chunkCount) { try refillChunk(upTo: e.end) }
@@ -176,13 +176,13 @@ final class ShardUnitSource: JSONByteSource {
             if position == e.end {
                 guard crc.value == e.crc else {
                     throw UsageError(
-                        "\(fileName): bytes \(checkedFrom)..<\(e.end) (\(e.pointer)) are not those the index was made from: "
+                        "\(fileName): bytes \(checkedFrom)..<\(e.end) (\(e.pointer)"
+                            + (e.members > 1 ? " and the \(e.members - 1) after it" : "") + ") are not those the index was made from: "
                             + "the index is for another file or the file changed; make the index again")
                 }
                 current = nil
                 if !wholeRange {
-                    let closing = e.containers.utf8.last == UInt8(ascii: "o") ? UInt8(ascii: "}") : UInt8(ascii: "]")
-                    serve(e.members > 0 ? [closing, UInt8(ascii: "\n")] : [UInt8(ascii: "\n")])
+                    serve(e.members > 0 ? [e.brackets.close, UInt8(ascii: "\n")] : [UInt8(ascii: "\n")])
                 }
             }
         }
