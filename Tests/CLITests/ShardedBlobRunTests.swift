@@ -67,7 +67,7 @@ extension ShardedRunTests {
             let salada = try TemporaryDirectory()
             try checkExtract(
                 sample(app), options: ["--ref-style", "salada", "--bucket", "my-app.appspot.com", "--content-addressed"],
-                indexArguments: ["--unit-bytes", "512", "--run-bytes", "1024"], in: salada, counts: [3])
+                indexArguments: ["--unit-bytes", "512", "--run-bytes", "512"], in: salada, counts: [3])
         }
     }
 
