@@ -46,4 +46,17 @@ final class TemporaryFile: JSONByteSink, JSONByteSource, PositionalByteSource {
     func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         try Self.readRetrying(fd, at: offset, into: buffer, name: "temporary file")
     }
+
+    /// A copy of what `file` reads (decompressed, unless it was opened otherwise), to be read again
+    /// or at any offset.
+    static func spool(_ file: InputFile) throws -> TemporaryFile {
+        let copy = try TemporaryFile()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try file.read(into: buffer)
+            if n == 0 { return copy }
+            try copy.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
+        }
+    }
 }

@@ -50,7 +50,7 @@ public struct ValidateJob {
         report.checkedRules =
             Self.limitRules + schemas.map { "schema:\($0.file)" } + (rules.map { _ in ["rules:.validate"] } ?? [])
             + (blobs.map { Self.blobRules(style: $0.style) } ?? [])
-        let spool = (rules != nil && !file.isSeekable) || (blobs != nil && file.size == nil) ? try Self.spool(file) : nil
+        let spool = (rules != nil && !file.isSeekable) || (blobs != nil && file.size == nil) ? try TemporaryFile.spool(file) : nil
         let source: JSONByteSource = spool?.stream() ?? file
         let rulesOnDisk = rules != nil && (spool?.size ?? file.size ?? 0) > rulesMemoryLimit
         var findings: [Finding] = []
@@ -142,18 +142,6 @@ public struct ValidateJob {
 
     private func evaluator(_ rules: RulesFile) -> RulesEvaluator {
         RulesEvaluator(rules: rules, auth: auth, now: Date().timeIntervalSince1970 * 1000)
-    }
-
-    /// Copies the decompressed input to an anonymous temporary file, to be read again or at any offset.
-    private static func spool(_ file: InputFile) throws -> TemporaryFile {
-        let copy = try TemporaryFile()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
-        defer { buffer.deallocate() }
-        while true {
-            let n = try file.read(into: buffer)
-            if n == 0 { return copy }
-            try copy.write(UnsafeRawBufferPointer(rebasing: buffer[..<n]))
-        }
     }
 
     private func flush(_ findings: inout [Finding], into report: inout FindingsReport) {

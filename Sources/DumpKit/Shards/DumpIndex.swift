@@ -20,10 +20,10 @@ import JSONStream
 ///
 /// On disk it is NDJSON, so it is streamed, never held whole: one line per unit,
 /// `[offset,length,crc32c,"structure","/pointer","kind",line,lineStart,"containers",members]`, where
-/// the pointer is the first member's and the CRC-32C covers the input's bytes from the end of the unit before (the raw bytes between the units)
-/// to the end of this one. A shard
-/// checks it for every range it reads, so every byte of the input is checked by one shard against
-/// the file the index was made for. The last line is the `Trailer`.
+/// the pointer is the first member's and the CRC-32C covers the input's bytes from the end of the
+/// unit before (the raw bytes between the units) to the end of this one. A shard checks it for
+/// every range it reads, so every byte of the input is checked by one shard against the file the
+/// index was made for. The last line is the `Trailer`.
 public enum DumpIndex {
     /// The format's version, in the trailer.
     public static let version = 3
@@ -217,14 +217,7 @@ public final class DumpIndexReader {
         self.path = path
         let size: Int64
         if BucketParts.isURL(path) {
-            let copy = try TemporaryFile()
-            let object = try InputFile(path: path, decompressing: false)
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
-            while true {
-                let n = try buffer.withUnsafeMutableBytes { try object.read(into: $0) }
-                if n == 0 { break }
-                try buffer.withUnsafeBytes { try copy.write(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-            }
+            let copy = try TemporaryFile.spool(try InputFile(path: path, decompressing: false))
             file = copy
             size = copy.size
         } else {

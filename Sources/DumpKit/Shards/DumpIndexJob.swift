@@ -133,8 +133,6 @@ private final class IndexScan {
         /// The first member's path.
         var path: [String]
         var kind: DumpIndex.Kind
-        /// The containers the members are in, as `containers` has them.
-        var containers: [UInt8]
         var members: Int
     }
 
@@ -199,7 +197,7 @@ private final class IndexScan {
             try open(isObject: k == .beginObject)
             levels.append(Level(isObject: k == .beginObject, active: Array(patterns.indices)))
         } else {
-            try content(r, base: 0, path: [], memberStart: 0, nameMark: 0, kind: .content)
+            try content(r, base: 0, parent: [], key: nil, memberStart: 0, nameMark: 0, kind: .content)
         }
         while let level = levels.last {
             let t = try r.peek()
@@ -233,38 +231,40 @@ private final class IndexScan {
             if exact {
                 try r.skipValue()
                 records += 1
-                try member(memberStart: memberStart, end: r.bytesConsumed, nameMark: nameMark, path: path + [key], kind: .record)
+                try member(memberStart: memberStart, end: r.bytesConsumed, nameMark: nameMark, parent: path, key: key, kind: .record)
             } else if descends && (next == .beginObject || next == .beginArray) {
                 try r.next()
                 try open(isObject: next == .beginObject)
                 levels.append(Level(isObject: next == .beginObject, active: deeper))
                 path.append(key)
             } else {
-                try content(r, base: 0, path: path + [key], memberStart: memberStart, nameMark: nameMark, kind: .content)
+                try content(r, base: 0, parent: path, key: key, memberStart: memberStart, nameMark: nameMark, kind: .content)
             }
         }
         guard try r.next() == .end else { throw r.error(.trailingData, "unexpected data after the JSON value") }
         try flushRun()
     }
 
-    /// A value no pattern reaches: one unit (a member of a run inside a container), or, larger than
-    /// `unitBytes`, its children read again. `memberStart` and `nameMark` are as for `member`.
+    /// A value no pattern reaches, at `key` of `parent` (nil: the dump's whole value): one unit (a
+    /// member of a run inside a container), or, larger than `unitBytes`, its children read again.
+    /// `memberStart` and `nameMark` are as for `member`.
     private func content(
-        _ r: JSONReader, base: Int64, path: [String], memberStart: Int64, nameMark: Int, kind: DumpIndex.Kind
+        _ r: JSONReader, base: Int64, parent: [String], key: String?, memberStart: Int64, nameMark: Int, kind: DumpIndex.Kind
     ) throws {
         let k = try r.peek()
         let start = base + r.offset
         try r.skipValue()
         let end = base + r.bytesConsumed
         guard end - start > unitBytes, k == .beginObject || k == .beginArray else {
-            if containers.isEmpty {
-                try whole(start: start, end: end, kind: kind)
+            if let key {
+                try member(memberStart: base + memberStart, end: end, nameMark: nameMark, parent: parent, key: key, kind: kind)
             } else {
-                try member(memberStart: base + memberStart, end: end, nameMark: nameMark, path: path, kind: kind)
+                try whole(start: start, end: end, kind: kind)
             }
             return
         }
         hasPieces = true
+        let path = key.map { parent + [$0] } ?? parent
         let sub = JSONReader(source: file.stream(from: start, to: end), sourceName: name)
         try sub.next()
         try open(isObject: k == .beginObject)
@@ -286,14 +286,15 @@ private final class IndexScan {
                 try appendName(sub)
             }
             count += 1
-            try content(sub, base: start, path: path + [key], memberStart: childStart, nameMark: childMark, kind: .piece)
+            try content(sub, base: start, parent: path, key: key, memberStart: childStart, nameMark: childMark, kind: .piece)
         }
     }
 
-    /// A unit inside the innermost container, from `memberStart` (its name in an object) to `end`,
-    /// whose name is in `structure` from `nameMark` on (after the comma before it): joins the run of
-    /// its siblings before it while the run stays within `runBytes`, else starts a run.
-    private func member(memberStart: Int64, end: Int64, nameMark: Int, path: [String], kind: DumpIndex.Kind) throws {
+    /// A unit at `key` of `parent`, the innermost container, from `memberStart` (its name in an
+    /// object) to `end`, whose name is in `structure` from `nameMark` on (after the comma before it):
+    /// joins the run of its siblings before it while the run stays within `runBytes`, else starts a
+    /// run (the only case that needs its path).
+    private func member(memberStart: Int64, end: Int64, nameMark: Int, parent: [String], key: String, kind: DumpIndex.Kind) throws {
         if var r = run, r.kind == kind, end - r.start <= runBytes {
             run = nil
             r.end = end
@@ -306,19 +307,18 @@ private final class IndexScan {
         }
         try flushRun()
         run = Run(
-            start: memberStart, end: end, structure: Array(structure[0..<nameMark]), path: path, kind: kind, containers: containers,
-            members: 1)
+            start: memberStart, end: end, structure: Array(structure[0..<nameMark]), path: parent + [key], kind: kind, members: 1)
         structure.removeAll(keepingCapacity: true)
         try checksum(to: end)
     }
 
-    /// Writes the run waiting, if any.
+    /// Writes the run waiting, if any: of the innermost container, which has not changed since.
     private func flushRun() throws {
         guard let r = run else { return }
         run = nil
         try emit(
             start: r.start, end: r.end, structure: r.structure, pointer: JSONPointer.string(r.path), kind: r.kind,
-            containers: r.containers, members: r.members)
+            containers: containers, members: r.members)
     }
 
     /// The dump's whole value as one unit (no container, no run).

@@ -2,8 +2,8 @@ import JSONStream
 
 /// The units of one shard as a byte stream for a `JSONReader` (with `multipleDocuments`): each unit's
 /// bytes, in the brackets of its container for a run of siblings (`{"a":1,"b":2}` for a run
-/// `"a":1,"b":2` of an object's members), then a line break. The shard's units and the bytes between them are one stretch of the
-/// file, read with `pread` in 1 MiB blocks; the entries come from the index as the reader reaches
+/// `"a":1,"b":2` of an object's members), then a line break. The shard's units and the bytes
+/// between them are one stretch of the file, read with `pread` in 1 MiB blocks; the entries come from the index as the reader reaches
 /// them, so neither the index nor the shard's list of units is held whole.
 ///
 /// The bytes from the previous unit's end to each unit's end are checked against the entry's CRC-32C
@@ -93,11 +93,9 @@ final class ShardUnitSource: JSONByteSource {
     private func startAfter(_ entry: DumpIndex.Entry) throws {
         let sink = MemoryByteSink()
         let w = JSONWriter(sink: sink)
+        // One segment per container: `DumpIndexReader` refuses entries where they disagree.
         var segments = JSONPointer.segments(entry.pointer) ?? []
         let kinds = Array(entry.containers.utf8)
-        guard kinds.count == segments.count else {
-            throw UsageError("\(index.path): the entry of \(entry.pointer) is not in \(kinds.count) containers; make the index again")
-        }
         // The run's last member stands for it: in an array, its index counts.
         if kinds.last == UInt8(ascii: "a"), let first = Int(segments[segments.count - 1]) {
             segments[segments.count - 1] = String(first + entry.members - 1)
