@@ -37,26 +37,49 @@ public final class SeaweedServer: @unchecked Sendable {
         let identity =
             #"{"identities":[{"name":"dumpkit","credentials":[{"accessKey":"\#(Self.accessKey)","secretKey":"\#(Self.secretKey)"}],"actions":["Admin","Read","Write","List","Tagging"]}]}"#
         try identity.write(to: config, atomically: true, encoding: .utf8)
-        // Each HTTP port's gRPC port is the port plus 10000: both must be free.
+        // A port taken between its choice and weed's start makes weed exit; a second choice starts it.
+        var attempt = 1
+        while true {
+            let ports = try Self.choosePorts()
+            let server = try ServerProcess(
+                weed,
+                [
+                    "mini", "-dir=\(directory.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                    "-master.telemetry=false", "-admin.ui=false", "-s3.config=\(config.path)",
+                    "-master.port=\(ports[0])", "-volume.port=\(ports[1])", "-filer.port=\(ports[2])", "-s3.port=\(ports[3])",
+                    "-admin.port=\(ports[4])", "-webdav.port=\(ports[5])", "-s3.port.iceberg=0", "-s3.port.lance=0",
+                ], logFile: directory.appendingPathComponent("weed-\(attempt).log"))
+            let endpoint = "http://127.0.0.1:\(ports[3])"
+            do {
+                try server.waitUntilListening(port: ports[3], timeout: 90) {
+                    // Ready when a signed request is answered (the filer is up).
+                    (try? Self.aws(["s3api", "list-buckets"], endpoint: endpoint)) != nil
+                }
+                self.server = server
+                s3Port = ports[3]
+                return
+            } catch {
+                let exited = !server.process.isRunning
+                server.stop()
+                guard attempt < 3, exited, server.log.contains("Port allocation failed") || server.log.contains("address already in use")
+                else { throw error }
+                attempt += 1
+            }
+        }
+    }
+
+    /// Six free ports for weed's services. Each one's gRPC port is the port plus 10000, which weed
+    /// reserves: no port may be another's gRPC port, and every gRPC port must be free.
+    private static func choosePorts() throws -> [Int] {
         var ports: [Int] = []
+        var taken: Set<Int> = []
         while ports.count < 6 {
             let p = try freePort()
-            if p + 10000 < 65536, !canConnect(port: p + 10000), !ports.contains(p) { ports.append(p) }
+            guard p + 10000 < 65536, !taken.contains(p), !taken.contains(p + 10000), !canConnect(port: p + 10000) else { continue }
+            ports.append(p)
+            taken.formUnion([p, p + 10000])
         }
-        s3Port = ports[3]
-        server = try ServerProcess(
-            weed,
-            [
-                "mini", "-dir=\(directory.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-                "-master.telemetry=false", "-admin.ui=false", "-s3.config=\(config.path)",
-                "-master.port=\(ports[0])", "-volume.port=\(ports[1])", "-filer.port=\(ports[2])", "-s3.port=\(ports[3])",
-                "-admin.port=\(ports[4])", "-webdav.port=\(ports[5])", "-s3.port.iceberg=0", "-s3.port.lance=0",
-            ], logFile: directory.appendingPathComponent("weed.log"))
-        let endpoint = "http://127.0.0.1:\(ports[3])"
-        try server.waitUntilListening(port: s3Port, timeout: 90) {
-            // Ready when a signed request is answered (the filer is up).
-            (try? Self.aws(["s3api", "list-buckets"], endpoint: endpoint)) != nil
-        }
+        return ports
     }
 
     /// Runs the `aws` CLI against this server; its standard output.
