@@ -119,7 +119,7 @@ enum ProcessCredentials {
         let handle: FileHandle
         init() {
             let path = FileManager.default.temporaryDirectory.appendingPathComponent("dumpkit-\(UUID().uuidString)").path
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             handle = FileHandle(forUpdatingAtPath: path) ?? FileHandle.nullDevice
             unlink(path)
         }

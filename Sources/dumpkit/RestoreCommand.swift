@@ -80,8 +80,8 @@ struct RestoreCommand: ParsableCommand {
     @Option(help: "With --database: the largest PATCH body in bytes.")
     var chunkSize: Int = 1_000_000
 
-    @Option(help: "With --database: requests in flight at once.")
-    var jobs: Int = 8
+    @Option(help: "Requests in flight at once: objects put into a bucket (default 32), or with --database its PATCHes (default 8).")
+    var jobs: Int?
 
     @Flag(
         help:
@@ -142,8 +142,8 @@ struct RestoreCommand: ParsableCommand {
                 throw ValidationError("restore --database reads the archive's parts one by one: give a file, not -")
             }
             guard chunkSize >= 1024, chunkSize <= 256_000_000 else { throw ValidationError("--chunk-size must be 1024...256000000 bytes") }
-            guard jobs >= 1, jobs <= 256 else { throw ValidationError("--jobs must be 1...256") }
         }
+        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be 1...256") }
     }
 
     func run() throws {
@@ -170,6 +170,7 @@ struct RestoreCommand: ParsableCommand {
             job.filter = PathFilter(include: include + only, exclude: exclude)
             job.limits = ExtractionLimits(maxBytes: maxBytes, maxEntries: maxEntries, maxRatio: maxRatio > 0 ? maxRatio : nil)
             job.dryRun = dryRun
+            if let jobs { job.jobs = jobs }
             let toBucket = try ObjectStoreURL(destination) != nil
             if toBucket && dryRun {
                 throw UsageError("--dry-run restores into a folder only; to a bucket, restore into a folder first to see what it holds")
@@ -238,7 +239,7 @@ struct RestoreCommand: ParsableCommand {
         }
         var job = ImportJob(input: dump, target: target)
         job.chunkSize = chunkSize
-        job.jobs = jobs
+        if let jobs { job.jobs = jobs }
         var o: JSONObject = ["target": .string(target.description)]
         if dryRun {
             let plan = try reportingErrors { try importPlan(job, printing: !json.json) }
@@ -252,7 +253,7 @@ struct RestoreCommand: ParsableCommand {
         var verification: ImportVerification?
         if verifyDatabase {
             verification = ImportVerification(dump: dump, target: target, mode: job.mode)
-            verification?.jobs = jobs
+            if let jobs { verification?.jobs = jobs }
         }
         let (summary, check, rulesChange) = try reportingDatabaseErrors {
             [job, dryRun, verification, progress = UncheckedProgress(progress)] in

@@ -194,6 +194,49 @@ final class FaultInjectionTests: XCTestCase {
         XCTAssertFalse(uploads.contains("UploadId"), uploads)
     }
 
+    func testARestoreThroughFaultsGivesTheSameObjectsAndADeadStoreOneLine() throws {
+        let s3 = try SeaweedServer()
+        defer { s3.stop() }
+        let directory = try temporaryDirectory(self)
+        // An archive of 60 objects of 20 kB with metadata, put many at a time.
+        let folder = directory.appendingPathComponent("blobs").path
+        let source = try DirectoryBlobStore(directory: folder, writable: true)
+        for i in 0..<60 {
+            let bytes = SampleBytes.random(count: 20_000, seed: UInt64(100 + i))
+            _ = try bytes.withUnsafeBytes { try source.put($0, metadata: metadata("r/\(i).png", bytes, token: "t\(i)"), replacing: false) }
+        }
+        source.close()
+        let archive = directory.appendingPathComponent("blobs.tar.zst").path
+        XCTAssertEqual(try CLI.run(["archive", folder, "-o", archive, "-q"]).status, 0)
+        let bucket = try s3.makeBucket()
+
+        let (proxy, endpoint) = try startProxy("503,drop,503,pass,drop,503", log: "restore.log", s3: s3, directory: directory)
+        defer { proxy.stop() }
+        let r = try CLI.run(
+            ["restore", archive, "s3://\(bucket)/r", "--endpoint", endpoint, "--jobs", "16", "--verify", "--json"],
+            environment: s3.clientEnvironment)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertGreaterThanOrEqual(faults("restore.log", in: directory).count, 2, "no fault was made")
+        let summary = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as! [String: Any]
+        XCTAssertEqual(summary["written"] as? Int, 60, r.stdout)
+        let back = directory.appendingPathComponent("back").path
+        let check = try CLI.run(["copy", "s3://\(bucket)/r", back, "-q"], environment: s3.clientEnvironment)
+        XCTAssertEqual(check.status, 0, check.stderr)
+        XCTAssertEqual(try tree(back), try tree(folder))
+
+        // A store that never recovers: the puts in flight end, the rest are not tried, one line, exit 2.
+        let (deadProxy, deadEndpoint) = try startProxy(
+            Array(repeating: "503", count: 300).joined(separator: ","), log: "dead.log", s3: s3, directory: directory)
+        defer { deadProxy.stop() }
+        let dead = try CLI.run(
+            ["restore", archive, "s3://\(bucket)/d", "--endpoint", deadEndpoint, "--jobs", "4"], environment: s3.clientEnvironment)
+        XCTAssertEqual(dead.status, 2, dead.stderr)
+        XCTAssertEqual(dead.stderr.split(separator: "\n").count, 1, dead.stderr)
+        XCTAssertTrue(dead.stderr.contains("SlowDown") && dead.stderr.contains(deadEndpoint), dead.stderr)
+        let left = try s3.aws(["s3api", "list-objects-v2", "--bucket", bucket, "--prefix", "d/"])
+        XCTAssertFalse(left.contains("\"Key\""), left)
+    }
+
     /// Every object of a directory store and its metadata as the store reports them (times left out).
     func tree(_ path: String) throws -> [String: String] {
         let store = try DirectoryBlobStore(directory: path, writable: false)

@@ -3,6 +3,8 @@ import ArchiveKit
 extension RestoreJob {
     /// Objects larger than this are streamed into a store, never held whole.
     static let streamedObjectBytes: Int64 = 8 << 20
+    /// Bytes of smaller objects held at once while they are put (`BlobPutWindow`).
+    static let heldObjectBytes = 128 << 20
 
     /// Restores the archive's objects into a blob store (a bucket, through `BlobStore`), each with the
     /// metadata its manifest records (content type, cache control, custom metadata such as
@@ -17,16 +19,65 @@ extension RestoreJob {
     /// computed and a content type guessed. Entries that are no object of a bucket (a backup set's
     /// dump and rules) are reported, not written. `overwrite`: `never` keeps an object there with other
     /// content (reported as kept), `if-different` and `always` replace it; the same content is never
-    /// written again. Memory: an object of up to `streamedObjectBytes`, or a store's parts in flight.
+    /// written again. Objects up to `streamedObjectBytes` are put `jobs` at a time while the next
+    /// ones are read (`BlobPutWindow`). Memory: `heldObjectBytes`, and a store's parts in flight.
     public func run(into store: any BlobStore, progress: ArchiveProgress? = nil) throws -> Report {
         let input = try ArchiveInput(path: archive)
         let manifest = input.manifest
         var report = Report(hasManifest: manifest != nil)
+        // Problems by entry number, so that the report keeps the archive's order whichever put ends
+        // first: the reader's, and the puts' (changed by the window's completion only).
+        var problems: [(entry: Int, problem: VerifyJob.Problem)] = []
+        var putProblems: [(entry: Int, problem: VerifyJob.Problem)] = []
+        var puts = Report()
+        let window = BlobPutWindow<(entry: Int, path: String)>(store: store, jobs: jobs, maxBytes: Self.heldObjectBytes) {
+            label, metadata, outcome in
+            switch outcome {
+            case .success(.stored), .success(.replaced):
+                puts.written += 1
+                puts.bytes += metadata.size
+            case .success(.unchanged):
+                puts.unchanged += 1
+            case .failure(is BlobExistsError):
+                puts.kept += 1
+            case .failure(let error as BlobContentMismatch):
+                putProblems.append(
+                    (label.entry, VerifyJob.Problem(path: label.path, message: "not restored: its \(error.difference) (the manifest's)")))
+            case .failure(let error as BlobNameError):
+                putProblems.append((label.entry, VerifyJob.Problem(path: label.path, message: "not restored: \(error.reason)")))
+            case .failure(let error):
+                throw error
+            }
+        }
+        do {
+            try restoreEntries(of: input, into: store, window: window, problems: &problems, progress: progress)
+        } catch {
+            window.stop(error)
+            throw error
+        }
+        try window.finish()
+        report.written = puts.written
+        report.unchanged = puts.unchanged
+        report.kept = puts.kept
+        report.bytes = puts.bytes
+        report.problems = (problems + putProblems).enumerated().sorted { ($0.element.entry, $0.offset) < ($1.element.entry, $1.offset) }
+            .map(\.element.problem)
+        try store.sync()
+        return report
+    }
+
+    /// Reads the archive's entries and hands each object to `window`.
+    private func restoreEntries(
+        of input: ArchiveInput, into store: any BlobStore, window: BlobPutWindow<(entry: Int, path: String)>,
+        problems: inout [(entry: Int, problem: VerifyJob.Problem)], progress: ArchiveProgress?
+    ) throws {
+        let manifest = input.manifest
         var seen = Set<String>()
         var entries = 0
         var dataBytes: Int64 = 0
         progress?.begin("restoring", totalFiles: manifest?.objects.count, totalBytes: input.reader.fileSize)
         defer { progress?.finish() }
+        func problem(_ path: String, _ message: String) { problems.append((entries, VerifyJob.Problem(path: path, message: message))) }
 
         while let entry = try input.nextEntry() {
             entries += 1
@@ -52,31 +103,15 @@ extension RestoreJob {
             }
             if let object, entry.size != object.metadata.size {
                 // Not read at all: an entry larger than its manifest says is never held.
-                report.problems.append(
-                    VerifyJob.Problem(
-                        path: entry.path,
-                        message: "not restored: size \(entry.size) bytes, the manifest says \(object.metadata.size) (truncated or altered)")
-                )
+                problem(
+                    entry.path, "not restored: size \(entry.size) bytes, the manifest says \(object.metadata.size) (truncated or altered)")
                 progress?.fileDone()
                 continue
             }
             if let object, entry.size > Self.streamedObjectBytes, manifest?.bucketPart(containing: entry.path) != nil {
                 // Large: streamed into the store, which checks its bytes against the manifest's hashes.
-                do {
-                    switch try store.put(streaming: object.metadata, replacing: overwrite != .never, fill: eachChunk) {
-                    case .stored, .replaced:
-                        report.written += 1
-                        report.bytes += object.metadata.size
-                    case .unchanged:
-                        report.unchanged += 1
-                    }
-                } catch is BlobExistsError {
-                    report.kept += 1
-                } catch let error as BlobContentMismatch {
-                    report.problems.append(
-                        VerifyJob.Problem(path: entry.path, message: "not restored: its \(error.difference) (the manifest's)"))
-                } catch let error as BlobNameError {
-                    report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: \(error.reason)"))
+                try window.putHere(metadata: object.metadata, label: (entries, entry.path)) {
+                    try store.put(streaming: object.metadata, replacing: overwrite != .never, fill: eachChunk)
                 }
                 continue
             }
@@ -98,51 +133,35 @@ extension RestoreJob {
                             : verify && digest.crc32c != expected.crc32c
                                 ? "CRC-32C \(digest.crc32c) does not match the manifest's \(expected.crc32c)" : nil
                 if let differs {
-                    report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: \(differs)"))
+                    problem(entry.path, "not restored: \(differs)")
                     continue
                 }
                 if let manifest, manifest.bucketPart(containing: entry.path) == nil {
-                    report.problems.append(
-                        VerifyJob.Problem(path: entry.path, message: "not restored: not an object of a bucket (a backup's dump or rules)"))
+                    problem(entry.path, "not restored: not an object of a bucket (a backup's dump or rules)")
                     continue
                 }
             } else if manifest != nil {
-                report.problems.append(
-                    VerifyJob.Problem(
-                        path: entry.path,
-                        message: verify
-                            ? "not restored: not in the manifest, so it cannot be verified"
-                            : "not restored: not an object of the archived bucket"))
+                problem(
+                    entry.path,
+                    verify
+                        ? "not restored: not in the manifest, so it cannot be verified"
+                        : "not restored: not an object of the archived bucket")
                 continue
             } else {
                 guard let name = cleaned?.description else {
-                    report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: not a valid object name"))
+                    problem(entry.path, "not restored: not a valid object name")
                     continue
                 }
                 metadata = digest.metadata(
                     name: name, contentType: ContentTypeGuess.contentType(name: name, head: Array(content.prefix(64))))
                 metadata.updated = entry.modificationTime?.milliseconds
             }
-            do {
-                switch try content.withUnsafeBytes({ try store.put($0, metadata: metadata, replacing: overwrite != .never) }) {
-                case .stored, .replaced:
-                    report.written += 1
-                    report.bytes += digest.size
-                case .unchanged:
-                    report.unchanged += 1
-                }
-            } catch is BlobExistsError {
-                report.kept += 1
-            } catch let error as BlobNameError {
-                report.problems.append(VerifyJob.Problem(path: entry.path, message: "not restored: \(error.reason)"))
-            }
+            try window.put(content, metadata: metadata, replacing: overwrite != .never, label: (entries, entry.path))
         }
         if verify, let manifest {
             for object in manifest.objects where !seen.contains(object.path) && filter.matches(object.path) {
-                report.problems.append(VerifyJob.Problem(path: object.path, message: "missing: listed in the manifest, not in the archive"))
+                problem(object.path, "missing: listed in the manifest, not in the archive")
             }
         }
-        try store.sync()
-        return report
     }
 }

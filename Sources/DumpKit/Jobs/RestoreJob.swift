@@ -28,6 +28,9 @@ public struct RestoreJob {
     /// Read and check every entry as a restore does, but create and write nothing (not even the
     /// destination): `Report.planned` lists the files that would be written.
     public var dryRun = false
+    /// Objects put at once into a blob store (`run(into:)`): each put waits for a request to a
+    /// bucket, so many more than the cores keep the store busy.
+    public var jobs = 32
 
     public init(archive: String, destination: String) {
         self.archive = archive
