@@ -476,10 +476,12 @@ def seaweed(args, input_path: str, work: str, dumpkit: str | None) -> Service:
         json.dump({"identities": [{"name": "bench", "credentials": [{"accessKey": SEAWEED_KEY, "secretKey": SEAWEED_SECRET}],
                                    "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
     ports: list[int] = []
-    while len(ports) < 6:  # each HTTP port's gRPC port is the port + 10000: both must be free
+    taken: set[int] = set()
+    while len(ports) < 6:  # each HTTP port's gRPC port is the port + 10000: both free, neither another's
         p = free_port()
-        if p + 10000 < 65536 and not port_open(p + 10000) and p not in ports:
+        if p + 10000 < 65536 and not port_open(p + 10000) and not {p, p + 10000} & taken:
             ports.append(p)
+            taken |= {p, p + 10000}
     endpoint = f"http://127.0.0.1:{ports[3]}"
     argv = ["weed", "mini", f"-dir={directory}/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             "-master.telemetry=false", "-admin.ui=false", f"-s3.config={config}",

@@ -74,12 +74,26 @@ public final class S3Client: Sendable {
     }
 
     /// PutObject of `body` with `object`'s metadata; `createOnly` sends `If-None-Match: *`, so an
-    /// existing object is never replaced (`.exists`). The payload is signed (its SHA-256 is in the
-    /// signature), so the store checks every byte.
+    /// existing object is never replaced (`.exists`). The payload is signed: its SHA-256 is in the
+    /// signature. When `object` records the hashes of a body of its size, that SHA-256 is sent (not
+    /// computed again), with its CRC-32C or MD5 in the `checksum` mode's header, so the store refuses
+    /// bytes other than those the object records (AWS checks all of them, SeaweedFS the checksum).
     public func put(key: String, body: ByteBuffer, object: StoredObject, createOnly: Bool) async throws -> CreateOutcome {
         var headers = try metadataHeaders(object, key: key)
         if createOnly { headers.append(("If-None-Match", "*")) }
-        let r = try await send(.PUT, key: key, headers: headers, body: .signed(body), accept: createOnly ? [412] : [])
+        var recordedSHA256: String?
+        if Int64(body.readableBytes) == object.size {
+            recordedSHA256 = object.sha256.flatMap { sha256 in
+                sha256.utf8.count == 64 && sha256.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } ? sha256 : nil
+            }
+            switch checksum {
+            case .crc32c: if let crc32c = object.crc32c { headers.append(("x-amz-checksum-crc32c", crc32c)) }
+            case .md5: if let md5 = object.md5 { headers.append(("Content-MD5", md5)) }
+            case .off: break
+            }
+        }
+        let r = try await send(
+            .PUT, key: key, headers: headers, body: .signed(body, sha256: recordedSHA256), accept: createOnly ? [412] : [])
         return r.status == 412 ? .exists : .created
     }
 
@@ -250,8 +264,9 @@ public final class S3Client: Sendable {
 
     enum Body {
         case empty
-        /// Sent with its SHA-256 in `x-amz-content-sha256` (covered by the signature).
-        case signed(ByteBuffer)
+        /// Sent with its SHA-256 in `x-amz-content-sha256` (covered by the signature): `sha256` when
+        /// known (hex), else computed.
+        case signed(ByteBuffer, sha256: String? = nil)
         /// Sent as `UNSIGNED-PAYLOAD`.
         case unsigned(ByteBuffer)
     }
@@ -273,9 +288,9 @@ public final class S3Client: Sendable {
         var buffer: ByteBuffer?
         switch body {
         case .empty:
-            payloadHash = SignatureV4.hex(SHA256.hash(data: Data()))
-        case .signed(let b):
-            payloadHash = b.withUnsafeReadableBytes { SignatureV4.hex(SHA256.hash(data: $0)) }
+            payloadHash = Hex.lowercase(SHA256.hash(data: Data()))
+        case .signed(let b, let sha256):
+            payloadHash = sha256 ?? b.withUnsafeReadableBytes { Hex.lowercase(SHA256.hash(data: $0)) }
             buffer = b
         case .unsigned(let b):
             payloadHash = SignatureV4.unsignedPayload

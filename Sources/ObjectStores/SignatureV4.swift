@@ -46,12 +46,12 @@ public struct SignatureV4: Sendable {
         ]
         .joined(separator: "\n")
         let scope = "\(day)/\(region)/\(service)/aws4_request"
-        let stringToSign = "AWS4-HMAC-SHA256\n\(amzDate)\n\(scope)\n" + Self.hex(SHA256.hash(data: Data(canonicalRequest.utf8)))
+        let stringToSign = "AWS4-HMAC-SHA256\n\(amzDate)\n\(scope)\n" + Hex.lowercase(SHA256.hash(data: Data(canonicalRequest.utf8)))
         var key = SymmetricKey(data: Data("AWS4\(credentials.secretAccessKey)".utf8))
         for part in [day, region, service, "aws4_request"] {
             key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
         }
-        let signature = Self.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key))
+        let signature = Hex.lowercase(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key))
         added.append(
             (
                 "Authorization",
@@ -91,7 +91,4 @@ public struct SignatureV4: Sendable {
         return out
     }
 
-    static func hex(_ bytes: some Sequence<UInt8>) -> String {
-        bytes.map { String(format: "%02x", $0) }.joined()
-    }
 }

@@ -294,7 +294,8 @@ public struct StoreCopier {
                 return try await stream(name, object: object, from: sourceClient, into: store, source: source.location)
             }
             let body = try await source.read(name)
-            let digest = body.withUnsafeReadableBytes { ContentDigest($0) }
+            let recorded = object.sha256.flatMap { sha256 in object.md5.flatMap { md5 in object.crc32c.map { (sha256, md5, $0) } } }
+            let digest = body.withUnsafeReadableBytes { ContentDigest($0, recorded: recorded) }
             guard digest.size == object.size else {
                 throw BlobStoreError(
                     store: source.location, name: name,

@@ -18,6 +18,19 @@ final class BlobStoreTests: XCTestCase {
         try bytes.withUnsafeBytes { try store.put($0, metadata: metadata(name, bytes), replacing: replacing) }
     }
 
+    func testADigestTakesRecordedHashesOnlyForTheContentTheyDescribe() {
+        let bytes: [UInt8] = Array("the content".utf8), other: [UInt8] = Array("other content".utf8)
+        let computed = bytes.withUnsafeBytes { ContentDigest($0) }
+        // The SHA-256 matches: MD5 and CRC-32C are taken as recorded (here deliberately not the real ones).
+        let recorded = (computed.sha256, "recorded-md5", "recorded-crc")
+        let taken = bytes.withUnsafeBytes { ContentDigest($0, recorded: recorded) }
+        XCTAssertEqual([taken.sha256, taken.md5, taken.crc32c], [computed.sha256, "recorded-md5", "recorded-crc"])
+        XCTAssertEqual(taken.size, Int64(bytes.count))
+        // Other bytes, or nothing recorded: every hash computed.
+        XCTAssertEqual(other.withUnsafeBytes { ContentDigest($0, recorded: recorded) }, other.withUnsafeBytes { ContentDigest($0) })
+        XCTAssertEqual(bytes.withUnsafeBytes { ContentDigest($0, recorded: nil) }, computed)
+    }
+
     func testPutGetMetadataListAndLayout() throws {
         let dir = try TemporaryDirectory()
         let root = dir.path("store/nested")

@@ -187,6 +187,25 @@ final class S3StoreTests: XCTestCase {
         }
         XCTAssertEqual(raw, .exists)
         XCTAssertEqual(try store.get(ma.name), b)
+
+        // The hashes an object records go with its bytes (SHA-256 as the signed payload hash, the
+        // checksum mode's header): bytes other than those it records are refused, nothing written.
+        for mode in [ChecksumMode.crc32c, .md5] {
+            let checked = try client(bucket: bucket, prefix: "blobs/", checksum: mode)
+            var claiming = StoredObject(key: "blobs/claimed-\(mode).png", size: 5000)
+            claiming.sha256 = ma.sha256
+            claiming.md5 = ma.md5
+            claiming.crc32c = ma.crc32c
+            let claimed = claiming
+            XCTAssertThrowsError(
+                try runBlocking { try await checked.put(key: claimed.key, body: ByteBuffer(bytes: b), object: claimed, createOnly: true) }
+            ) { XCTAssertTrue("\($0)".contains(claimed.key) && "\($0)".contains("HTTP 400"), "\(mode): \($0)") }
+            XCTAssertFalse(try store.exists("claimed-\(mode).png"), "\(mode)")
+            XCTAssertEqual(
+                try runBlocking { try await checked.put(key: claimed.key, body: ByteBuffer(bytes: a), object: claimed, createOnly: true) },
+                .created)
+            XCTAssertEqual(try store.get("claimed-\(mode).png"), a)
+        }
     }
 
     func testTheAWSCLIReadsWhatDumpKitWritesAndWritesWhatItReads() throws {

@@ -16,6 +16,17 @@ public struct ContentDigest: Hashable, Sendable {
         self.init(content, md5: Insecure.MD5.hash(data: content))
     }
 
+    /// Hashes `content`, taking its MD5 and CRC-32C from `recorded` when its SHA-256 is `recorded`'s
+    /// (the content they were computed from): then only the SHA-256 is computed.
+    public init(_ content: UnsafeRawBufferPointer, recorded: (sha256: String, md5: String, crc32c: String)?) {
+        guard let recorded, recorded.sha256 == Hex.lowercase(SHA256.hash(data: content)) else {
+            self = ContentDigest(content)
+            return
+        }
+        size = Int64(content.count)
+        (sha256, md5, crc32c) = recorded
+    }
+
     /// The hashes of content that streamed through `digest`.
     package init(_ digest: ObjectDigest) {
         size = digest.size

@@ -1,7 +1,7 @@
 /// Digests written as text.
-enum Hex {
+package enum Hex {
     /// Lowercase hex of `bytes`, two digits a byte (how SHA-256 sums are shown).
-    static func lowercase(_ bytes: some Sequence<UInt8>) -> String {
+    package static func lowercase(_ bytes: some Sequence<UInt8>) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(64)
