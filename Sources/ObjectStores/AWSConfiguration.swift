@@ -5,30 +5,38 @@ public struct AWSCredentials: Sendable {
     public let accessKeyID: String
     public let secretAccessKey: String
     public let sessionToken: String?
+    /// When temporary credentials stop working (a `credential_process`'s `Expiration`).
+    public let expiration: Date?
 
-    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil, expiration: Date? = nil) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
+        self.expiration = expiration
     }
 }
 
 /// Where an S3 client connects and as whom, found the way AWS's own tools find it: `AWS_ACCESS_KEY_ID`,
 /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, else the `AWS_PROFILE` (or `default`) section of
 /// `~/.aws/credentials` (`AWS_SHARED_CREDENTIALS_FILE`) or `~/.aws/config`: its keys, else its
-/// `credential_process` (run once, when the store is opened); the region from `AWS_REGION`,
+/// `credential_process` (run when the store is opened, and again before what it gave expires); the region from `AWS_REGION`,
 /// `AWS_DEFAULT_REGION`, else the profile in `~/.aws/config` (`AWS_CONFIG_FILE`), else `us-east-1`;
 /// the endpoint from `--endpoint`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the profile's
 /// `endpoint_url`, else AWS itself.
 public struct AWSConfiguration: Sendable {
     public var credentials: AWSCredentials
+    /// Gets new credentials when `credentials` expire (a `credential_process` run again).
+    public var refresh: (@Sendable () throws -> AWSCredentials)?
     public var region: String
     /// A custom endpoint (`http://127.0.0.1:8333`), addressed path-style; `nil` for AWS, addressed
     /// virtual-host style (`https://BUCKET.s3.REGION.amazonaws.com`).
     public var endpoint: String?
 
-    public init(credentials: AWSCredentials, region: String, endpoint: String?) {
+    public init(
+        credentials: AWSCredentials, region: String, endpoint: String?, refresh: (@Sendable () throws -> AWSCredentials)? = nil
+    ) {
         self.credentials = credentials
+        self.refresh = refresh
         self.region = region
         self.endpoint = endpoint
     }
@@ -49,14 +57,19 @@ public struct AWSConfiguration: Sendable {
         }
 
         let credentials: AWSCredentials
+        var refresh: (@Sendable () throws -> AWSCredentials)?
         if let id = env("AWS_ACCESS_KEY_ID"), let secret = env("AWS_SECRET_ACCESS_KEY") {
             credentials = AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: env("AWS_SESSION_TOKEN"))
         } else if let id = profileValue("aws_access_key_id"), let secret = profileValue("aws_secret_access_key") {
             credentials = AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: profileValue("aws_session_token"))
         } else if let command = profileValue("credential_process") {
-            credentials = try ProcessCredentials.run(
-                command, environment: environment,
-                fail: { ObjectStoreError(store: store, endpoint: endpoint ?? "AWS", message: "the profile \"\(profile)\": \($0)") })
+            let run: @Sendable () throws -> AWSCredentials = {
+                try ProcessCredentials.run(
+                    command, environment: environment,
+                    fail: { ObjectStoreError(store: store, endpoint: endpoint ?? "AWS", message: "the profile \"\(profile)\": \($0)") })
+            }
+            credentials = try run()
+            refresh = run
         } else if profileValue("sso_session") != nil || profileValue("sso_start_url") != nil {
             throw ObjectStoreError(
                 store: store, endpoint: endpoint ?? "AWS",
@@ -79,7 +92,8 @@ public struct AWSConfiguration: Sendable {
             throw ObjectStoreError(store: store, endpoint: endpoint, message: "the endpoint must be an http:// or https:// URL")
         }
         return AWSConfiguration(
-            credentials: credentials, region: region, endpoint: endpoint.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 })
+            credentials: credentials, region: region, endpoint: endpoint.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 },
+            refresh: refresh)
     }
 }
 
@@ -107,10 +121,15 @@ enum ProcessCredentials {
         else {
             throw fail("its credential_process (\(command)) did not print {\"Version\": 1, \"AccessKeyId\": ..., \"SecretAccessKey\": ...}")
         }
-        if let expiration = o["Expiration"] as? String, let date = ISO8601DateFormatter().date(from: expiration), date < Date() {
-            throw fail("its credential_process (\(command)) gave credentials that expired at \(expiration)")
+        var expires: Date?
+        if let expiration = o["Expiration"] as? String {
+            guard let date = ISO8601DateFormatter().date(from: expiration) else {
+                throw fail("its credential_process (\(command)) gave an Expiration that is no ISO 8601 time: \(expiration)")
+            }
+            guard date > Date() else { throw fail("its credential_process (\(command)) gave credentials that expired at \(expiration)") }
+            expires = date
         }
-        return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: o["SessionToken"] as? String)
+        return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: o["SessionToken"] as? String, expiration: expires)
     }
 
     /// Standard error kept in an unnamed file, read after the process ends (a pipe left unread could

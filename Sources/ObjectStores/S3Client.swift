@@ -15,7 +15,7 @@ public final class S3Client: Sendable {
     public let configuration: AWSConfiguration
     public let checksum: ChecksumMode
     public let retryPolicy: RetryPolicy
-    private let signer: SignatureV4
+    private let credentials: AWSCredentialSource
 
     /// S3's most parts (its smallest part, all but the last, is 5 MiB: DumpKit's are 8 MiB and up).
     public static let maximumParts = 10_000
@@ -27,7 +27,7 @@ public final class S3Client: Sendable {
         self.configuration = configuration
         self.checksum = checksum
         self.retryPolicy = retryPolicy
-        signer = SignatureV4(credentials: configuration.credentials, region: configuration.region)
+        credentials = AWSCredentialSource(configuration.credentials, refresh: configuration.refresh)
     }
 
     /// The endpoint as errors name it.
@@ -304,6 +304,7 @@ public final class S3Client: Sendable {
             return try await retryPolicy.run { _ in
                 var request = HTTPClientRequest(url: requestURL)
                 request.method = method
+                let signer = SignatureV4(credentials: try credentials.current(), region: configuration.region)
                 let signed = signer.sign(
                     method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers, payloadHash: payloadHash)
                 request.headers.add(name: "Host", value: host)
