@@ -23,26 +23,27 @@ struct DataNode: Sendable {
     /// The node a written JSON value becomes: nulls and empty containers vanish, arrays become
     /// integer keys, `{".value", ".priority"}` is a leaf with a priority and `{".sv": ...}` a server
     /// value resolved against `existing` (firebase.google.com/docs/reference/rest/database, "Server Values").
-    init(written value: JSONValue, existing: DataNode?, now: Int64, pointer: String = "") throws {
+    /// `pointer` gives the value's JSON Pointer, built only for a refusal's message.
+    init(written value: JSONValue, existing: DataNode?, now: Int64, pointer: () -> String = { "" }) throws {
         switch value {
         case .null: break
         case .bool, .number, .string: leaf = value
         case .array(let items):
             for (i, item) in items.enumerated() {
-                let child = try DataNode(written: item, existing: existing?.children[String(i)], now: now, pointer: pointer + "/\(i)")
+                let child = try DataNode(written: item, existing: existing?.children[String(i)], now: now, pointer: { pointer() + "/\(i)" })
                 if child.exists { children[String(i)] = child }
             }
         case .object(let object):
             if let sv = object[".sv"] {
-                leaf = try Self.serverValue(sv, existing: existing, now: now, pointer: pointer)
+                leaf = try Self.serverValue(sv, existing: existing, now: now, pointer: pointer())
                 return
             }
             if let v = object[".value"] {
                 guard object.members.allSatisfy({ $0.key == ".value" || $0.key == ".priority" }) else {
-                    throw WriteRefusal(message: "Invalid data; .value cannot be set beside other children at \(pointer)")
+                    throw WriteRefusal(message: "Invalid data; .value cannot be set beside other children at \(pointer())")
                 }
                 guard !Self.isContainer(v) else {
-                    throw WriteRefusal(message: "Invalid data; .value must be a leaf at \(pointer)")
+                    throw WriteRefusal(message: "Invalid data; .value must be a leaf at \(pointer())")
                 }
                 leaf = v.isNull ? nil : v
             }
@@ -54,7 +55,7 @@ struct DataNode: Sendable {
                 try Self.checkKey(member.key, pointer: pointer)
                 let child = try DataNode(
                     written: member.value, existing: existing?.children[member.key], now: now,
-                    pointer: pointer + "/" + JSONPointer.escape(member.key))
+                    pointer: { pointer() + "/" + JSONPointer.escape(member.key) })
                 if child.exists { children[member.key] = child }
             }
         }
@@ -85,13 +86,13 @@ struct DataNode: Sendable {
 
     /// Keys: non-empty, at most 768 bytes, none of `. $ # [ ] /` nor ASCII control characters
     /// (firebase.google.com/docs/database/usage/limits, "Data Tree").
-    static func checkKey(_ key: String, pointer: String) throws {
+    static func checkKey(_ key: String, pointer: () -> String) throws {
         let bad = key.utf8.first { b in
             b < 0x20 || b == 0x7F || b == UInt8(ascii: ".") || b == UInt8(ascii: "$") || b == UInt8(ascii: "#")
                 || b == UInt8(ascii: "[") || b == UInt8(ascii: "]") || b == UInt8(ascii: "/")
         }
         if key.isEmpty || key.utf8.count > 768 || bad != nil {
-            throw WriteRefusal(message: "Invalid data; couldn't parse key beginning at \(pointer)/\(JSONPointer.escape(key))")
+            throw WriteRefusal(message: "Invalid data; couldn't parse key beginning at \(pointer())/\(JSONPointer.escape(key))")
         }
     }
 
@@ -117,11 +118,10 @@ struct DataNode: Sendable {
             priority = node.leaf
             return
         }
-        // Writing below a leaf turns it into an object.
+        // Writing below a leaf turns it into an object. The child is changed in place (no copy of its children).
         leaf = nil
-        var child = children.removeValue(forKey: first) ?? DataNode()
-        child.set(path.dropFirst(), to: node)
-        if child.exists { children[first] = child }
+        children[first, default: DataNode()].set(path.dropFirst(), to: node)
+        if children[first]?.exists == false { children[first] = nil }
         if !exists { priority = nil }
     }
 

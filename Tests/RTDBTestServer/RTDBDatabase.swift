@@ -136,7 +136,7 @@ public final class RTDBDatabase: Sendable {
         if request.path == [".settings", "rules"] { return rulesRequest(request) }
         for key in request.path where key != ".priority" {
             do {
-                try DataNode.checkKey(key, pointer: "")
+                try DataNode.checkKey(key, pointer: { "" })
             } catch {
                 return .error(400, "Invalid path: \(key) is not a valid key")
             }
@@ -299,7 +299,7 @@ public final class RTDBDatabase: Sendable {
                 return .error(401, "Permission denied")
             }
             for key in path where key != ".priority" {
-                do { try DataNode.checkKey(key, pointer: "") } catch { return .error(400, "Invalid path: \(key) is not a valid key") }
+                do { try DataNode.checkKey(key, pointer: { "" }) } catch { return .error(400, "Invalid path: \(key) is not a valid key") }
             }
         }
         let now = Self.now()
@@ -307,7 +307,7 @@ public final class RTDBDatabase: Sendable {
             do {
                 // All or nothing: build every node before changing anything.
                 let nodes = try updates.map { path, v in
-                    try DataNode(written: v, existing: root.node(at: path[...]), now: now, pointer: JSONPointer.string(path))
+                    try DataNode(written: v, existing: root.node(at: path[...]), now: now, pointer: { JSONPointer.string(path) })
                 }
                 for ((path, _), node) in zip(updates, nodes) { root.set(path[...], to: node) }
                 changed()

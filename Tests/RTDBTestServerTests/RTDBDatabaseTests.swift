@@ -114,6 +114,14 @@ final class RTDBDatabaseTests: XCTestCase {
         XCTAssertEqual(send(db, "PUT", "/a.json", #"{"b":"#).0, 400)
         XCTAssertEqual(send(db, "PUT", "/a%23b.json", "1").0, 400)
         XCTAssertEqual(send(db, "PATCH", "/a.json", "[1]").0, 400)
+        // The refusal names where the bad value is.
+        let deep = send(db, "PATCH", "/a.json", #"{"x/y":{"list":[1,{"k~":{"b$":1}}]}}"#)
+        XCTAssertEqual(deep.0, 400)
+        XCTAssertTrue(deep.1.contains("couldn't parse key beginning at /a/x/y/list/1/k~0/b$"), deep.1)
+        let value = send(db, "PUT", "/a.json", #"{"p":{".value":1,"q":2}}"#)
+        XCTAssertTrue(value.1.contains(".value cannot be set beside other children at /a/p"), value.1)
+        let server = send(db, "PUT", "/a.json", #"{"s":[0,{".sv":"never"}]}"#)
+        XCTAssertTrue(server.1.contains("unknown server value at /a/s/1"), server.1)
         XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), "null")
     }
 
