@@ -20,61 +20,44 @@ struct DataNode: Sendable {
         let message: String
     }
 
-    /// The node the value `reader` reads next becomes when it is written, read straight into nodes:
-    /// nulls and empty containers vanish, arrays become integer keys, `{".value", ".priority"}` is a
-    /// leaf with a priority and `{".sv": ...}` a server value resolved against `existing`
-    /// (firebase.google.com/docs/reference/rest/database, "Server Values"). `pointer` gives the
-    /// value's JSON Pointer, built only for a refusal's message.
-    init(reading reader: JSONReader, existing: DataNode?, now: Int64, pointer: () -> String = { "" }) throws {
-        switch try reader.peek() {
-        case .beginArray:
-            try reader.next()
-            var i = 0
-            while try reader.peek() != .endArray {
-                let key = String(i)
-                let child = try DataNode(reading: reader, existing: existing?.children[key], now: now, pointer: { pointer() + "/" + key })
-                if child.exists { children[key] = child }
-                i += 1
+    /// The node a written JSON value becomes: nulls and empty containers vanish, arrays become
+    /// integer keys, `{".value", ".priority"}` is a leaf with a priority and `{".sv": ...}` a server
+    /// value resolved against `existing` (firebase.google.com/docs/reference/rest/database, "Server Values").
+    /// `pointer` gives the value's JSON Pointer, built only for a refusal's message.
+    init(written value: JSONValue, existing: DataNode?, now: Int64, pointer: () -> String = { "" }) throws {
+        switch value {
+        case .null: break
+        case .bool, .number, .string: leaf = value
+        case .array(let items):
+            for (i, item) in items.enumerated() {
+                let child = try DataNode(written: item, existing: existing?.children[String(i)], now: now, pointer: { pointer() + "/\(i)" })
+                if child.exists { children[String(i)] = child }
             }
-            try reader.next()
-        case .beginObject:
-            try reader.next()
-            var serverValue: JSONValue?
-            var value: JSONValue?
-            var otherChildren = false
-            while try reader.next() == .name {
-                let key = reader.stringValue
-                switch key {
-                case ".sv": serverValue = try reader.readValue()
-                case ".value": value = try reader.readValue()
-                case ".priority":
-                    let p = try reader.readValue()
-                    priority = p.isNull ? nil : p
-                default:
-                    otherChildren = true
-                    try Self.checkKey(key, pointer: pointer)
-                    let child = try DataNode(
-                        reading: reader, existing: existing?.children[key], now: now,
-                        pointer: { pointer() + "/" + JSONPointer.escape(key) })
-                    if child.exists { children[key] = child }
-                }
-            }
-            if let serverValue {
-                // A server value is the whole location.
-                self = DataNode()
-                leaf = try Self.serverValue(serverValue, existing: existing, now: now, pointer: pointer())
+        case .object(let object):
+            if let sv = object[".sv"] {
+                leaf = try Self.serverValue(sv, existing: existing, now: now, pointer: pointer())
                 return
             }
-            if let value {
-                guard !otherChildren else {
+            if let v = object[".value"] {
+                guard object.members.allSatisfy({ $0.key == ".value" || $0.key == ".priority" }) else {
                     throw WriteRefusal(message: "Invalid data; .value cannot be set beside other children at \(pointer())")
                 }
-                guard !Self.isContainer(value) else { throw WriteRefusal(message: "Invalid data; .value must be a leaf at \(pointer())") }
-                leaf = value.isNull ? nil : value
+                guard !Self.isContainer(v) else {
+                    throw WriteRefusal(message: "Invalid data; .value must be a leaf at \(pointer())")
+                }
+                leaf = v.isNull ? nil : v
             }
-        default:
-            let v = try reader.readValue()
-            if !v.isNull { leaf = v }
+            for member in object.members where member.key != ".value" {
+                if member.key == ".priority" {
+                    priority = member.value.isNull ? nil : member.value
+                    continue
+                }
+                try Self.checkKey(member.key, pointer: pointer)
+                let child = try DataNode(
+                    written: member.value, existing: existing?.children[member.key], now: now,
+                    pointer: { pointer() + "/" + JSONPointer.escape(member.key) })
+                if child.exists { children[member.key] = child }
+            }
         }
         if !exists { priority = nil }
     }

@@ -87,9 +87,9 @@ public final class RTDBDatabase: Sendable {
 
     /// Replaces the data at `path` with `json` (test set-up, no limits).
     public func load(json: [UInt8], at path: [String] = []) throws {
-        let reader = JSONReader(bytes: json)
+        let value = try JSONReader(bytes: json).readValue()
         try root.withLockedValue { root in
-            let node = try DataNode(reading: reader, existing: root.node(at: path[...]), now: Self.now())
+            let node = try DataNode(written: value, existing: root.node(at: path[...]), now: Self.now())
             root.set(path[...], to: node)
             changed()
         }
@@ -109,8 +109,9 @@ public final class RTDBDatabase: Sendable {
             while try reader.next() == .name { try load(reader, at: path + [reader.stringValue], depth: depth) }
             return
         }
+        let value = try reader.readValue()
         try root.withLockedValue { root in
-            let node = try DataNode(reading: reader, existing: root.node(at: path[...]), now: Self.now())
+            let node = try DataNode(written: value, existing: root.node(at: path[...]), now: Self.now())
             root.set(path[...], to: node)
             changed()
         }
@@ -266,59 +267,58 @@ public final class RTDBDatabase: Sendable {
 
     private func write(_ request: RESTRequest, silent: Bool) -> RESTResponse {
         if request.body.count > configuration.maxWriteBytes { return .error(400, Self.writeTooLargeMessage) }
-        let now = Self.now()
-        // Read and applied under the lock, all or nothing: every node is built (against what is
-        // there, for server values) before anything changes.
-        let refusal: RESTResponse? = root.withLockedValue { root in
-            var updates: [(path: [String], node: DataNode)] = []
+        var value: JSONValue = .null
+        if request.method != "DELETE" {
             do {
-                let reader = JSONReader(bytes: request.body)
-                func node(at path: [String]) throws -> DataNode {
-                    try DataNode(reading: reader, existing: root.node(at: path[...]), now: now, pointer: { JSONPointer.string(path) })
-                }
-                switch request.method {
-                case "DELETE":
-                    updates.append((request.path, DataNode()))
-                case "PATCH":
-                    // A multi-path PATCH: each key is a path relative to the request's (REST reference, "PATCH").
-                    guard try reader.next() == .beginObject else {
-                        return .error(400, "Invalid data; couldn't parse JSON object. PATCH needs an object.")
-                    }
-                    while try reader.next() == .name {
-                        let path = request.path + reader.stringValue.split(separator: "/").map(String.init)
-                        updates.append((path, try node(at: path)))
-                    }
-                default:
-                    updates.append((request.path, try node(at: request.path)))
-                }
-            } catch let refusal as DataNode.WriteRefusal {
-                return .error(400, refusal.message)
+                value = try JSONReader(bytes: request.body).readValue()
             } catch {
                 return .error(400, "Invalid data; couldn't parse JSON object, array, or value.")
             }
-            if request.method == "PATCH" {
-                // Sorted by segments, a path's descendants follow it directly.
-                let sorted = updates.map(\.path).sorted { $0.lexicographicallyPrecedes($1) }
-                for (a, b) in zip(sorted, sorted.dropFirst()) where b.starts(with: a) {
-                    let pa = a.joined(separator: "/"), pb = b.joined(separator: "/")
-                    return .error(400, "Invalid data; path /\(pa) is an ancestor or duplicate of /\(pb) in one update")
-                }
-            }
-            for (path, _) in updates {
-                for denied in configuration.deniedWritePaths where path.starts(with: denied) {
-                    return .error(401, "Permission denied")
-                }
-                for key in path where key != ".priority" {
-                    do { try DataNode.checkKey(key, pointer: { "" }) } catch {
-                        return .error(400, "Invalid path: \(key) is not a valid key")
-                    }
-                }
-            }
-            for (path, node) in updates { root.set(path[...], to: node) }
-            changed()
-            return nil
         }
-        if let refusal { return refusal }
+        // A multi-path PATCH: each key is a path relative to the request's (REST reference, "PATCH").
+        var updates: [([String], JSONValue)] = []
+        if request.method == "PATCH" {
+            guard let object = value.objectValue else {
+                return .error(400, "Invalid data; couldn't parse JSON object. PATCH needs an object.")
+            }
+            for member in object.members {
+                let relative = member.key.split(separator: "/").map(String.init)
+                updates.append((request.path + relative, member.value))
+            }
+            // Sorted by segments, a path's descendants follow it directly.
+            let sorted = updates.map(\.0).sorted { $0.lexicographicallyPrecedes($1) }
+            for (a, b) in zip(sorted, sorted.dropFirst()) where b.starts(with: a) {
+                let pa = a.joined(separator: "/"), pb = b.joined(separator: "/")
+                return .error(400, "Invalid data; path /\(pa) is an ancestor or duplicate of /\(pb) in one update")
+            }
+        } else {
+            updates.append((request.path, value))
+        }
+        for (path, _) in updates {
+            for denied in configuration.deniedWritePaths where path.starts(with: denied) {
+                return .error(401, "Permission denied")
+            }
+            for key in path where key != ".priority" {
+                do { try DataNode.checkKey(key, pointer: { "" }) } catch { return .error(400, "Invalid path: \(key) is not a valid key") }
+            }
+        }
+        let now = Self.now()
+        let result: Result<Void, DataNode.WriteRefusal> = root.withLockedValue { root in
+            do {
+                // All or nothing: build every node before changing anything.
+                let nodes = try updates.map { path, v in
+                    try DataNode(written: v, existing: root.node(at: path[...]), now: now, pointer: { JSONPointer.string(path) })
+                }
+                for ((path, _), node) in zip(updates, nodes) { root.set(path[...], to: node) }
+                changed()
+                return .success(())
+            } catch let refusal as DataNode.WriteRefusal {
+                return .failure(refusal)
+            } catch {
+                return .failure(DataNode.WriteRefusal(message: "\(error)"))
+            }
+        }
+        if case .failure(let refusal) = result { return .error(400, refusal.message) }
         // PUT and PATCH answer with the data written, DELETE with null.
         return respond(request.method == "DELETE" ? Array("null".utf8) : request.body, silent: silent)
     }
