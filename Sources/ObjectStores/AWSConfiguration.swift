@@ -123,7 +123,7 @@ enum ProcessCredentials {
         }
         var expires: Date?
         if let expiration = o["Expiration"] as? String {
-            guard let date = ISO8601DateFormatter().date(from: expiration) else {
+            guard let date = S3Client.date(iso8601: expiration) else {
                 throw fail("its credential_process (\(command)) gave an Expiration that is no ISO 8601 time: \(expiration)")
             }
             guard date > Date() else { throw fail("its credential_process (\(command)) gave credentials that expired at \(expiration)") }

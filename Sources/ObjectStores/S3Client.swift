@@ -304,7 +304,7 @@ public final class S3Client: Sendable {
             return try await retryPolicy.run { _ in
                 var request = HTTPClientRequest(url: requestURL)
                 request.method = method
-                let signer = SignatureV4(credentials: try credentials.current(), region: configuration.region)
+                let signer = SignatureV4(credentials: try await credentials.current(), region: configuration.region)
                 let signed = signer.sign(
                     method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers, payloadHash: payloadHash)
                 request.headers.add(name: "Host", value: host)
@@ -424,10 +424,14 @@ public final class S3Client: Sendable {
     }
 
     static func milliseconds(iso8601 s: String) -> Int64? {
+        date(iso8601: s).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+    }
+
+    /// An ISO 8601 time, with or without fractional seconds.
+    static func date(iso8601 s: String) -> Date? {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        let date = f.date(from: s) ?? ISO8601DateFormatter().date(from: s)
-        return date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+        return f.date(from: s) ?? ISO8601DateFormatter().date(from: s)
     }
 
     static func milliseconds(httpDate s: String) -> Int64? {

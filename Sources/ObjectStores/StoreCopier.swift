@@ -294,7 +294,13 @@ public struct StoreCopier {
                 return try await stream(name, object: object, from: sourceClient, into: store, source: source.location)
             }
             let body = try await source.read(name)
-            let recorded = object.sha256.flatMap { sha256 in object.md5.flatMap { md5 in object.crc32c.map { (sha256, md5, $0) } } }
+            // A folder's sidecar holds the hashes DumpKit computed: once the SHA-256 matches, its MD5 and
+            // CRC-32C are those of the bytes. (A bucket's MD5 may come from an ETag, which is no MD5
+            // for some encryptions: computed.)
+            var recorded: (String, String, String)?
+            if case .directory = source.kind, let sha256 = object.sha256, let md5 = object.md5, let crc32c = object.crc32c {
+                recorded = (sha256, md5, crc32c)
+            }
             let digest = body.withUnsafeReadableBytes { ContentDigest($0, recorded: recorded) }
             guard digest.size == object.size else {
                 throw BlobStoreError(

@@ -11,7 +11,10 @@ struct StoreOptions: ParsableArguments {
     )
     var endpoint: String?
 
-    @Option(help: "How S3 multipart parts prove their bytes: crc32c (x-amz-checksum-crc32c), md5 (Content-MD5) or off.")
+    @Option(
+        help:
+            "How S3 uploads prove their bytes (multipart parts, and objects sent whole with the hashes they record): crc32c (x-amz-checksum-crc32c), md5 (Content-MD5) or off."
+    )
     var checksum: ChecksumMode = .crc32c
 
     @Option(

@@ -174,7 +174,7 @@ final class BlobPutWindowTests: XCTestCase {
         XCTAssertLessThan(store.calls, 20, "puts went on after the failure")
         XCTAssertEqual(store.inFlight, 0)
         // `stop` drops what is waiting and waits for what runs.
-        let stopped = SlowStore(delay: 0.05)
+        let stopped = SlowStore(delay: 0.5)
         let stoppedWindow = self.window(stopped, jobs: 2, outcomes: Outcomes())
         for i in 0..<4 { try stoppedWindow.put([1], metadata: metadata("s/\(i)", [1]), replacing: false, label: i) }
         stoppedWindow.stop(CocoaError(.userCancelled))

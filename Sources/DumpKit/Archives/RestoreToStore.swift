@@ -3,8 +3,9 @@ import ArchiveKit
 extension RestoreJob {
     /// Objects larger than this are streamed into a store, never held whole.
     static let streamedObjectBytes: Int64 = 8 << 20
-    /// Bytes of smaller objects held at once while they are put (`BlobPutWindow`).
-    static let heldObjectBytes = 128 << 20
+    /// Bytes of smaller objects held at once while they are put (`BlobPutWindow`); a bucket's
+    /// request holds a copy of each while it is sent.
+    static let heldObjectBytes = 64 << 20
 
     /// Restores the archive's objects into a blob store (a bucket, through `BlobStore`), each with the
     /// metadata its manifest records (content type, cache control, custom metadata such as
@@ -20,7 +21,8 @@ extension RestoreJob {
     /// dump and rules) are reported, not written. `overwrite`: `never` keeps an object there with other
     /// content (reported as kept), `if-different` and `always` replace it; the same content is never
     /// written again. Objects up to `streamedObjectBytes` are put `jobs` at a time while the next
-    /// ones are read (`BlobPutWindow`). Memory: `heldObjectBytes`, and a store's parts in flight.
+    /// ones are read (`BlobPutWindow`). Memory: the entry being read, `heldObjectBytes` (twice that
+    /// while requests hold copies), and a store's parts in flight.
     public func run(into store: any BlobStore, progress: ArchiveProgress? = nil) throws -> Report {
         let input = try ArchiveInput(path: archive)
         let manifest = input.manifest
@@ -30,7 +32,7 @@ extension RestoreJob {
         var problems: [(entry: Int, problem: VerifyJob.Problem)] = []
         var putProblems: [(entry: Int, problem: VerifyJob.Problem)] = []
         var puts = Report()
-        let window = BlobPutWindow<(entry: Int, path: String)>(store: store, jobs: jobs, maxBytes: Self.heldObjectBytes) {
+        let window = BlobPutWindow<(entry: Int, path: String)>(store: store, jobs: max(jobs, 1), maxBytes: Self.heldObjectBytes) {
             label, metadata, outcome in
             switch outcome {
             case .success(.stored), .success(.replaced):
@@ -121,7 +123,11 @@ extension RestoreJob {
             let digest = content.withUnsafeBytes { ContentDigest($0) }
             var metadata: BlobMetadata
             if let object {
+                // The hashes of the bytes read (the manifest's MD5 and CRC-32C are checked only with
+                // `verify`): a store told other hashes than the bytes' would refuse them.
                 metadata = object.metadata
+                metadata.md5 = digest.md5
+                metadata.crc32c = digest.crc32c
                 let expected = object.metadata
                 let differs =
                     digest.size != expected.size
@@ -160,7 +166,8 @@ extension RestoreJob {
         }
         if verify, let manifest {
             for object in manifest.objects where !seen.contains(object.path) && filter.matches(object.path) {
-                problem(object.path, "missing: listed in the manifest, not in the archive")
+                problems.append(
+                    (entries + 1, VerifyJob.Problem(path: object.path, message: "missing: listed in the manifest, not in the archive")))
             }
         }
     }

@@ -6,9 +6,10 @@ import Foundation
 /// At most `2 * jobs` objects, of at most `maxBytes` together (a larger one goes alone), are held at
 /// once; `put` waits while the window is full. Two puts of one name never overlap: the second waits
 /// for the first, so the last one handed over is the one that stays, as when they run one by one.
-/// Every outcome, including the error `BlobStore.put` threw, goes to `completion` with the label it
+/// Each outcome, including the error `BlobStore.put` threw, goes to `completion` with the label it
 /// was handed over with, one at a time (under the window's lock); an error `completion` throws
-/// stops the window: puts not yet started are dropped, and `put` and `finish` throw it.
+/// stops the window: puts not yet started are dropped, the outcomes of those still running are
+/// not reported, and `put` and `finish` throw it.
 final class BlobPutWindow<Label>: @unchecked Sendable {
     typealias Completion = (_ label: Label, _ metadata: BlobMetadata, _ outcome: Result<BlobPutOutcome, any Error>) throws -> Void
 
