@@ -28,6 +28,9 @@ public final class RTDBDatabase: Sendable {
         /// The security rules at the start, as `GET /.settings/rules.json` returns them (comments and
         /// all, as the real database keeps them); `nil` answers 404.
         public var rules: [UInt8]?
+        /// Writes are checked and answered as if applied, and then dropped: for measuring a client's
+        /// import of more data than this server could hold (not the database's behaviour).
+        public var discardsWrites = false
 
         public init(
             namespace: String = "test-db", maxResponseBytes: Int = 256_000_000, maxWriteBytes: Int = 256_000_000,
@@ -309,6 +312,7 @@ public final class RTDBDatabase: Sendable {
                 let nodes = try updates.map { path, v in
                     try DataNode(written: v, existing: root.node(at: path[...]), now: now, pointer: { JSONPointer.string(path) })
                 }
+                if configuration.discardsWrites { return .success(()) }
                 for ((path, _), node) in zip(updates, nodes) { root.set(path[...], to: node) }
                 changed()
                 return .success(())

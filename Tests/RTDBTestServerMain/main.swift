@@ -5,7 +5,10 @@ import RTDBTestServer
 /// runs. It listens on 127.0.0.1 and a free port, prints `127.0.0.1:PORT` (the value for
 /// `FIREBASE_DATABASE_EMULATOR_HOST`) and serves until it is terminated.
 ///
-///     rtdb-test-server [--namespace NS] [--load FILE] [--max-response-bytes N] [--max-write-bytes N]
+///     rtdb-test-server [--namespace NS] [--load FILE] [--max-response-bytes N] [--max-write-bytes N] [--discard-writes]
+///
+/// `--discard-writes` checks and answers writes without keeping them, to measure an import of more
+/// data than memory holds.
 var configuration = RTDBDatabase.Configuration()
 var load: String?
 var arguments = CommandLine.arguments.dropFirst()
@@ -22,6 +25,7 @@ while let argument = arguments.popFirst() {
     case "--load": load = value(argument)
     case "--max-response-bytes": configuration.maxResponseBytes = Int(value(argument)) ?? configuration.maxResponseBytes
     case "--max-write-bytes": configuration.maxWriteBytes = Int(value(argument)) ?? configuration.maxWriteBytes
+    case "--discard-writes": configuration.discardsWrites = true
     default:
         FileHandle.standardError.write(Data("rtdb-test-server: unknown argument \(argument)\n".utf8))
         exit(2)

@@ -125,6 +125,14 @@ final class RTDBDatabaseTests: XCTestCase {
         XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), "null")
     }
 
+    func testDiscardedWritesAreCheckedAndAnsweredButNotKept() throws {
+        let db = try database { $0.discardsWrites = true }
+        XCTAssertEqual(send(db, "PUT", "/a.json?print=silent", #"{"b":1}"#).0, 204)
+        XCTAssertEqual(send(db, "PATCH", "/.json", #"{"a/c":2,"d":{"e":3}}"#).0, 200)
+        XCTAssertEqual(send(db, "PUT", "/a.json", #"{"b.c":1}"#).0, 400)
+        XCTAssertEqual(send(db, "GET", "/.json").1, "null")
+    }
+
     func testWrongNamespaceIsNotFound() throws {
         let db = try database(#"{"a":1}"#)
         XCTAssertEqual(send(db, "GET", "/a.json?ns=ns1").1, "1")
