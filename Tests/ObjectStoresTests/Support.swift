@@ -108,6 +108,21 @@ extension BothStoresTestCase {
     func bucketName(_ url: String) -> String { String(url.split(separator: "/")[1]) }
     func key(_ url: String) -> String { url.split(separator: "/", maxSplits: 2).dropFirst(2).joined() }
 
+    /// Deletes the object at `url` with another client than dumpkit's commands (the aws CLI, the
+    /// Cloud Storage client).
+    func deleteObject(at url: String) throws {
+        let (s3, _, environment) = try servers()
+        if url.hasPrefix("s3://") {
+            try s3.aws(["s3", "rm", url, "--quiet"])
+        } else {
+            let client = try XCTUnwrap(
+                ObjectStoreOptions(environment: environment).client(for: XCTUnwrap(ObjectStoreURL("gs://\(bucketName(url))/")))
+                    as? GCSClient)
+            let key = key(url)
+            try runBlocking { try await client.delete(key: key, generation: nil) }
+        }
+    }
+
     /// The keys in the bucket of `url` that start with `prefix`.
     func keys(in url: String, startingWith prefix: String) throws -> [String] {
         let client = try ObjectStoreOptions(environment: try servers().environment).client(for: XCTUnwrap(ObjectStoreURL(url + "/")))
