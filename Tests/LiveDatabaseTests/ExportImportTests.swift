@@ -106,6 +106,74 @@ final class ExportImportTests: XCTestCase {
         XCTAssertEqual(source.database.contents(at: ["sparse"]), Array(#"{"-1":3,"0":1,"9":2,"10":5,"a":4}"#.utf8))
     }
 
+    /// Locations whose listing is refused as too large are read page after page (`limitToFirst`,
+    /// each page from the key after the last one), and a child too large for one answer among them is
+    /// found by bisecting the key space: integer keys, ASCII, other scalars, keys that are prefixes
+    /// of others; an array-like one still comes out as an array.
+    func testLocationsTooLargeToListArePagedByKeyAndTheirLargeChildrenFound() async throws {
+        let big = String(repeating: "b", count: 700)
+        var members: [String] = []
+        for (i, key) in ["-7", "3", "12", "2147483647", "007", "a", "ab", "ab ", "a~", "z!", "é", "日本", "🙂", "k\u{10FFFF}"].enumerated() {
+            let value = i % 3 == 0 ? #"{"x":"\#(big)","y":{"z":"\#(big)"}}"# : "\(i)"
+            members.append(#""\#(key)":\#(value)"#)
+        }
+        for i in 0..<150 { members.append(#""m\#(i)":\#(i)"#) }
+        let array = (0..<200).map { $0 == 40 ? #"{"v":"\#(big)"}"# : "\($0)" }.joined(separator: ",")
+        let data = #"{"many":{\#(members.joined(separator: ","))},"list":[\#(array)]}"#
+        let source = try server(.init(namespace: "test-db", maxResponseBytes: 1000))
+        try source.database.load(json: Array(data.utf8))
+        let tmp = try TemporaryDirectory()
+        for (pageSize, jobs) in [(1000, 8), (3, 2)] {
+            let output = tmp.path("export-\(pageSize).json")
+            _ = try await export(source, "", to: output, pageSize: pageSize, jobs: jobs)
+            XCTAssertEqual(
+                String(decoding: try contents(output), as: UTF8.self), String(decoding: source.database.contents(), as: UTF8.self),
+                "page size \(pageSize)")
+        }
+        // Stopped midway (a 503 with no retries), then run again: the same bytes, the saved pages and
+        // probes not asked again.
+        let whole = source.requests.count
+        _ = try await export(source, "", to: tmp.path("whole.json"))
+        let wholeRun = source.requests.count - whole
+        for stop in [wholeRun / 3, 2 * wholeRun / 3] {
+            let out = tmp.path("stopped-\(stop).json")
+            source.injectFaults([.serviceUnavailable], skipping: stop)
+            var job = ExportJob(source: try url(source, ""), output: out)
+            let once = DatabaseClient(
+                auth: .none, retry: RetryPolicy(maxAttempts: 1, baseDelay: .milliseconds(1), maxDelay: .milliseconds(1)))
+            clients.append(once)
+            job.jobs = 1
+            do {
+                _ = try await job.run(client: once)
+                XCTFail("the 503 must stop the run")
+            } catch {}
+            let before = source.requests.count
+            let summary = try await export(source, "", to: out)
+            XCTAssertEqual(try contents(out), try contents(tmp.path("whole.json")), "stopped after \(stop)")
+            XCTAssertEqual(summary.resumed, stop, "stopped after \(stop)")
+            XCTAssertEqual(source.requests.count - before, wholeRun - stop)
+        }
+
+        let refusedListings = source.requests.filter { $0.query["shallow"] == "true" && $0.status == 400 }.map(\.path)
+        XCTAssertTrue(refusedListings.contains(["many"]) && refusedListings.contains(["list"]))
+        XCTAssertTrue(source.requests.contains { $0.path == ["many"] && $0.query["endAt"] != nil && $0.status == 400 })
+        XCTAssertTrue(String(decoding: try contents(tmp.path("export-3.json")), as: UTF8.self).hasPrefix(#"{"list":[0,1,"#))
+
+        // A leaf no answer can hold (not possible under the real limits) ends the export with the
+        // database's refusal, after a bounded search.
+        let leaf = try server(.init(namespace: "test-db", maxResponseBytes: 1000))
+        try leaf.database.load(
+            json: Array(#"{"many":{\#((0..<150).map { #""m\#($0)":\#($0)"# }.joined(separator: ",")),"n":"\#(big)\#(big)"}}"#.utf8))
+        do {
+            _ = try await export(leaf, "", to: tmp.path("leaf.json"))
+            XCTFail("a leaf over the limit cannot be exported")
+        } catch let error as DatabaseRequestError {
+            XCTAssertEqual(error.kind, .readTooLarge)
+        }
+        XCTAssertLessThan(leaf.requests.count, 200)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: tmp.path("leaf.json")))
+    }
+
     func testRoundTripsWithLimitsSoSmallThatEveryAnswerAndWriteIsSplit() async throws {
         let dir = try TestData.directory("real-dumps")
         let tmp = try TemporaryDirectory()

@@ -204,7 +204,11 @@ public final class RTDBDatabase: Sendable {
                 }
                 node = shallow
             }
-            return respond(Self.render(node, export: false, arrays: false), silent: silent)
+            // The limit is on every response ("Size of a single response served by the database"),
+            // so a location with millions of children cannot be listed whole.
+            let body = Self.render(node, export: false, arrays: false)
+            if body.count > configuration.maxResponseBytes { return .error(400, Self.readTooLargeMessage) }
+            return respond(body, silent: silent)
         }
         if !queryKeys.isEmpty {
             guard let orderBy = q["orderBy"] else {

@@ -69,6 +69,15 @@ final class RTDBDatabaseTests: XCTestCase {
         XCTAssertEqual(send(db, "GET", "/.json?orderBy=%22%24key%22&limitToFirst=1").1, #"{"a":"0123456789"}"#)
     }
 
+    /// The limit is on every response ("Size of a single response served by the database",
+    /// firebase.google.com/docs/database/usage/limits), listings of keys too.
+    func testAShallowListingOverTheLimitGetsTheDocumentedError() throws {
+        let db = try database(#"{"a":1,"b":2,"c":3,"d":4}"#) { $0.maxResponseBytes = 20 }
+        XCTAssertEqual(send(db, "GET", "/.json?shallow=true").0, 400)
+        XCTAssertEqual(send(db, "GET", "/.json?orderBy=%22%24key%22&startAt=%22b%20%22&limitToFirst=2").1, #"{"c":3,"d":4}"#)
+        XCTAssertEqual(send(db, "GET", "/c.json?shallow=true").1, "3")
+    }
+
     func testPutReplacesPatchMergesMultiPathAndDeleteRemoves() throws {
         let db = try database(#"{"u":{"jack":{"first":"Jack","last":"Sparrow"},"jill":{"x":1}}}"#)
         XCTAssertEqual(send(db, "PATCH", "/u/jack.json", #"{"last":"Jones"}"#).0, 200)
