@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(
             name: "RTDBTestServerTests",
             dependencies: [
-                "RTDBTestServer", "JSONStream",
+                "RTDBTestServer", "JSONStream", "TestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -53,6 +53,8 @@ public final class RTDBDatabase: Sendable {
 
     public let configuration: Configuration
     private let root = NIOLockedValueBox(DataNode())
+    /// The file served read-only in place of `root` (`serve(file:)`).
+    private let served = NIOLockedValueBox<ServedFile?>(nil)
     private let rulesText: NIOLockedValueBox<[UInt8]?>
 
     /// The children's keys of queried nodes in the database's order, by path, as of write number
@@ -120,6 +122,14 @@ public final class RTDBDatabase: Sendable {
         }
     }
 
+    /// Serves `file` read-only from now on, in place of the data in memory: reads are answered from
+    /// the file's bytes (its objects indexed `indexDepth` levels down), writes refused. The file must
+    /// be canonical (as `dumpkit export` writes it); see `ServedFile`.
+    public func serve(file: String, indexDepth: Int = 3) throws {
+        let file = try ServedFile(path: file, indexDepth: indexDepth)
+        served.withLockedValue { $0 = file }
+    }
+
     /// What a plain GET of `path` returns (compact JSON, database key order), without limits.
     public func contents(at path: [String] = [], export: Bool = false) -> [UInt8] {
         let node = root.withLockedValue { $0.node(at: path[...]) } ?? DataNode()
@@ -145,6 +155,9 @@ public final class RTDBDatabase: Sendable {
             }
         }
         let silent = request.query["print"] == "silent"
+        if request.method != "GET", served.withLockedValue({ $0 != nil }) {
+            return .error(405, "this test server serves a file read-only (--serve)")
+        }
         switch request.method {
         case "GET": return get(request, silent: silent)
         case "PUT", "PATCH", "DELETE": return write(request, silent: silent)
@@ -187,11 +200,23 @@ public final class RTDBDatabase: Sendable {
         let export = q["format"] == "export"
         let queryKeys = ["orderBy", "startAt", "endAt", "equalTo", "limitToFirst", "limitToLast"].filter { q[$0] != nil }
         var generation = 0
-        var node =
-            root.withLockedValue { root in
-                generation = keyIndex.withLockedValue { $0.generation }
-                return root.node(at: request.path[...])
-            } ?? DataNode()
+        var node: DataNode
+        if let file = served.withLockedValue({ $0 }) {
+            do {
+                switch try file.locate(request.path) {
+                case .indexed(let object): return get(object, of: file, request, silent: silent)
+                case .parsed(let parsed): node = parsed
+                }
+            } catch {
+                return .error(500, "\(file.path): \(error)")
+            }
+        } else {
+            node =
+                root.withLockedValue { root in
+                    generation = keyIndex.withLockedValue { $0.generation }
+                    return root.node(at: request.path[...])
+                } ?? DataNode()
+        }
         if q["shallow"] == "true" {
             // "shallow cannot be mixed with any other query parameters" (REST reference, "shallow").
             if !queryKeys.isEmpty { return .error(400, "Mixing shallow and querying parameters is not supported") }
@@ -219,7 +244,7 @@ public final class RTDBDatabase: Sendable {
             }
             do {
                 let queried = node
-                node = try Self.keyQuery(node, q) { self.sortedKeys(of: queried, at: request.path, generation: generation) }
+                node = Self.keyQuery(node, try KeyQuery(q)) { self.sortedKeys(of: queried, at: request.path, generation: generation) }
             } catch let refusal as DataNode.WriteRefusal {
                 return .error(400, refusal.message)
             } catch {
@@ -231,43 +256,129 @@ public final class RTDBDatabase: Sendable {
         return respond(body, silent: silent)
     }
 
-    /// The children of `node` whose keys lie in `[startAt, endAt]`, the first or last `limit` of them.
-    private static func keyQuery(_ node: DataNode, _ q: [String: String], sortedKeys: () -> [String]) throws -> DataNode {
-        func key(_ name: String) throws -> String? {
-            guard let text = q[name] else { return nil }
-            guard let s = try? JSONReader(bytes: Array(text.utf8)).readValue().stringValue else {
-                throw DataNode.WriteRefusal(message: "\(name) must be a JSON string when ordering by $key")
+    /// A read of an indexed object of a served file: the answer cut from the file's bytes (parsed
+    /// only with `format=export`, or for a query whose children read as an array).
+    private func get(_ object: ServedFile.Object, of file: ServedFile, _ request: RESTRequest, silent: Bool) -> RESTResponse {
+        let q = request.query
+        let export = q["format"] == "export"
+        let limit = configuration.maxResponseBytes
+        do {
+            if q["shallow"] == "true" {
+                if q.keys.contains(where: { ["orderBy", "startAt", "endAt", "equalTo", "limitToFirst", "limitToLast"].contains($0) }) {
+                    return .error(400, "Mixing shallow and querying parameters is not supported")
+                }
+                var body: [UInt8] = [UInt8(ascii: "{")]
+                for i in 0..<object.count {
+                    if i > 0 { body.append(UInt8(ascii: ",")) }
+                    body += file.bytes(object.keyQuote[i], object.valueStart[i] - 1) + Array(":true".utf8)
+                    if body.count > limit { return .error(400, Self.readTooLargeMessage) }
+                }
+                body.append(UInt8(ascii: "}"))
+                return respond(body, silent: silent)
             }
-            return s
+            var selected = Array(0..<object.count)
+            if q["orderBy"] != nil
+                || q.keys.contains(where: { ["startAt", "endAt", "equalTo", "limitToFirst", "limitToLast"].contains($0) })
+            {
+                guard let orderBy = q["orderBy"] else {
+                    return .error(400, "orderBy must be defined when other query parameters are defined")
+                }
+                guard orderBy == "\"$key\"" else { return .error(400, "this test server orders only by \"$key\", not \(orderBy)") }
+                selected = try KeyQuery(q).select(count: object.count) { file.key($0, of: object) }
+            } else if !export {
+                if object.end - object.start > limit { return .error(400, Self.readTooLargeMessage) }
+                return respond(file.bytes(object.start, object.end), silent: silent)
+            }
+            var integerKeys = !export
+            var largest: Int32 = -1
+            for i in selected where integerKeys {
+                guard let n = DatabaseKeyOrder.integerValue(file.key(i, of: object).utf8), n >= 0 else {
+                    integerKeys = false
+                    break
+                }
+                largest = max(largest, n)
+            }
+            if export || (integerKeys && Int(largest) < 2 * selected.count) {
+                var node = DataNode()
+                for i in selected { node.children[file.key(i, of: object)] = try file.node(ofMember: i, in: object) }
+                let body = Self.render(node, export: export)
+                if body.count > limit { return .error(400, Self.readTooLargeMessage) }
+                return respond(body, silent: silent)
+            }
+            guard !selected.isEmpty else { return respond(Array("null".utf8), silent: silent) }
+            var body: [UInt8] = [UInt8(ascii: "{")]
+            for i in selected {
+                if body.count > 1 { body.append(UInt8(ascii: ",")) }
+                file.appendMember(i, of: object, to: &body)
+                if body.count > limit { return .error(400, Self.readTooLargeMessage) }
+            }
+            body.append(UInt8(ascii: "}"))
+            return respond(body, silent: silent)
+        } catch let refusal as DataNode.WriteRefusal {
+            return .error(400, refusal.message)
+        } catch {
+            return .error(500, "\(file.path): \(error)")
         }
-        func limit(_ name: String) throws -> Int? {
-            guard let text = q[name] else { return nil }
-            guard let n = Int(text), n > 0 else { throw DataNode.WriteRefusal(message: "\(name) must be a positive integer") }
-            return n
-        }
-        let start = try key("startAt"), end = try key("endAt"), equal = try key("equalTo")
-        let first = try limit("limitToFirst"), last = try limit("limitToLast")
-        if first != nil, last != nil { throw DataNode.WriteRefusal(message: "limitToFirst and limitToLast cannot both be set") }
+    }
+
+    /// The children of `node` a `$key` query selects.
+    private static func keyQuery(_ node: DataNode, _ query: KeyQuery, sortedKeys: () -> [String]) -> DataNode {
         guard node.leaf == nil else { return node }
         let all = sortedKeys()
-        // The first index of `all` where `p` holds (it holds from there on).
-        func boundary(_ p: (String) -> Bool) -> Int {
-            var lo = 0, hi = all.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if p(all[mid]) { hi = mid } else { lo = mid + 1 }
-            }
-            return lo
-        }
-        let lo = start.map { s in boundary { !DatabaseKeyOrder.less($0, s) } } ?? 0
-        let hi = end.map { e in boundary { DatabaseKeyOrder.less(e, $0) } } ?? all.count
-        var keys = lo < hi ? Array(all[lo..<hi]) : []
-        if let equal { keys = keys.filter { $0 == equal } }
-        if let first { keys = Array(keys.prefix(first)) }
-        if let last { keys = Array(keys.suffix(last)) }
         var result = DataNode()
-        for k in keys { result.children[k] = node.children[k] }
+        for i in query.select(count: all.count, key: { all[$0] }) { result.children[all[i]] = node.children[all[i]] }
         return result
+    }
+
+    /// A query ordered by `$key`: the children whose keys lie in `[startAt, endAt]` (or equal
+    /// `equalTo`), the first or last `limit` of them.
+    struct KeyQuery {
+        let start, end, equal: String?
+        let first, last: Int?
+
+        init(_ q: [String: String]) throws {
+            func key(_ name: String) throws -> String? {
+                guard let text = q[name] else { return nil }
+                guard let s = try? JSONReader(bytes: Array(text.utf8)).readValue().stringValue else {
+                    throw DataNode.WriteRefusal(message: "\(name) must be a JSON string when ordering by $key")
+                }
+                return s
+            }
+            func limit(_ name: String) throws -> Int? {
+                guard let text = q[name] else { return nil }
+                guard let n = Int(text), n > 0 else { throw DataNode.WriteRefusal(message: "\(name) must be a positive integer") }
+                return n
+            }
+            start = try key("startAt")
+            end = try key("endAt")
+            equal = try key("equalTo")
+            first = try limit("limitToFirst")
+            last = try limit("limitToLast")
+            if first != nil, last != nil { throw DataNode.WriteRefusal(message: "limitToFirst and limitToLast cannot both be set") }
+        }
+
+        /// The positions selected among `count` keys in the database's order, `key(i)` the i-th.
+        func select(count: Int, key: (Int) -> String) -> [Int] {
+            // The first position where `p` holds (it holds from there on).
+            func boundary(_ p: (String) -> Bool) -> Int {
+                var lo = 0, hi = count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if p(key(mid)) { hi = mid } else { lo = mid + 1 }
+                }
+                return lo
+            }
+            var lo = start.map { s in boundary { !DatabaseKeyOrder.less($0, s) } } ?? 0
+            var hi = end.map { e in boundary { DatabaseKeyOrder.less(e, $0) } } ?? count
+            if let equal {
+                lo = max(lo, boundary { !DatabaseKeyOrder.less($0, equal) })
+                hi = min(hi, boundary { DatabaseKeyOrder.less(equal, $0) })
+            }
+            guard lo < hi else { return [] }
+            if let first { hi = min(hi, lo + first) }
+            if let last { lo = max(lo, hi - last) }
+            return Array(lo..<hi)
+        }
     }
 
     // MARK: - Writes

@@ -1,5 +1,7 @@
+import Foundation
 import JSONStream
 import RTDBTestServer
+import TestSupport
 import XCTest
 
 /// The test server's database against what the REST reference says
@@ -76,6 +78,65 @@ final class RTDBDatabaseTests: XCTestCase {
         XCTAssertEqual(send(db, "GET", "/.json?shallow=true").0, 400)
         XCTAssertEqual(send(db, "GET", "/.json?orderBy=%22%24key%22&startAt=%22b%20%22&limitToFirst=2").1, #"{"c":3,"d":4}"#)
         XCTAssertEqual(send(db, "GET", "/c.json?shallow=true").1, "3")
+    }
+
+    /// A served file answers every read as the same data loaded in memory does: real dumps and one
+    /// with integer keys, escaped keys, arrays and deep values (no priorities: a file holds none), indexed 1 to 3 levels down, with
+    /// queries at indexed and parsed levels and answers over the limit.
+    func testAServedFileAnswersReadsAsTheDataInMemory() throws {
+        var dumps = try TestData.files(in: try TestData.directory("real-dumps"), withExtension: "json").map { try contents($0.path) }
+        dumps.append(
+            Array(
+                #"{"a":{"0":{"x":1},"1":"one","2":[1,2,{"y":null,"z":true}],"k\"q":{"w\\v":{"deep":{"deeper":"s"}}},"m":{"v":1}},"b":[5,6,7],"c":"leaf","d":{"7":1,"9":2,"10":3}}"#
+                    .utf8))
+        let tmp = try TemporaryDirectory()
+        for (n, dump) in dumps.enumerated() {
+            let memory = try database() { $0.maxResponseBytes = 2048 }
+            try memory.load(json: dump)
+            let file = tmp.path("served-\(n).json")
+            try Data(memory.contents()).write(to: URL(fileURLWithPath: file))
+            var targets: [String] = []
+            var paths: [[String]] = [[], ["nope"], ["a", "nope", "x"]]
+            for key in try JSONReader(bytes: memory.contents()).readValue().objectValue?.members.map(\.key) ?? [] {
+                paths.append([key])
+                let inner = try JSONReader(bytes: memory.contents(at: [key])).readValue()
+                for sub in (inner.objectValue?.members.map(\.key) ?? []).prefix(3) { paths.append([key, sub]) }
+            }
+            for path in paths {
+                let p = "/" + path.map { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }.joined(separator: "/") + ".json"
+                let keys =
+                    (try JSONReader(bytes: memory.contents(at: path)).readValue().objectValue?.members.map(\.key) ?? ["0", "1", "2"])
+                func q(_ k: String) -> String { "%22" + k.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "%22" }
+                let first = keys.first ?? "a", middle = keys[keys.count / 2..<keys.count].first ?? "m"
+                targets += [
+                    p, p + "?shallow=true", p + "?format=export", p + "?orderBy=%22%24key%22&limitToFirst=2",
+                    p + "?orderBy=%22%24key%22&limitToLast=3", p + "?orderBy=%22%24key%22&startAt=\(q(middle))",
+                    p + "?orderBy=%22%24key%22&startAt=\(q(first))&endAt=\(q(middle))&format=export",
+                    p + "?orderBy=%22%24key%22&equalTo=\(q(middle))", p + "?orderBy=%22%24key%22&startAt=\(q(first + " "))&limitToFirst=1",
+                    p + "?startAt=\(q(first))", p + "?shallow=true&limitToFirst=1", p + "?orderBy=%22v%22",
+                ]
+            }
+            for depth in 1...3 {
+                let served = try database() { $0.maxResponseBytes = 2048 }
+                try served.serve(file: file, indexDepth: depth)
+                for target in targets {
+                    let a = send(memory, "GET", target), b = send(served, "GET", target)
+                    XCTAssertEqual(a.0, b.0, "dump \(n), depth \(depth): \(target)")
+                    XCTAssertEqual(a.1, b.1, "dump \(n), depth \(depth): \(target)")
+                }
+                XCTAssertEqual(send(served, "PUT", "/a.json", "1").0, 405)
+            }
+        }
+    }
+
+    func testAFileThatIsNotCanonicalIsRefusedWhereItIsIndexed() throws {
+        let tmp = try TemporaryDirectory()
+        for (text, detail) in [(#"{"b":1,"a":2}"#, "is not after"), (#"{"a": 1}"#, "space around"), (#"{"a":1 ,"b":2}"#, "space after")] {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: tmp.path("bad.json")))
+            XCTAssertThrowsError(try database().serve(file: tmp.path("bad.json"))) {
+                XCTAssertTrue("\($0)".contains(detail), "\($0)")
+            }
+        }
     }
 
     func testPutReplacesPatchMergesMultiPathAndDeleteRemoves() throws {
