@@ -276,7 +276,7 @@ public final class RTDBDatabase: Sendable {
                 body.append(UInt8(ascii: "}"))
                 return respond(body, silent: silent)
             }
-            var selected = Array(0..<object.count)
+            let selected: [Int]
             if q["orderBy"] != nil
                 || q.keys.contains(where: { ["startAt", "endAt", "equalTo", "limitToFirst", "limitToLast"].contains($0) })
             {
@@ -288,6 +288,8 @@ public final class RTDBDatabase: Sendable {
             } else if !export {
                 if object.end - object.start > limit { return .error(400, Self.readTooLargeMessage) }
                 return respond(file.bytes(object.start, object.end), silent: silent)
+            } else {
+                selected = Array(0..<object.count)
             }
             var integerKeys = !export
             var largest: Int32 = -1
