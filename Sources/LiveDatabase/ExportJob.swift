@@ -10,7 +10,8 @@ import JSONStream
 /// `pageSize`, each read with `orderBy="$key"`, `startAt` and `endAt` (JSON-encoded). A page the
 /// database refuses as too large is halved; a single child that is too large is listed and paged
 /// in turn. A location whose listing is itself refused as too large (millions of children) is read
-/// one page after another with `limitToFirst`, each page starting at the last key of the one before. Every answer is saved in a folder beside the output (`.NAME.dumpkit-export.d`) and
+/// page after page with `limitToFirst`, each page from the first key there can be after the last
+/// one read, in `jobs` chains cut between its first and last key. Every answer is saved in a folder beside the output (`.NAME.dumpkit-export.d`) and
 /// noted in its journal, so a run killed midway and started again with the same arguments fetches
 /// only what is missing; the output is then assembled from the saved answers in key order (a
 /// canonical `JSONWriter`, which sorts with bounded memory), written to a temporary name and
@@ -72,8 +73,9 @@ public struct ExportJob: Sendable {
         do {
             try await fetch(root, journal: journal, client: client, summary: &summary, progress: progress)
         } catch {
-            // Keep what was fetched for the next run; a run that fetched nothing leaves nothing.
-            if journal.finished.isEmpty {
+            // Keep what was fetched for the next run; a run that fetched nothing leaves nothing, and
+            // one that found the data changed under it starts again (its saved answers are stale).
+            if journal.finished.isEmpty || error is ExportChanged {
                 journal.remove()
                 try? fm.removeItem(atPath: workDirectory)
             }
@@ -81,18 +83,24 @@ public struct ExportJob: Sendable {
         }
         // Off the cooperative pool: an output in a bucket waits for its parts' uploads, which need it.
         let plan = PlanHandOff(root)
-        summary.bytesWritten = try await onOwnThread { [self] in
-            let out = try OutputFile(path: output)
-            do {
-                let writer = JSONWriter(sink: out, options: JSONWriter.Options(sortKeys: true, temporaryDirectory: workDirectory))
-                try assemble(plan.root, writer: writer)
-                try writer.flush()
-                try out.commit()
-            } catch {
-                out.abort()
-                throw error
+        do {
+            summary.bytesWritten = try await onOwnThread { [self] in
+                let out = try OutputFile(path: output)
+                do {
+                    let writer = JSONWriter(sink: out, options: JSONWriter.Options(sortKeys: true, temporaryDirectory: workDirectory))
+                    try assemble(plan.root, writer: writer)
+                    try writer.flush()
+                    try out.commit()
+                } catch {
+                    out.abort()
+                    throw error
+                }
+                return out.bytesWritten
             }
-            return out.bytesWritten
+        } catch let error as ExportChanged {
+            journal.remove()
+            try? fm.removeItem(atPath: workDirectory)
+            throw error
         }
         journal.remove()
         try? fm.removeItem(atPath: workDirectory)
@@ -116,13 +124,18 @@ public struct ExportJob: Sendable {
         /// The children's keys, sorted on disk, when the location was listed as an object.
         var keys: ListedKeys?
         var pages: [PagePlan] = []
-        /// The saved pages, in key order, of a location too large to list, and what they hold.
-        var cursorPages: [CursorPlan]?
+        /// The saved pages of a location too large to list, by chain (a range of its keys, read page
+        /// after page), chains and pages in key order; and what they hold.
+        var cursorChains: [[CursorPlan]]?
         var cursorKeys = 0
         var cursorIntegersOnly = true
         var cursorLargestInteger: Int32 = -1
         /// A child whose key a `KeySearch` found: it must exist.
         var foundBySearch = false
+        /// Of a location too large to list: its first and last key (`limitToFirst=1`, `limitToLast=1`),
+        /// to cut it into chains, and how many of the two answers are in.
+        var edgeKeys: [String?] = [nil, nil]
+        var edgesIn = 0
         init(path: [String]) { self.path = path }
 
         /// Counts a key of a page read after the one before.
@@ -136,11 +149,12 @@ public struct ExportJob: Sendable {
         }
     }
 
-    /// A page of a location too large to list: its first `limit` children after the key `after` (from
-    /// `startAt` the next key there can be), or its first `limit`.
+    /// A page of a location too large to list: the first `limit` children from the key `from` (`startAt`,
+    /// `nil` from the first) up to `to` (`endAt`, `nil` to the last), in chain `chain`.
     final class CursorPlan {
         let node: NodePlan
-        let after: String?
+        let chain: Int
+        let from: String?, to: String?
         let limit: Int
         /// Whether this is the half of a refused page: the next page keeps its limit rather than doubling it.
         let isSplit: Bool
@@ -148,12 +162,62 @@ public struct ExportJob: Sendable {
         /// For a single child too large to read, found by a `KeySearch`: its key and its own plan.
         var childKey: String?
         var child: NodePlan?
-        init(node: NodePlan, after: String?, limit: Int, isSplit: Bool) {
+        init(node: NodePlan, chain: Int, from: String?, to: String?, limit: Int, isSplit: Bool) {
             self.node = node
-            self.after = after
+            self.chain = chain
+            self.from = from
+            self.to = to
             self.limit = limit
             self.isSplit = isSplit
         }
+
+        /// The page after this one, from the first key there can be after `key`.
+        func next(after key: String, limit: Int) -> CursorPlan {
+            CursorPlan(node: node, chain: chain, from: ExportJob.keyAfter(key), to: to, limit: limit, isSplit: false)
+        }
+    }
+
+    /// Where to cut a location too large to list, whose first key is `first` and last `last`, into
+    /// `count` chains: strings evenly spaced between them, read as numbers in base 97 (no character,
+    /// printable ASCII, anything above) over the 8 characters after their common prefix. Push IDs
+    /// (time first, then random) spread evenly; only strictly increasing bounds between the two
+    /// that are not integers are kept. Integer keys are not cut.
+    package static func chainBounds(first: String, last: String, count: Int) -> [String] {
+        guard count > 1, DatabaseKeyOrder.integerValue(first.utf8) == nil, DatabaseKeyOrder.integerValue(last.utf8) == nil,
+            DatabaseKeyOrder.less(first, last)
+        else { return [] }
+        let a = Array(first.unicodeScalars), z = Array(last.unicodeScalars)
+        var common = 0
+        while common < min(a.count, z.count), a[common] == z[common] { common += 1 }
+        let prefix = String(String.UnicodeScalarView(a[..<common]))
+        func value(_ s: [Unicode.Scalar]) -> Int64 {
+            (0..<8).reduce(Int64(0)) { v, i in
+                let c = common + i < s.count ? s[common + i].value : 0
+                let digit: Int64 = common + i >= s.count ? 0 : c < 0x20 ? 1 : c <= 0x7E ? Int64(c - 0x20 + 1) : 96
+                return v * 97 + digit
+            }
+        }
+        let lo = value(a), hi = value(z)
+        var bounds: [String] = []
+        for i in 1..<count {
+            var v = lo + (hi - lo) * Int64(i) / Int64(count)
+            var digits: [Int64] = []
+            for _ in 0..<8 {
+                digits.append(v % 97)
+                v /= 97
+            }
+            var bound = prefix
+            for d in digits.reversed() {
+                guard d > 0 else { break }
+                bound.unicodeScalars.append(Unicode.Scalar(UInt8(d == 96 ? 0x7F : 0x20 + d - 1)))
+            }
+            if DatabaseKeyOrder.integerValue(bound.utf8) == nil, DatabaseKeyOrder.less(bounds.last ?? first, bound),
+                DatabaseKeyOrder.less(bound, last)
+            {
+                bounds.append(bound)
+            }
+        }
+        return bounds
     }
 
     /// A range of a listed location's keys, `keys[lo..<hi]`: its first and last key are kept, as the
@@ -192,29 +256,45 @@ public struct ExportJob: Sendable {
         }
     }
 
-    /// The search for the key of the child after a cursor page's `after`, when that child alone is
-    /// larger than one answer: the REST API names a child only in an answer that holds it, so its key
-    /// is found by bisection with `endAt` bounds. The first child of `[after, bound]` refused as too
-    /// large means the child is at or before `bound`; an answer means it is after. Integer keys (first
-    /// in the database's order) are searched as numbers, other keys one Unicode scalar after another:
-    /// below `prefix` alone (the key ends there), or below `prefix + scalar + ceiling`, which sorts
-    /// after every key of at most 768 bytes that starts with `prefix + scalar`. The first split of a
-    /// scalar is at `~`, so a character of printable ASCII takes about 8 probes.
-    final class KeySearch {
+    /// The search for the key of the first child from `from` (a `startAt`, `nil` from the first key),
+    /// when that child alone is larger than one answer: the REST API names a child only in an answer
+    /// that holds it, so its key is found by bisection with `endAt` bounds. The first child of
+    /// `[from, bound]` refused as too large means the child is at or before `bound`; an answer means
+    /// it is after. Integer keys (first in the database's order) are searched as numbers, other keys
+    /// one Unicode scalar after another: below `prefix` alone (the key ends there), or below
+    /// `prefix + scalar + ceiling`, which sorts after every key of at most 768 bytes that starts with
+    /// `prefix + scalar` and is at most 768 bytes itself. The first split of a scalar is at `~`, so a
+    /// character of printable ASCII takes about 8 probes. A search that cannot end on a key (the child
+    /// was deleted meanwhile) says so after one more probe rather than growing the prefix to 768 bytes.
+    package final class KeySearch {
         enum Stage {
             /// Is the key an integer? (The probe is the largest integer key.)
             case integerRegion
             case integer(lo: Int64, hi: Int64)
-            /// What follows `prefix`: 0 for nothing, `i` for `scalar(i - 1)`, between `lo` and `hi`.
-            case next(lo: Int, hi: Int)
+            /// What follows `prefix`: 0 for nothing, `i` for `scalar(i - 1)`, between `lo` and `hi`
+            /// (`top`: the largest that keeps the key within 768 bytes, never probed by the bisection).
+            case next(lo: Int, hi: Int, top: Int)
+            /// Every probe below `top` was refused: is the key really there?
+            case confirm(Int)
         }
-        let page: CursorPlan
-        var prefix = ""
-        var stage: Stage
-        init(page: CursorPlan) {
-            self.page = page
-            // After a key that is not an integer, the child cannot be one.
-            stage = page.after.map { DatabaseKeyOrder.integerValue($0.utf8) == nil } == true ? Self.wholeRange : .integerRegion
+
+        /// Where a probe leaves the search.
+        package enum Step: Equatable {
+            case searching
+            case found(String)
+            /// No key fits the answers: the child is gone.
+            case vanished
+        }
+
+        package private(set) var prefix = ""
+        private var stage = Stage.integerRegion
+        private let lowestInteger: Int64
+
+        package init(from: String?) {
+            let integer = from.flatMap { DatabaseKeyOrder.integerValue($0.utf8) }
+            lowestInteger = Int64(integer ?? Int32.min)
+            // From a key that is not an integer, the child cannot be one.
+            if from != nil, integer == nil { startScalar() }
         }
 
         /// Key characters by index: U+0020...U+10FFFF without the surrogates, in code point (UTF-8 byte) order.
@@ -223,52 +303,93 @@ public struct ExportJob: Sendable {
             let v = 0x20 + i
             return Unicode.Scalar(UInt32(v >= 0xD800 ? v + 0x800 : v))!
         }
-        static let ceiling = String(repeating: "\u{10FFFF}", count: 193)
-        static let wholeRange = Stage.next(lo: 0, hi: scalarCount)
+        /// The place of the scalar `v` after the "nothing" at 0.
+        static func place(_ v: UInt32) -> Int { Int(v) - 0x20 - (v >= 0xE000 ? 0x800 : 0) + 1 }
         /// `~`'s place: the end of printable ASCII.
-        static let asciiEnd = 0x7E - 0x20 + 1
+        static let asciiEnd = place(0x7E)
+
+        /// Starts on the scalar after `prefix`: any that keeps the key within 768 bytes.
+        private func startScalar() {
+            let room = 768 - prefix.utf8.count
+            let top =
+                room >= 4
+                ? Self.scalarCount : room == 3 ? Self.place(0xFFFF) : room == 2 ? Self.place(0x7FF) : room == 1 ? Self.asciiEnd : 0
+            stage = top == 0 ? .confirm(0) : .next(lo: 0, hi: top, top: top)
+        }
 
         private static func middle(_ lo: Int, _ hi: Int) -> Int {
             lo == 0 && hi == scalarCount ? asciiEnd : lo + (hi - lo) / 2
         }
 
+        /// `start` followed by the largest scalars that keep it within 768 bytes: at or after every key
+        /// that starts with `start`.
+        static func ceiling(after start: String) -> String {
+            var bound = start
+            let room = max(0, 768 - start.utf8.count)
+            bound += String(repeating: "\u{10FFFF}", count: room / 4)
+            // The largest key character of 1, 2 or 3 bytes.
+            let last: [Unicode.Scalar] = ["~", "\u{7FF}", "\u{FFFF}"]
+            if room % 4 > 0 { bound.unicodeScalars.append(last[room % 4 - 1]) }
+            return bound
+        }
+
+        /// The bound below which the key is, if it continues at place `i`.
+        private func bound(_ i: Int) -> (bound: String, name: String) {
+            if i == 0 { return (prefix, "whole " + prefix) }
+            let start = prefix + String(Self.scalar(i - 1))
+            return (Self.ceiling(after: start), "below " + start)
+        }
+
         /// The probe's bound, and a short name of it for the journal.
-        var probe: (bound: String, name: String) {
+        package var probe: (bound: String, name: String) {
             switch stage {
             case .integerRegion: return (String(Int32.max), "int?")
             case .integer(let lo, let hi):
                 let mid = String(lo + (hi - lo) / 2)
                 return (mid, "int " + mid)
-            case .next(let lo, let hi):
-                let mid = Self.middle(lo, hi)
-                if mid == 0 { return (prefix, "whole " + prefix) }
-                let start = prefix + String(Self.scalar(mid - 1))
-                return (start + Self.ceiling, "below " + start)
+            case .next(let lo, let hi, _): return bound(Self.middle(lo, hi))
+            case .confirm(let i): return bound(i)
             }
         }
 
-        /// Takes a probe's outcome (`atOrBefore`: the child is at or before the bound); the key when found.
-        func advance(atOrBefore: Bool) -> String? {
+        /// Takes a probe's outcome (`atOrBefore`: the child is at or before the bound).
+        package func advance(atOrBefore: Bool) -> Step {
             switch stage {
             case .integerRegion:
-                stage = atOrBefore ? .integer(lo: Int64(Int32.min), hi: Int64(Int32.max)) : Self.wholeRange
+                if atOrBefore {
+                    stage = .integer(lo: lowestInteger, hi: Int64(Int32.max))
+                } else {
+                    startScalar()
+                }
             case .integer(var lo, var hi):
                 let mid = lo + (hi - lo) / 2
                 if atOrBefore { hi = mid } else { lo = mid + 1 }
-                if lo == hi { return String(lo) }
+                if lo == hi { return .found(String(lo)) }
                 stage = .integer(lo: lo, hi: hi)
-            case .next(var lo, var hi):
+            case .next(var lo, var hi, let top):
                 let mid = Self.middle(lo, hi)
                 if atOrBefore { hi = mid } else { lo = mid + 1 }
                 guard lo == hi else {
-                    stage = .next(lo: lo, hi: hi)
-                    return nil
+                    stage = .next(lo: lo, hi: hi, top: top)
+                    return .searching
                 }
-                if lo == 0 { return prefix }
-                prefix.unicodeScalars.append(Self.scalar(lo - 1))
-                stage = Self.wholeRange
+                if lo == top {
+                    stage = .confirm(top)
+                    return .searching
+                }
+                return take(lo)
+            case .confirm(let i):
+                return atOrBefore ? take(i) : .vanished
             }
-            return nil
+            return .searching
+        }
+
+        /// The key continues at place `i` (or ends, at 0).
+        private func take(_ i: Int) -> Step {
+            if i == 0 { return prefix.isEmpty ? .vanished : .found(prefix) }
+            prefix.unicodeScalars.append(Self.scalar(i - 1))
+            startScalar()
+            return .searching
         }
     }
 
@@ -276,8 +397,9 @@ public struct ExportJob: Sendable {
         case list(NodePlan)
         case priority(NodePlan)
         case page(PagePlan)
+        case edge(NodePlan, last: Bool)
         case cursor(CursorPlan)
-        case probe(KeySearch)
+        case probe(CursorPlan, KeySearch)
     }
 
     private func unitID(_ work: Work) -> String {
@@ -286,11 +408,11 @@ public struct ExportJob: Sendable {
         case .priority(let node): return "R " + Self.jsonArray(node.path)
         case .page(let page):
             return "P " + Self.jsonArray(page.node.path) + " " + Self.jsonArray([page.first, page.last])
+        case .edge(let node, let last): return (last ? "E> " : "E< ") + Self.jsonArray(node.path)
         case .cursor(let page):
-            return "C " + Self.jsonArray(page.node.path) + " " + Self.jsonArray(page.after.map { [$0] } ?? []) + " \(page.limit)"
-        case .probe(let search):
-            let page = search.page
-            return "K " + Self.jsonArray(page.node.path) + " " + Self.jsonArray((page.after.map { [$0] } ?? []) + [search.probe.name])
+            return "C " + Self.jsonArray(page.node.path) + " " + Self.jsonArray([page.from ?? "", page.to ?? ""]) + " \(page.limit)"
+        case .probe(let page, let search):
+            return "K " + Self.jsonArray(page.node.path) + " " + Self.jsonArray([page.from ?? "", page.to ?? "", search.probe.name])
         }
     }
 
@@ -311,17 +433,20 @@ public struct ExportJob: Sendable {
                 ("orderBy", "\"$key\""), ("startAt", Self.jsonString(page.first)), ("endAt", Self.jsonString(page.last)),
             ]
             if exportFormat { query.append(("format", "export")) }
+        case .edge(let node, let last):
+            path = node.path
+            query = [("orderBy", "\"$key\""), (last ? "limitToLast" : "limitToFirst", "1")]
         case .cursor(let page):
             path = page.node.path
             query = [("orderBy", "\"$key\"")]
-            if let after = page.after { query.append(("startAt", Self.jsonString(Self.keyAfter(after)))) }
+            if let from = page.from { query.append(("startAt", Self.jsonString(from))) }
+            if let to = page.to { query.append(("endAt", Self.jsonString(to))) }
             query.append(("limitToFirst", String(page.limit)))
             if exportFormat { query.append(("format", "export")) }
-        case .probe(let search):
-            let page = search.page
+        case .probe(let page, let search):
             path = page.node.path
             query = [("orderBy", "\"$key\"")]
-            if let after = page.after { query.append(("startAt", Self.jsonString(Self.keyAfter(after)))) }
+            if let from = page.from { query.append(("startAt", Self.jsonString(from))) }
             query.append(("endAt", Self.jsonString(search.probe.bound)))
             query.append(("limitToFirst", "1"))
         }
@@ -365,7 +490,10 @@ public struct ExportJob: Sendable {
                     queue += try apply(work, outcome, file: request(work).file)
                     try journal.record("D " + unit)
                 case .tooLarge:
-                    summary.splits += 1
+                    switch work {
+                    case .probe, .edge: break  // answers, not splits
+                    default: summary.splits += 1
+                    }
                     queue += try apply(work, outcome, file: request(work).file)
                     try journal.record("S " + unit)
                 }
@@ -403,12 +531,11 @@ public struct ExportJob: Sendable {
             let reader = JSONReader(source: try InputFile(path: file), sourceName: file)
             let first = try reader.peek()
             if node.foundBySearch, first == .null {
-                // Every read below the bound was refused, yet nothing is there: a value no answer can
-                // hold (the database's strings are far below its limit), or the data changed meanwhile.
-                throw DatabaseRequestError(
-                    kind: .readTooLarge, status: 400,
-                    message: "a child of this location is larger than one answer, and no key can be found for it",
-                    request: "GET \(source.appending(Array(node.path.dropLast())).restURL(query: []))")
+                // Every read up to this key was refused, yet nothing is here: the child was deleted
+                // meanwhile, or a value no answer can hold (the database's strings are far below its limit).
+                throw ExportChanged(
+                    location: source.appending(node.path),
+                    detail: "no child at this key, though every read up to it was refused as too large")
             }
             if shallow || first != .beginObject {
                 node.valueFile = file
@@ -440,46 +567,74 @@ public struct ExportJob: Sendable {
                     message: "the list of the children's keys (shallow=true) is larger than the database answers; list its parts by path",
                     request: "GET \(source.appending(node.path).restURL(query: [("shallow", "true")]))")
             }
-            node.cursorPages = []
-            let first = CursorPlan(node: node, after: nil, limit: max(1, pageSize), isSplit: false)
-            return (exportFormat ? [.priority(node)] : []) + [.cursor(first)]
+            // Its first and last key first, to read it in `jobs` chains at a time.
+            let edges: [Work] = jobs > 1 ? [.edge(node, last: false), .edge(node, last: true)] : []
+            return (exportFormat ? [.priority(node)] : []) + (edges.isEmpty ? startChains(node) : edges)
+        case (.edge(let node, let last), _):
+            node.edgesIn += 1
+            if case .saved = outcome {
+                try forEachMember(file: file, of: node.path) { key, reader in
+                    try reader.skipValue()
+                    if !key.hasPrefix(".") { node.edgeKeys[last ? 1 : 0] = key }
+                }
+            }
+            return node.edgesIn == 2 ? startChains(node) : []
         case (.cursor(let page), .saved):
             page.file = file
             let node = page.node
-            node.cursorPages!.append(page)
+            node.cursorChains![page.chain].append(page)
             var count = 0
             var last: String?
             try forEachMember(file: file, of: node.path) { key, reader in
                 try reader.skipValue()
+                guard !key.hasPrefix(".") else { return }
                 count += 1
                 if last.map({ DatabaseKeyOrder.less($0, key) }) ?? true { last = key }
                 node.count(key)
             }
             guard count >= page.limit, let last else { return [] }
-            let limit = page.isSplit ? page.limit : min(max(1, pageSize), page.limit * 2)
-            return [.cursor(CursorPlan(node: node, after: last, limit: limit, isSplit: false))]
+            return [.cursor(page.next(after: last, limit: page.isSplit ? page.limit : min(max(1, pageSize), page.limit * 2)))]
         case (.cursor(let page), .tooLarge):
             guard page.limit == 1 else {
-                return [.cursor(CursorPlan(node: page.node, after: page.after, limit: page.limit / 2, isSplit: true))]
+                let half = CursorPlan(
+                    node: page.node, chain: page.chain, from: page.from, to: page.to, limit: page.limit / 2, isSplit: true)
+                return [.cursor(half)]
             }
-            return [.probe(KeySearch(page: page))]
-        case (.probe(let search), _):
+            return [.probe(page, KeySearch(from: page.from))]
+        case (.probe(let page, let search), _):
             unlink(file)
-            guard let key = search.advance(atOrBefore: outcome.isTooLarge) else {
-                guard search.prefix.utf8.count <= 768 else {
-                    throw ExportChanged(
-                        location: source.appending(search.page.node.path),
-                        detail: "a child too large to read vanished while its key was sought")
-                }
-                return [.probe(search)]
+            let key: String
+            switch search.advance(atOrBefore: outcome.isTooLarge) {
+            case .searching: return [.probe(page, search)]
+            case .found(let found): key = found
+            case .vanished:
+                throw ExportChanged(
+                    location: source.appending(page.node.path), detail: "a child too large to read vanished while its key was sought")
             }
-            let page = search.page, node = page.node
+            let node = page.node
             page.childKey = key
             page.child = NodePlan(path: node.path + [key])
             page.child!.foundBySearch = true
-            node.cursorPages!.append(page)
+            node.cursorChains![page.chain].append(page)
             node.count(key)
-            return [.list(page.child!), .cursor(CursorPlan(node: node, after: key, limit: 1, isSplit: false))]
+            if let to = page.to, !DatabaseKeyOrder.less(key, to) { return [.list(page.child!)] }
+            return [.list(page.child!), .cursor(page.next(after: key, limit: 1))]
+        }
+    }
+
+    /// The first pages of the chains of a location too large to list: one chain, or `jobs` when its
+    /// first and last keys are known and can be cut between (`chainBounds`).
+    private func startChains(_ node: NodePlan) -> [Work] {
+        var bounds: [String] = []
+        if let first = node.edgeKeys[0], let last = node.edgeKeys[1] {
+            bounds = Self.chainBounds(first: first, last: last, count: max(1, jobs))
+        }
+        node.cursorChains = Array(repeating: [], count: bounds.count + 1)
+        return (0...bounds.count).map { i in
+            .cursor(
+                CursorPlan(
+                    node: node, chain: i, from: i == 0 ? nil : Self.keyAfter(bounds[i - 1]), to: i == bounds.count ? nil : bounds[i],
+                    limit: max(1, pageSize), isSplit: false))
         }
     }
 
@@ -505,8 +660,8 @@ public struct ExportJob: Sendable {
             }
             return
         }
-        if let cursorPages = node.cursorPages {
-            try assembleCursorPages(cursorPages, of: node, priority: priority, writer: writer)
+        if let chains = node.cursorChains {
+            try assembleCursorPages(chains.flatMap { $0 }, of: node, priority: priority, writer: writer)
             return
         }
         if !exportFormat, node.keys?.readsAsArray == true {
@@ -559,6 +714,8 @@ public struct ExportJob: Sendable {
                 continue
             }
             try forEachMember(file: page.file, of: node.path) { key, reader in
+                // With `format=export` a page may carry the location's priority, which is read apart.
+                guard !key.hasPrefix(".") else { return try reader.skipValue() }
                 try writer.name(key)
                 try reader.transfer(to: writer)
             }

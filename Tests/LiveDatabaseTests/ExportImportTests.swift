@@ -159,19 +159,57 @@ final class ExportImportTests: XCTestCase {
         XCTAssertTrue(source.requests.contains { $0.path == ["many"] && $0.query["endAt"] != nil && $0.status == 400 })
         XCTAssertTrue(String(decoding: try contents(tmp.path("export-3.json")), as: UTF8.self).hasPrefix(#"{"list":[0,1,"#))
 
-        // A leaf no answer can hold (not possible under the real limits) ends the export with the
-        // database's refusal, after a bounded search.
+        // A leaf no answer can hold (not possible under the real limits) ends the export, after a
+        // bounded search, as data that changed would, and leaves no folder to resume from.
         let leaf = try server(.init(namespace: "test-db", maxResponseBytes: 1000))
         try leaf.database.load(
             json: Array(#"{"many":{\#((0..<150).map { #""m\#($0)":\#($0)"# }.joined(separator: ",")),"n":"\#(big)\#(big)"}}"#.utf8))
         do {
             _ = try await export(leaf, "", to: tmp.path("leaf.json"))
             XCTFail("a leaf over the limit cannot be exported")
-        } catch let error as DatabaseRequestError {
-            XCTAssertEqual(error.kind, .readTooLarge)
+        } catch let error as ExportChanged {
+            XCTAssertTrue(error.detail.contains("no child at this key"), error.description)
         }
         XCTAssertLessThan(leaf.requests.count, 200)
         XCTAssertFalse(FileManager.default.fileExists(atPath: tmp.path("leaf.json")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: tmp.path(".leaf.json.dumpkit-export.d")))
+    }
+
+    /// A location too large to list is cut into `--jobs` chains between its first and last key (read
+    /// with `limitToFirst=1` and `limitToLast=1`), each read page after page from its own `startAt` to
+    /// its `endAt`; the export is the same as from one chain.
+    func testALocationTooLargeToListIsReadInChainsBetweenItsFirstAndLastKey() async throws {
+        var random = SplitMix64(seed: 11)
+        let alphabet = Array("-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz")
+        var members: [String] = []
+        for i in 0..<400 {
+            // Push IDs: a time part that grows, then random characters.
+            let time = String(format: "-N%05d", 3 * i)
+            let tail = String((0..<12).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] })
+            members.append(#""\#(time)\#(tail)":{"n":\#(i),"t":"\#(String(repeating: "x", count: Int(random.next() % 200)))"}"#)
+        }
+        let source = try server(.init(namespace: "test-db", maxResponseBytes: 4096))
+        try source.database.load(json: Array(#"{"messages":{\#(members.joined(separator: ","))}}"#.utf8))
+        let tmp = try TemporaryDirectory()
+        for jobs in [1, 6] {
+            let before = source.requests.count
+            let output = tmp.path("export-\(jobs).json")
+            _ = try await export(source, "messages", to: output, pageSize: 50, jobs: jobs)
+            XCTAssertEqual(try contents(output), source.database.contents(at: ["messages"]), "jobs \(jobs)")
+            let run = source.requests[before...]
+            let chains = Set(run.filter { $0.query["limitToFirst"] != "1" && $0.query["orderBy"] != nil }.map { $0.query["endAt"] ?? "" })
+            XCTAssertEqual(chains.count, jobs, "jobs \(jobs): one chain per job, each to its own endAt")
+            XCTAssertEqual(run.contains { $0.query["limitToLast"] == "1" }, jobs > 1)
+        }
+
+        let bounds = ExportJob.chainBounds(first: "-N00000abc", last: "-N01197xyz", count: 8)
+        XCTAssertEqual(bounds.count, 7)
+        XCTAssertEqual(bounds, bounds.sorted())
+        XCTAssertTrue(bounds.allSatisfy { $0 > "-N00000abc" && $0 < "-N01197xyz" && $0.hasPrefix("-N0") })
+        XCTAssertEqual(ExportJob.chainBounds(first: "1", last: "zz", count: 8), [], "integer keys are not cut")
+        XCTAssertEqual(ExportJob.chainBounds(first: "a", last: "a", count: 8), [])
+        let wide = ExportJob.chainBounds(first: "é", last: "🙂", count: 4)
+        XCTAssertTrue(wide.allSatisfy { "é".utf8.lexicographicallyPrecedes($0.utf8) && $0.utf8.lexicographicallyPrecedes("🙂".utf8) })
     }
 
     func testRoundTripsWithLimitsSoSmallThatEveryAnswerAndWriteIsSplit() async throws {

@@ -271,7 +271,8 @@ public final class RTDBDatabase: Sendable {
                 for i in 0..<object.count {
                     if i > 0 { body.append(UInt8(ascii: ",")) }
                     body += file.bytes(object.keyQuote[i], object.valueStart[i] - 1) + Array(":true".utf8)
-                    if body.count > limit { return .error(400, Self.readTooLargeMessage) }
+                    // With the closing brace still to come.
+                    if body.count + 1 > limit { return .error(400, Self.readTooLargeMessage) }
                 }
                 body.append(UInt8(ascii: "}"))
                 return respond(body, silent: silent)
@@ -312,7 +313,7 @@ public final class RTDBDatabase: Sendable {
             for i in selected {
                 if body.count > 1 { body.append(UInt8(ascii: ",")) }
                 file.appendMember(i, of: object, to: &body)
-                if body.count > limit { return .error(400, Self.readTooLargeMessage) }
+                if body.count + 1 > limit { return .error(400, Self.readTooLargeMessage) }
             }
             body.append(UInt8(ascii: "}"))
             return respond(body, silent: silent)

@@ -75,6 +75,7 @@ final class RTDBDatabaseTests: XCTestCase {
     /// firebase.google.com/docs/database/usage/limits), listings of keys too.
     func testAShallowListingOverTheLimitGetsTheDocumentedError() throws {
         let db = try database(#"{"a":1,"b":2,"c":3,"d":4}"#) { $0.maxResponseBytes = 20 }
+        XCTAssertEqual(send(db, "GET", "/.json?shallow=true").1, #"{"error":"\#(RTDBDatabase.readTooLargeMessage)"}"#)
         XCTAssertEqual(send(db, "GET", "/.json?shallow=true").0, 400)
         XCTAssertEqual(send(db, "GET", "/.json?orderBy=%22%24key%22&startAt=%22b%20%22&limitToFirst=2").1, #"{"c":3,"d":4}"#)
         XCTAssertEqual(send(db, "GET", "/c.json?shallow=true").1, "3")
