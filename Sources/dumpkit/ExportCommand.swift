@@ -15,7 +15,8 @@ struct ExportCommand: ParsableCommand {
             The children of the location are listed (shallow=true) and read in key ranges (orderBy="$key", \
             startAt, endAt), --jobs at a time; a range the database refuses as too large is halved, a single \
             child that is too large is listed and read in ranges in turn. A location with too many children \
-            to list is read page after page (limitToFirst), its children too large to read found by key. \
+            to list is read page after page (limitToFirst), in --jobs chains cut between its first and last \
+            key, its children too large to read found by key. \
             The output is the JSON one GET of \
             the location would return, members in the database's key order, written to a temporary name and \
             renamed when complete (compressed by its extension: .gz, .zst, .xz, .bz2).
