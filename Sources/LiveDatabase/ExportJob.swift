@@ -671,13 +671,18 @@ public struct ExportJob: Sendable {
             try writer.endArray()
             return
         }
+        try beginObject(priority: priority, writer: writer)
+        for page in node.pages { try assembleObject(page, writer: writer) }
+        try writer.endObject()
+    }
+
+    /// Opens an object and writes the location's priority in it, if it has one.
+    private func beginObject(priority: [UInt8]?, writer: JSONWriter) throws {
         try writer.beginObject()
         if let priority {
             try writer.name(".priority")
             try priority.withUnsafeBytes { try writer.value(compactJSON: $0) }
         }
-        for page in node.pages { try assembleObject(page, writer: writer) }
-        try writer.endObject()
     }
 
     /// A location read page after page: an array when its keys read as one, `null` when it had no
@@ -702,11 +707,7 @@ public struct ExportJob: Sendable {
             try writer.endArray()
             return
         }
-        try writer.beginObject()
-        if let priority {
-            try writer.name(".priority")
-            try priority.withUnsafeBytes { try writer.value(compactJSON: $0) }
-        }
+        try beginObject(priority: priority, writer: writer)
         for page in pages {
             if let child = page.child, let key = page.childKey {
                 try writer.name(key)
