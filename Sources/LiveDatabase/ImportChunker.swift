@@ -60,7 +60,7 @@ public struct ImportChunk: Sendable, Equatable {
         try? writer.beginObject()
         for e in entries {
             try? writer.name(e.path.joined(separator: "/"))
-            try? writer.value(compactJSON: e.json.withUnsafeBytes { $0 })
+            try? e.json.withUnsafeBytes { try writer.value(compactJSON: $0) }
         }
         try? writer.endObject()
         try? writer.flush()
@@ -377,7 +377,7 @@ public final class ImportChunker {
         try? writer.beginObject()
         for m in members {
             try? writer.name(m.key)
-            try? writer.value(compactJSON: m.json.withUnsafeBytes { $0 })
+            try? m.json.withUnsafeBytes { try writer.value(compactJSON: $0) }
         }
         try? writer.endObject()
         try? writer.flush()
