@@ -20,51 +20,9 @@ struct DataNode: Sendable {
         let message: String
     }
 
-    /// The node a written JSON value becomes: nulls and empty containers vanish, arrays become
-    /// integer keys, `{".value", ".priority"}` is a leaf with a priority and `{".sv": ...}` a server
-    /// value resolved against `existing` (firebase.google.com/docs/reference/rest/database, "Server Values").
-    /// `pointer` gives the value's JSON Pointer, built only for a refusal's message.
-    init(written value: JSONValue, existing: DataNode?, now: Int64, pointer: () -> String = { "" }) throws {
-        switch value {
-        case .null: break
-        case .bool, .number, .string: leaf = value
-        case .array(let items):
-            for (i, item) in items.enumerated() {
-                let child = try DataNode(written: item, existing: existing?.children[String(i)], now: now, pointer: { pointer() + "/\(i)" })
-                if child.exists { children[String(i)] = child }
-            }
-        case .object(let object):
-            if let sv = object[".sv"] {
-                leaf = try Self.serverValue(sv, existing: existing, now: now, pointer: pointer())
-                return
-            }
-            if let v = object[".value"] {
-                guard object.members.allSatisfy({ $0.key == ".value" || $0.key == ".priority" }) else {
-                    throw WriteRefusal(message: "Invalid data; .value cannot be set beside other children at \(pointer())")
-                }
-                guard !Self.isContainer(v) else {
-                    throw WriteRefusal(message: "Invalid data; .value must be a leaf at \(pointer())")
-                }
-                leaf = v.isNull ? nil : v
-            }
-            for member in object.members where member.key != ".value" {
-                if member.key == ".priority" {
-                    priority = member.value.isNull ? nil : member.value
-                    continue
-                }
-                try Self.checkKey(member.key, pointer: pointer)
-                let child = try DataNode(
-                    written: member.value, existing: existing?.children[member.key], now: now,
-                    pointer: { pointer() + "/" + JSONPointer.escape(member.key) })
-                if child.exists { children[member.key] = child }
-            }
-        }
-        if !exists { priority = nil }
-    }
-
     init() {}
 
-    private static func isContainer(_ v: JSONValue) -> Bool {
+    static func isContainer(_ v: JSONValue) -> Bool {
         switch v {
         case .array, .object: return true
         default: return false
@@ -72,7 +30,7 @@ struct DataNode: Sendable {
     }
 
     /// `{".sv": "timestamp"}` and `{".sv": {"increment": n}}`.
-    private static func serverValue(_ sv: JSONValue, existing: DataNode?, now: Int64, pointer: String) throws -> JSONValue {
+    static func serverValue(_ sv: JSONValue, existing: DataNode?, now: Int64, pointer: String) throws -> JSONValue {
         if sv.stringValue == "timestamp" { return .number(JSONNumber(now)) }
         if let delta = sv.objectValue?["increment"]?.numberValue {
             let base = existing?.leaf?.numberValue
@@ -86,14 +44,12 @@ struct DataNode: Sendable {
 
     /// Keys: non-empty, at most 768 bytes, none of `. $ # [ ] /` nor ASCII control characters
     /// (firebase.google.com/docs/database/usage/limits, "Data Tree").
-    static func checkKey(_ key: String, pointer: () -> String) throws {
-        let bad = key.utf8.first { b in
+    static func isValidKey(_ key: String) -> Bool {
+        let bad = key.utf8.contains { b in
             b < 0x20 || b == 0x7F || b == UInt8(ascii: ".") || b == UInt8(ascii: "$") || b == UInt8(ascii: "#")
                 || b == UInt8(ascii: "[") || b == UInt8(ascii: "]") || b == UInt8(ascii: "/")
         }
-        if key.isEmpty || key.utf8.count > 768 || bad != nil {
-            throw WriteRefusal(message: "Invalid data; couldn't parse key beginning at \(pointer())/\(JSONPointer.escape(key))")
-        }
+        return !key.isEmpty && key.utf8.count <= 768 && !bad
     }
 
     /// The node at `path`, or `nil`.

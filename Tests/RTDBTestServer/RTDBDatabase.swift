@@ -92,12 +92,9 @@ public final class RTDBDatabase: Sendable {
 
     /// Replaces the data at `path` with `json` (test set-up, no limits).
     public func load(json: [UInt8], at path: [String] = []) throws {
-        let value = try JSONReader(bytes: json).readValue()
-        try root.withLockedValue { root in
-            let node = try DataNode(written: value, existing: root.node(at: path[...]), now: Self.now())
-            root.set(path[...], to: node)
-            changed()
-        }
+        let reader = JSONReader(bytes: json)
+        try store(reader, at: path)
+        guard try reader.next() == .end else { throw reader.error(.trailingData, "unexpected content after the value") }
     }
 
     /// Loads a dataset file of any size (`rtdb-test-server --load`): the values `depth` levels down
@@ -114,12 +111,24 @@ public final class RTDBDatabase: Sendable {
             while try reader.next() == .name { try load(reader, at: path + [reader.stringValue], depth: depth) }
             return
         }
-        let value = try reader.readValue()
+        try store(reader, at: path)
+    }
+
+    /// Replaces the data at `path` with the next value of `reader`.
+    private func store(_ reader: JSONReader, at path: [String]) throws {
         try root.withLockedValue { root in
-            let node = try DataNode(written: value, existing: root.node(at: path[...]), now: Self.now())
+            let node = try Self.node(of: reader, at: path, over: root)
             root.set(path[...], to: node)
             changed()
         }
+    }
+
+    /// The node the next value of `reader` becomes at `path`, read over the root `existing`.
+    static func node(of reader: JSONReader, at path: [String], over existing: DataNode) throws -> DataNode {
+        var nodes = WrittenNodeReader(reader: reader, now: now(), existing: existing)
+        let node = try nodes.node(at: path)
+        if let refusal = nodes.refusal { throw refusal }
+        return node
     }
 
     /// Serves `file` read-only from now on, in place of the data in memory: reads are answered from
@@ -147,12 +156,8 @@ public final class RTDBDatabase: Sendable {
             guard given == required else { return .error(401, "Could not parse auth token.") }
         }
         if request.path == [".settings", "rules"] { return rulesRequest(request) }
-        for key in request.path where key != ".priority" {
-            do {
-                try DataNode.checkKey(key, pointer: { "" })
-            } catch {
-                return .error(400, "Invalid path: \(key) is not a valid key")
-            }
+        for key in request.path where key != ".priority" && !DataNode.isValidKey(key) {
+            return .error(400, "Invalid path: \(key) is not a valid key")
         }
         let silent = request.query["print"] == "silent"
         if request.method != "GET", served.withLockedValue({ $0 != nil }) {
@@ -388,61 +393,72 @@ public final class RTDBDatabase: Sendable {
 
     private func write(_ request: RESTRequest, silent: Bool) -> RESTResponse {
         if request.body.count > configuration.maxWriteBytes { return .error(400, Self.writeTooLargeMessage) }
-        var value: JSONValue = .null
-        if request.method != "DELETE" {
+        // Read under the lock, since server values depend on the data there.
+        return root.withLockedValue { root in
+            let read: (updates: [(path: [String], node: DataNode)], refusal: DataNode.WriteRefusal?)?
             do {
-                value = try JSONReader(bytes: request.body).readValue()
+                read = try Self.updates(of: request, over: root)
             } catch {
                 return .error(400, "Invalid data; couldn't parse JSON object, array, or value.")
             }
-        }
-        // A multi-path PATCH: each key is a path relative to the request's (REST reference, "PATCH").
-        var updates: [([String], JSONValue)] = []
-        if request.method == "PATCH" {
-            guard let object = value.objectValue else {
+            guard let (updates, refusal) = read else {
                 return .error(400, "Invalid data; couldn't parse JSON object. PATCH needs an object.")
             }
-            for member in object.members {
-                let relative = member.key.split(separator: "/").map(String.init)
-                updates.append((request.path + relative, member.value))
+            // Sorted by segments, a path's descendants follow it directly (any order of keys does).
+            let sorted = updates.map(\.path).sorted { a, b in
+                for (x, y) in zip(a, b) where x != y { return x < y }
+                return a.count < b.count
             }
-            // Sorted by segments, a path's descendants follow it directly.
-            let sorted = updates.map(\.0).sorted { $0.lexicographicallyPrecedes($1) }
             for (a, b) in zip(sorted, sorted.dropFirst()) where b.starts(with: a) {
                 let pa = a.joined(separator: "/"), pb = b.joined(separator: "/")
                 return .error(400, "Invalid data; path /\(pa) is an ancestor or duplicate of /\(pb) in one update")
             }
-        } else {
-            updates.append((request.path, value))
-        }
-        for (path, _) in updates {
-            for denied in configuration.deniedWritePaths where path.starts(with: denied) {
-                return .error(401, "Permission denied")
-            }
-            for key in path where key != ".priority" {
-                do { try DataNode.checkKey(key, pointer: { "" }) } catch { return .error(400, "Invalid path: \(key) is not a valid key") }
-            }
-        }
-        let now = Self.now()
-        let result: Result<Void, DataNode.WriteRefusal> = root.withLockedValue { root in
-            do {
-                // All or nothing: build every node before changing anything.
-                let nodes = try updates.map { path, v in
-                    try DataNode(written: v, existing: root.node(at: path[...]), now: now, pointer: { JSONPointer.string(path) })
+            for (path, _) in updates {
+                for denied in configuration.deniedWritePaths where path.starts(with: denied) {
+                    return .error(401, "Permission denied")
                 }
-                if configuration.discardsWrites { return .success(()) }
-                for ((path, _), node) in zip(updates, nodes) { root.set(path[...], to: node) }
-                changed()
-                return .success(())
-            } catch let refusal as DataNode.WriteRefusal {
-                return .failure(refusal)
-            } catch {
-                return .failure(DataNode.WriteRefusal(message: "\(error)"))
+                for key in path where key != ".priority" && !DataNode.isValidKey(key) {
+                    return .error(400, "Invalid path: \(key) is not a valid key")
+                }
             }
+            if let refusal { return .error(400, refusal.message) }
+            if !configuration.discardsWrites {
+                for (path, node) in updates { root.set(path[...], to: node) }
+                changed()
+            }
+            // PUT and PATCH answer with the data written, DELETE with null.
+            return respond(request.method == "DELETE" ? Array("null".utf8) : request.body, silent: silent)
         }
-        if case .failure(let refusal) = result { return .error(400, refusal.message) }
-        // PUT and PATCH answer with the data written, DELETE with null.
-        return respond(request.method == "DELETE" ? Array("null".utf8) : request.body, silent: silent)
+    }
+
+    /// The paths a write sets and the nodes it sets them to, read over the root `existing`, with the
+    /// first refusal of its data; `nil` for a PATCH of something else than an object. All or nothing:
+    /// the whole body is parsed and every node built before anything changes, and `existing` is let
+    /// go of before then (a second reference would make each change copy the data on its path).
+    private static func updates(
+        of request: RESTRequest, over existing: DataNode
+    ) throws -> (updates: [(path: [String], node: DataNode)], refusal: DataNode.WriteRefusal?)? {
+        if request.method == "DELETE" { return ([(request.path, DataNode())], nil) }
+        let reader = JSONReader(bytes: request.body)
+        var nodes = WrittenNodeReader(reader: reader, now: now(), existing: existing)
+        var updates: [(path: [String], node: DataNode)] = []
+        if request.method == "PATCH" {
+            guard try reader.peek() == .beginObject else {
+                try reader.skipValue()
+                guard try reader.next() == .end else { throw reader.error(.trailingData, "content after the value") }
+                return nil
+            }
+            // A multi-path PATCH: each key is a path relative to the request's (REST reference, "PATCH").
+            try reader.next()
+            while try reader.next() == .name {
+                let path = request.path + reader.stringValue.split(separator: "/").map(String.init)
+                updates.append((path, try nodes.node(at: path)))
+            }
+        } else {
+            updates.append((request.path, try nodes.node(at: request.path)))
+        }
+        guard try reader.next() == .end else { throw reader.error(.trailingData, "content after the value") }
+        return (updates, nodes.refusal)
     }
 
     // MARK: - Helpers

@@ -145,8 +145,7 @@ final class ServedFile: @unchecked Sendable {
     func node(start: Int, end: Int) throws -> DataNode {
         var options = JSONReader.Options()
         options.maxValueBytes = Int.max
-        let value = try JSONReader(bytes: bytes(start, end), options: options).readValue()
-        return try DataNode(written: value, existing: nil, now: 0)
+        return try RTDBDatabase.node(of: JSONReader(bytes: bytes(start, end), options: options), at: [], over: DataNode())
     }
 }
 

@@ -193,7 +193,15 @@ final class RTDBDatabaseTests: XCTestCase {
         XCTAssertTrue(value.1.contains(".value cannot be set beside other children at /a/p"), value.1)
         let server = send(db, "PUT", "/a.json", #"{"s":[0,{".sv":"never"}]}"#)
         XCTAssertTrue(server.1.contains("unknown server value at /a/s/1"), server.1)
+        // A body that does not parse is answered as such, even past a refused key; one with content
+        // after its value does not parse.
+        let late = send(db, "PATCH", "/a.json", #"{"b$":1,"c":[}"#)
+        XCTAssertTrue(late.1.contains("couldn't parse JSON"), late.1)
+        XCTAssertTrue(send(db, "PUT", "/a.json", "1 2").1.contains("couldn't parse JSON"))
         XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), "null")
+        // What sits beside a server value is neither written nor judged.
+        XCTAssertEqual(send(db, "PUT", "/t.json", #"{".sv":{"increment":2},"b$":1}"#).0, 200)
+        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), #"{"t":2}"#)
     }
 
     func testDiscardedWritesAreCheckedAndAnsweredButNotKept() throws {
