@@ -760,12 +760,14 @@ public struct ExportJob: Sendable {
         // A page's members may come in any order: sort them by index (big-endian, so bytewise is
         // numeric), spilling past the sorter's budget rather than holding the answer.
         let members = ExternalSorter(temporaryDirectory: workDirectory)
+        let sink = MemoryByteSink()
+        let w = JSONWriter(sink: sink)
         try forEachMember(file: file, of: path) { key, reader in
             guard let index = DatabaseKeyOrder.integerValue(key.utf8), index >= 0 else {
                 throw ExportChanged(location: source.appending(path), detail: "key \(key) appeared in an array-like location")
             }
-            let sink = MemoryByteSink()
-            let w = JSONWriter(sink: sink)
+            sink.removeAll(keepingCapacityUpTo: 1 << 20)
+            w.reset()
             try reader.transfer(to: w)
             try w.flush()
             try members.add(key: withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) }, payload: sink.bytes)

@@ -104,31 +104,37 @@ public final class ImportChunker {
         var startChunk = 0
     }
 
+    // Only this class's own methods touch its state, one at a time: no dynamic exclusivity checks
+    // (on every token they cost more than the work itself).
     /// The document being cut: the dump, or the value of the current NDJSON record.
-    private var reader: JSONReader?
+    @exclusivity(unchecked) private var reader: JSONReader?
     private let records: NDJSONReader?
     /// The path of the current record's value (empty for a dump).
-    private var prefix: [String] = []
+    @exclusivity(unchecked) private var prefix: [String] = []
     /// The depth of the containers `replace` writes whole or deletes first: 1 (the top-level
     /// children) for a dump, 0 (the record itself) for a record.
-    private var unitDepth = 1
+    @exclusivity(unchecked) private var unitDepth = 1
     private let sourceName: String
     public let chunkSize: Int
     public let mode: Mode
-    private var frames: [Frame] = []
-    private var path: [String] = []
-    private var buffered = 0
-    private var finishedReading = false
+    @exclusivity(unchecked) private var frames: [Frame] = []
+    @exclusivity(unchecked) private var path: [String] = []
+    @exclusivity(unchecked) private var buffered = 0
+    @exclusivity(unchecked) private var finishedReading = false
     /// The body of the chunk being filled (`{` and its members so far), and how many it has.
-    private var pending: [UInt8] = []
-    private var pendingCount = 0
+    @exclusivity(unchecked) private var pending: [UInt8] = []
+    @exclusivity(unchecked) private var pendingCount = 0
     /// One member `{"a/b":VALUE}` at a time, measured before it joins `pending`.
     private let memberSink = MemoryByteSink()
     private lazy var memberWriter = JSONWriter(sink: memberSink)
-    private var ready: [ImportChunk] = []
-    private var nextIndex = 0
+    @exclusivity(unchecked) private var ready: [ImportChunk] = []
+    @exclusivity(unchecked) private var nextIndex = 0
     private let scratch = MemoryByteSink()
     private lazy var scratchWriter = JSONWriter(sink: scratch)
+    /// A kept container as one value, and an NDJSON record's value (a writer is too costly to make
+    /// for each: it starts with a 256 KiB buffer).
+    private let valueSink = MemoryByteSink()
+    private lazy var valueWriter = JSONWriter(sink: valueSink)
 
     /// The dump's top level must be an object or an array.
     public struct NotAnObject: Error, CustomStringConvertible, Sendable {
@@ -206,7 +212,7 @@ public final class ImportChunker {
             }
             path.removeLast()
             if !frame.openedUp, writesWhole(frame) {
-                try finish(key: frame.key!, json: Self.objectJSON(frame.members))
+                try finish(key: frame.key!, json: try objectJSON(frame.members))
             } else {
                 try close(frame, at: prefix + path + [frame.key!])
             }
@@ -238,7 +244,7 @@ public final class ImportChunker {
     /// `.priority` last.
     private func close(_ frame: Frame, at containerPath: [String]) throws {
         if !frame.openedUp, writesWhole(frame) {
-            try emit(containerPath, Self.objectJSON(frame.members))
+            try emit(containerPath, try objectJSON(frame.members))
             return
         }
         var priority = frame.priority
@@ -271,18 +277,18 @@ public final class ImportChunker {
             return
         }
         guard let value = record.value, !value.isNull else { return }
-        let sink = MemoryByteSink()
-        let writer = JSONWriter(sink: sink)
-        try writer.value(value)
-        try writer.flush()
+        valueSink.removeAll(keepingCapacityUpTo: 1 << 20)
+        valueWriter.reset()
+        try valueWriter.value(value)
+        try valueWriter.flush()
         switch value {
         case .object, .array:
             prefix = record.path
             unitDepth = record.path.isEmpty ? 1 : 0
-            reader = JSONReader(bytes: sink.bytes)
+            reader = JSONReader(bytes: valueSink.bytes)
         default:
             guard !record.path.isEmpty else { throw NotAnObject(source: sourceName) }
-            try emit(record.path, sink.bytes)
+            try emit(record.path, valueSink.bytes)
         }
     }
 
@@ -371,16 +377,16 @@ public final class ImportChunker {
 
     /// `{"k":v,...}` from kept members (arrays are written as objects with integer keys, which the
     /// database stores alike).
-    static func objectJSON(_ members: [(key: String, json: [UInt8])]) -> [UInt8] {
-        let sink = MemoryByteSink()
-        let writer = JSONWriter(sink: sink)
-        try? writer.beginObject()
+    private func objectJSON(_ members: [(key: String, json: [UInt8])]) throws -> [UInt8] {
+        valueSink.removeAll(keepingCapacityUpTo: 1 << 20)
+        valueWriter.reset()
+        try valueWriter.beginObject()
         for m in members {
-            try? writer.name(m.key)
-            try? m.json.withUnsafeBytes { try writer.value(compactJSON: $0) }
+            try valueWriter.name(m.key)
+            try m.json.withUnsafeBytes { try valueWriter.value(compactJSON: $0) }
         }
-        try? writer.endObject()
-        try? writer.flush()
-        return sink.bytes
+        try valueWriter.endObject()
+        try valueWriter.flush()
+        return valueSink.bytes
     }
 }

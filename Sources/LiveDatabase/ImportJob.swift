@@ -115,10 +115,12 @@ public struct ImportJob: Sendable {
     private func checkRecordLimits() throws {
         let records = NDJSONReader(source: try InputFile(path: input), sourceName: input)
         var errors: [Finding] = []
+        let sink = MemoryByteSink()
+        let writer = JSONWriter(sink: sink)
         while let record = try records.next(passThrough: nil) {
             let line = records.reader.location.line
-            let sink = MemoryByteSink()
-            let writer = JSONWriter(sink: sink)
+            sink.removeAll(keepingCapacityUpTo: 1 << 20)
+            writer.reset()
             let placed = target.path + record.path
             for key in placed {
                 try writer.beginObject()
