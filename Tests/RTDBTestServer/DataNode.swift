@@ -64,21 +64,24 @@ struct DataNode: Sendable {
         return children[first]?.node(at: path.dropFirst())
     }
 
-    /// Replaces the location at `path` with `node`; empty objects left behind vanish.
-    mutating func set(_ path: ArraySlice<String>, to node: DataNode) {
+    /// Replaces the location at `path` with `node`; empty objects left behind vanish. Returns
+    /// whether the location still exists.
+    @discardableResult
+    mutating func set(_ path: ArraySlice<String>, to node: DataNode) -> Bool {
         guard let first = path.first else {
             self = node
-            return
+            return exists
         }
         if first == ".priority", path.count == 1 {
             priority = node.leaf
-            return
+            return exists
         }
-        // Writing below a leaf turns it into an object. The child is changed in place (no copy of its children).
+        // Writing below a leaf turns it into an object. The child is changed in place (no copy of
+        // its children), with one lookup of its key unless it vanishes.
         leaf = nil
-        children[first, default: DataNode()].set(path.dropFirst(), to: node)
-        if children[first]?.exists == false { children[first] = nil }
+        if !children[first, default: DataNode()].set(path.dropFirst(), to: node) { children[first] = nil }
         if !exists { priority = nil }
+        return exists
     }
 
     /// The children's keys in the database's order.

@@ -17,6 +17,10 @@ struct WrittenNodeReader {
     private(set) var refusal: DataNode.WriteRefusal?
     /// The keys from the root to the value being read, for refusals' JSON Pointers.
     private var path: [String] = []
+    /// The children of each open container so far, by depth, reused: a container's dictionary is
+    /// made once at its end with room for all of them, not grown (and rehashed) key by key.
+    private var children: [[(key: String, node: DataNode)]] = []
+    private var depth = 0
 
     init(reader: JSONReader, now: Int64, existing: DataNode) {
         self.reader = reader
@@ -46,6 +50,8 @@ struct WrittenNodeReader {
         case .true: node.leaf = .bool(true)
         case .false: node.leaf = .bool(false)
         case .beginArray:
+            let level = enter()
+            defer { depth -= 1 }
             var index = 0
             while case let token = try reader.next(), token != .endArray {
                 let key = String(index)
@@ -53,8 +59,9 @@ struct WrittenNodeReader {
                 path.append(key)
                 let child = try read(token)
                 path.removeLast()
-                if child.exists { node.children[key] = child }
+                if child.exists { children[level].append((key, child)) }
             }
+            node.children = takeChildren(level)
         case .beginObject:
             return try readObject()
         case .name, .endObject, .endArray, .end:
@@ -67,6 +74,8 @@ struct WrittenNodeReader {
     /// `.value` may only stand beside `.priority` and must be a leaf; other keys must be valid.
     private mutating func readObject() throws -> DataNode {
         let before = refusal
+        let level = enter()
+        defer { depth -= 1 }
         var node = DataNode()
         var serverValue: JSONValue?, value: JSONValue?, hasChildren = false
         while try reader.next() == .name {
@@ -83,9 +92,10 @@ struct WrittenNodeReader {
                 if !DataNode.isValidKey(key) { refuse("Invalid data; couldn't parse key beginning at \(pointer)") }
                 let child = try read(reader.next())
                 path.removeLast()
-                if child.exists { node.children[key] = child }
+                if child.exists { children[level].append((key, child)) }
             }
         }
+        node.children = takeChildren(level)
         if let serverValue {
             // What else the object holds is not written, nor judged.
             refusal = before
@@ -111,5 +121,21 @@ struct WrittenNodeReader {
         }
         if !node.exists { node.priority = nil }
         return node
+    }
+
+    /// Opens a container: the level of `children` its children go to.
+    private mutating func enter() -> Int {
+        if children.count == depth { children.append([]) }
+        depth += 1
+        return depth - 1
+    }
+
+    /// The children gathered at `level`, as a dictionary (a repeated key keeps its last value, as
+    /// the database does).
+    private mutating func takeChildren(_ level: Int) -> [String: DataNode] {
+        var dictionary = [String: DataNode](minimumCapacity: children[level].count)
+        for (key, node) in children[level] { dictionary[key] = node }
+        children[level].removeAll(keepingCapacity: true)
+        return dictionary
     }
 }
