@@ -71,10 +71,10 @@ public struct ImportChunk: Sendable, Equatable {
 /// Cuts a streamed dump into multi-path PATCH chunks of at most `chunkSize` bytes, at the deepest
 /// paths that keep each value whole under the limit, with memory bounded by about the chunk size.
 ///
-/// Each open container keeps its finished members (compact JSON) until it ends, when it becomes one
-/// member of its parent; when what all open containers keep passes the chunk size, the outermost
-/// one is "opened up": its finished members become entries of their own and so will the rest of its
-/// members. Nulls and empty containers are left out (writing them would delete).
+/// Each open container keeps its finished members until it ends, when it becomes one member of its
+/// parent; when what all open containers keep passes the chunk size, the outermost one is "opened
+/// up": its finished members become entries of their own and so will the rest of its members.
+/// Nulls and empty containers are left out (writing them would delete).
 ///
 /// - `merge` (the default): every container is written member by member when it closes (or when it
 ///   is opened up), so each leaf is its own entry and nothing the dump does not name is ever
@@ -85,6 +85,10 @@ public struct ImportChunk: Sendable, Equatable {
 ///
 /// NDJSON records (`{"path": "/a/b", "value": ...}`, as `convert` writes them) are cut the same way,
 /// each record's value under its path: in `replace` mode each record is the unit replaced.
+///
+/// The kept containers are held as the text they are written as, one after the other in one
+/// buffer (`{"k":v,...` with the next one open inside the last), so a value kept whole is written
+/// once and copied once more, into its chunk.
 public final class ImportChunker {
     public enum Mode: String, Sendable {
         case merge, replace
@@ -95,13 +99,29 @@ public final class ImportChunker {
         var isArray: Bool
         var nextIndex = 0
         var openedUp: Bool
-        var members: [(key: String, json: [UInt8])] = []
-        var bytes = 0
-        /// An object's `.priority` while it is written member by member: it goes last, once the
-        /// object has children (the database keeps no priority on a location without data).
+        /// An object's `.priority` once it is opened up: it goes last, once the object has children
+        /// (the database keeps no priority on a location without data).
         var priority: [UInt8]?
         /// The chunk being filled when the container began.
         var startChunk = 0
+        // A kept container's place in `kept`:
+        /// Where its member in its kept parent begins (at the comma before it, if any), else 0.
+        var memberStart = 0
+        /// Its key in its kept parent (escaped, without quotes).
+        var keyRange = 0..<0
+        /// Its `{`.
+        var start = 0
+        /// Its first finished member in `members`.
+        var firstMember = 0
+        /// The size of its finished members, counted in `buffered`.
+        var bytes = 0
+        var hasValueKey = false
+    }
+
+    /// A finished member of a kept container: its key (escaped, without quotes) and value in `kept`.
+    private struct Member {
+        var key: Range<Int>
+        var value: Range<Int>
     }
 
     // Only this class's own methods touch its state, one at a time: no dynamic exclusivity checks
@@ -119,20 +139,23 @@ public final class ImportChunker {
     public let mode: Mode
     @exclusivity(unchecked) private var frames: [Frame] = []
     @exclusivity(unchecked) private var path: [String] = []
+    /// The text of the kept containers, outermost first, and their finished members.
+    @exclusivity(unchecked) private var kept: [UInt8] = []
+    @exclusivity(unchecked) private var members: [Member] = []
     @exclusivity(unchecked) private var buffered = 0
     @exclusivity(unchecked) private var finishedReading = false
     /// The body of the chunk being filled (`{` and its members so far), and how many it has.
     @exclusivity(unchecked) private var pending: [UInt8] = []
     @exclusivity(unchecked) private var pendingCount = 0
-    /// One member `{"a/b":VALUE}` at a time, measured before it joins `pending`.
-    private let memberSink = MemoryByteSink()
-    private lazy var memberWriter = JSONWriter(sink: memberSink)
+    /// The path of the entry being added, escaped as in JSON, without quotes.
+    @exclusivity(unchecked) private var entryPath: [UInt8] = []
     @exclusivity(unchecked) private var ready: [ImportChunk] = []
     @exclusivity(unchecked) private var nextIndex = 0
+    /// Strings with characters to escape (a writer is too costly to make for each: it starts with
+    /// a 256 KiB buffer).
     private let scratch = MemoryByteSink()
     private lazy var scratchWriter = JSONWriter(sink: scratch)
-    /// A kept container as one value, and an NDJSON record's value (a writer is too costly to make
-    /// for each: it starts with a 256 KiB buffer).
+    /// An NDJSON record's value.
     private let valueSink = MemoryByteSink()
     private lazy var valueWriter = JSONWriter(sink: valueSink)
 
@@ -180,52 +203,30 @@ public final class ImportChunker {
             guard k == .beginObject || k == .beginArray else { throw NotAnObject(source: sourceName) }
             // The dump's root (or a record at the root) is written by its children; a record's value
             // is kept whole in replace mode while it fits.
-            frames.append(Frame(key: nil, isArray: k == .beginArray, openedUp: prefix.isEmpty, startChunk: nextIndex))
+            let root = Frame(key: nil, isArray: k == .beginArray, openedUp: prefix.isEmpty, startChunk: nextIndex)
+            if !root.openedUp { kept.append(UInt8(ascii: "{")) }
+            frames.append(root)
             return
         }
         let k = try reader.next()
         switch k {
         case .name:
             path.append(reader.stringValue)
-            return
         case .beginObject, .beginArray:
-            let key = takeKey()
-            // In merge mode a container holding a container is no leaf with a priority: it is written
-            // member by member, so its members so far go first, in the dump's order.
-            if mode == .merge, !frames[frames.count - 1].openedUp { try openUp(frames.count - 1) }
-            path.append(key)
-            frames.append(Frame(key: key, isArray: k == .beginArray, openedUp: false, startChunk: nextIndex))
-            return
+            try begin(key: takeKey(), isArray: k == .beginArray)
         case .endObject, .endArray:
-            let frame = frames.removeLast()
-            buffered -= frame.bytes
-            if frames.isEmpty {
-                if records != nil {
-                    try close(frame, at: prefix)
-                    self.reader = nil
-                    return
-                }
-                try close(frame, at: prefix)
-                guard try reader.next() == .end else { throw reader.error(.trailingData, "unexpected content after the dump's value") }
-                finishedReading = true
-                return
-            }
-            path.removeLast()
-            if !frame.openedUp, writesWhole(frame) {
-                try finish(key: frame.key!, json: try objectJSON(frame.members))
-            } else {
-                try close(frame, at: prefix + path + [frame.key!])
-            }
+            try end()
         case .string:
             let key = takeKey()
-            scratch.removeAll(keepingCapacityUpTo: 1 << 20)
-            try scratchWriter.string(utf8: reader.bytes, needsEscaping: reader.lastStringHadEscapes)
-            try scratchWriter.flush()
-            try finish(key: key, json: scratch.bytes)
-        case .number:
-            try finish(key: takeKey(), json: Array(reader.bytes))
-        case .true: try finish(key: takeKey(), json: Array("true".utf8))
-        case .false: try finish(key: takeKey(), json: Array("false".utf8))
+            let text = reader.bytes
+            if reader.lastStringHadEscapes {
+                try escaped(text) { try finish(key: key, text: $0, quoted: true) }
+            } else {
+                try finish(key: key, text: text, quoted: true)
+            }
+        case .number: try finish(key: takeKey(), text: reader.bytes)
+        case .true: try Self.trueText.withUnsafeBytes { try finish(key: takeKey(), text: $0) }
+        case .false: try Self.falseText.withUnsafeBytes { try finish(key: takeKey(), text: $0) }
         case .null:
             _ = takeKey()
         case .end:
@@ -233,33 +234,103 @@ public final class ImportChunker {
         }
     }
 
-    /// Whether a closed container becomes one value of its parent: always in replace mode, and in
-    /// merge mode only a leaf with a priority (`{".value", ".priority"}`).
+    private static let trueText = Array("true".utf8)
+    private static let falseText = Array("false".utf8)
+
+    /// A container starts as the value of `key`.
+    private func begin(key: String, isArray: Bool) throws {
+        // In merge mode a container holding a container is no leaf with a priority: it is written
+        // member by member, so its members so far go first, in the dump's order.
+        if mode == .merge, !frames[frames.count - 1].openedUp { try openUp(frames.count - 1) }
+        path.append(key)
+        var frame = Frame(key: key, isArray: isArray, openedUp: false, startChunk: nextIndex)
+        frame.firstMember = members.count
+        if !frames[frames.count - 1].openedUp {
+            frame.memberStart = kept.count
+            if members.count > frames[frames.count - 1].firstMember { kept.append(UInt8(ascii: ",")) }
+            frame.keyRange = appendKey(key)
+        }
+        frame.start = kept.count
+        kept.append(UInt8(ascii: "{"))
+        frames.append(frame)
+    }
+
+    /// The container on top ends.
+    private func end() throws {
+        let frame = frames.removeLast()
+        buffered -= frame.bytes
+        if frames.isEmpty {
+            try close(frame, at: prefix)
+            if records != nil {
+                reader = nil
+                return
+            }
+            guard let reader, try reader.next() == .end else {
+                throw reader!.error(.trailingData, "unexpected content after the dump's value")
+            }
+            finishedReading = true
+            return
+        }
+        path.removeLast()
+        let top = frames.count - 1
+        guard !frame.openedUp, writesWhole(frame) else {
+            try close(frame, at: prefix + path + [frame.key!])
+            return
+        }
+        kept.append(UInt8(ascii: "}"))
+        if frames[top].openedUp {
+            // It was the outermost kept container: all of `kept`.
+            try kept[frame.start...].withUnsafeBytes { try finish(key: frame.key!, text: $0) }
+            kept.removeAll(keepingCapacity: true)
+            members.removeAll(keepingCapacity: true)
+        } else {
+            members.removeSubrange(frame.firstMember...)
+            try addMember(key: frame.keyRange, keyLength: frame.key!.utf8.count, value: frame.start..<kept.count, to: top)
+        }
+    }
+
+    /// Whether a closed kept container becomes one value of its parent: always in replace mode,
+    /// and in merge mode only a leaf with a priority (`{".value", ".priority"}`).
     private func writesWhole(_ frame: Frame) -> Bool {
-        !frame.members.isEmpty && (mode == .replace || frame.members.contains { $0.key == ".value" })
+        members.count > frame.firstMember && (mode == .replace || frame.hasValueKey)
     }
 
     /// Writes what is left of a closed container that is not a value of its parent: whole at
     /// `containerPath` when it `writesWhole`, else each kept member at its own path, and its
-    /// `.priority` last.
+    /// `.priority` last; then forgets its text.
     private func close(_ frame: Frame, at containerPath: [String]) throws {
+        defer {
+            if !frame.openedUp {
+                kept.removeSubrange(frame.memberStart...)
+                members.removeSubrange(frame.firstMember...)
+            }
+        }
         if !frame.openedUp, writesWhole(frame) {
-            try emit(containerPath, try objectJSON(frame.members))
+            kept.append(UInt8(ascii: "}"))
+            setEntryPath(containerPath)
+            try kept[frame.start...].withUnsafeBytes { try emit($0) }
             return
         }
         var priority = frame.priority
-        for m in frame.members {
-            if m.key == ".priority", !frame.isArray {
-                priority = m.json
-            } else {
-                try emit(containerPath + [m.key], m.json)
+        if !frame.openedUp {
+            setEntryPath(containerPath)
+            let base = entryPath.count
+            for m in members[frame.firstMember...] {
+                if !frame.isArray, isPriority(m.key) {
+                    priority = Array(kept[m.value])
+                    continue
+                }
+                entryPath.removeSubrange(base...)
+                addEscapedPathComponent(m.key)
+                try kept[m.value].withUnsafeBytes { try emit($0) }
             }
         }
         guard let priority else { return }
         let entry = containerPath + [".priority"]
         if nextIndex == frame.startChunk {
             // The children are in the chunk being filled (or this one): one PATCH applies both.
-            try emit(entry, priority)
+            setEntryPath(entry)
+            try priority.withUnsafeBytes { try emit($0) }
         } else {
             // The children went out in earlier chunks, which may still be in flight: after them.
             flushPending()
@@ -288,7 +359,8 @@ public final class ImportChunker {
             reader = JSONReader(bytes: valueSink.bytes)
         default:
             guard !record.path.isEmpty else { throw NotAnObject(source: sourceName) }
-            try emit(record.path, valueSink.bytes)
+            setEntryPath(record.path)
+            try valueSink.bytes.withUnsafeBytes { try emit($0) }
         }
     }
 
@@ -302,27 +374,46 @@ public final class ImportChunker {
         return path.removeLast()
     }
 
-    /// Files a finished value: into its container while that keeps members, else as an entry.
-    private func finish(key: String, json: [UInt8]) throws {
+    /// Files a finished value, its compact JSON `text` (a string's content when `quoted`): into its
+    /// container while that is kept, else as an entry.
+    private func finish(key: String, text: UnsafeRawBufferPointer, quoted: Bool = false) throws {
         let top = frames.count - 1
         if frames[top].openedUp {
             if key == ".priority", !frames[top].isArray {
-                frames[top].priority = json
-            } else {
-                try emit(prefix + path + [key], json)
+                frames[top].priority = quoted ? [UInt8(ascii: "\"")] + Array(text) + [UInt8(ascii: "\"")] : Array(text)
+                return
             }
+            setEntryPath(prefix)
+            for p in path { addPathComponent(p) }
+            addPathComponent(key)
+            try emit(text, quoted: quoted)
             return
         }
-        frames[top].members.append((key, json))
-        let size = key.utf8.count + json.count + 4
-        frames[top].bytes += size
+        if members.count > frames[top].firstMember { kept.append(UInt8(ascii: ",")) }
+        let keyRange = appendKey(key)
+        let valueStart = kept.count
+        if quoted { kept.append(UInt8(ascii: "\"")) }
+        kept.append(contentsOf: text)
+        if quoted { kept.append(UInt8(ascii: "\"")) }
+        try addMember(key: keyRange, keyLength: key.utf8.count, value: valueStart..<kept.count, to: top)
+    }
+
+    /// Counts a member just written into the kept container `index` (the innermost kept one),
+    /// opening up the outermost kept containers while all they keep passes the chunk size.
+    /// `keyLength` is the key's own length, not its escaped text's.
+    private func addMember(key: Range<Int>, keyLength: Int, value: Range<Int>, to index: Int) throws {
+        members.append(Member(key: key, value: value))
+        if isValueKey(key) { frames[index].hasValueKey = true }
+        let size = keyLength + value.count + 4
+        frames[index].bytes += size
         buffered += size
         while buffered > chunkSize, let outer = frames.firstIndex(where: { !$0.openedUp }) {
             try openUp(outer)
         }
     }
 
-    /// Turns the kept members of the container at `index` into entries; its later members follow as entries too.
+    /// Turns the kept members of the container at `index`, the outermost kept one, into entries;
+    /// its later members follow as entries too.
     private func openUp(_ index: Int) throws {
         // frames[i] (i >= 1) is the container at path[..<i]; the root is frames[0].
         let containerPath = prefix + path[..<index]
@@ -336,33 +427,56 @@ public final class ImportChunker {
             nextIndex += 1
         }
         frames[index].openedUp = true
-        let members = frames[index].members
-        frames[index].members = []
         buffered -= frames[index].bytes
         frames[index].bytes = 0
-        for m in members {
-            if m.key == ".priority", !frames[index].isArray {
-                frames[index].priority = m.json
-            } else {
-                try emit(containerPath + [m.key], m.json)
+        let first = frames[index].firstMember
+        let end = index + 1 < frames.count ? frames[index + 1].firstMember : members.count
+        setEntryPath(containerPath)
+        let base = entryPath.count
+        for m in members[first..<end] {
+            if !frames[index].isArray, isPriority(m.key) {
+                frames[index].priority = Array(kept[m.value])
+                continue
             }
+            entryPath.removeSubrange(base...)
+            addEscapedPathComponent(m.key)
+            try kept[m.value].withUnsafeBytes { try emit($0) }
+        }
+        // Its text goes; the next kept container's, from its `{`, stays.
+        let cut = index + 1 < frames.count ? frames[index + 1].start : kept.count
+        kept.removeSubrange(..<cut)
+        members.removeSubrange(first..<end)
+        for j in (index + 1)..<frames.count {
+            // The next one's member in this container is gone with it; the rest move down.
+            if j == index + 1 {
+                frames[j].memberStart = 0
+                frames[j].keyRange = 0..<0
+            } else {
+                frames[j].memberStart -= cut
+                frames[j].keyRange = (frames[j].keyRange.lowerBound - cut)..<(frames[j].keyRange.upperBound - cut)
+            }
+            frames[j].start -= cut
+            frames[j].firstMember -= end - first
+        }
+        for i in members.indices {
+            members[i].key = (members[i].key.lowerBound - cut)..<(members[i].key.upperBound - cut)
+            members[i].value = (members[i].value.lowerBound - cut)..<(members[i].value.upperBound - cut)
         }
     }
 
-    /// Adds the value `json` at `path` to the chunk being filled, starting a new one when it would
-    /// pass the chunk size.
-    private func emit(_ path: [String], _ json: [UInt8]) throws {
-        memberSink.removeAll(keepingCapacityUpTo: 1 << 20)
-        memberWriter.reset()
-        try memberWriter.beginObject()
-        try memberWriter.name(path.joined(separator: "/"))
-        try json.withUnsafeBytes { try memberWriter.value(compactJSON: $0) }
-        try memberWriter.endObject()
-        try memberWriter.flush()
-        let member = memberSink.bytes.dropFirst().dropLast()  // `"a/b":VALUE`
-        if !pending.isEmpty, pending.count + 1 + member.count + 1 > chunkSize { flushPending() }
+    /// Adds the value `text` (a string's escaped content when `quoted`) at `entryPath` to the chunk
+    /// being filled, starting a new one when it would pass the chunk size.
+    private func emit(_ text: UnsafeRawBufferPointer, quoted: Bool = false) throws {
+        let member = entryPath.count + 3 + text.count + (quoted ? 2 : 0)  // `"a/b":VALUE`
+        if !pending.isEmpty, pending.count + 1 + member + 1 > chunkSize { flushPending() }
         pending.append(pending.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-        pending += member
+        pending.append(UInt8(ascii: "\""))
+        pending += entryPath
+        pending.append(UInt8(ascii: "\""))
+        pending.append(UInt8(ascii: ":"))
+        if quoted { pending.append(UInt8(ascii: "\"")) }
+        pending.append(contentsOf: text)
+        if quoted { pending.append(UInt8(ascii: "\"")) }
         pendingCount += 1
     }
 
@@ -375,18 +489,58 @@ public final class ImportChunker {
         pendingCount = 0
     }
 
-    /// `{"k":v,...}` from kept members (arrays are written as objects with integer keys, which the
-    /// database stores alike).
-    private func objectJSON(_ members: [(key: String, json: [UInt8])]) throws -> [UInt8] {
-        valueSink.removeAll(keepingCapacityUpTo: 1 << 20)
-        valueWriter.reset()
-        try valueWriter.beginObject()
-        for m in members {
-            try valueWriter.name(m.key)
-            try m.json.withUnsafeBytes { try valueWriter.value(compactJSON: $0) }
-        }
-        try valueWriter.endObject()
-        try valueWriter.flush()
-        return valueSink.bytes
+    // MARK: - Paths and keys as JSON text
+
+    /// Makes `entryPath` the path `keys`.
+    private func setEntryPath(_ keys: [String]) {
+        entryPath.removeAll(keepingCapacity: true)
+        for key in keys { addPathComponent(key) }
     }
+
+    /// Adds a key to `entryPath` (`a/b` joined as one JSON string, whose escaping is its keys').
+    private func addPathComponent(_ key: String) {
+        if !entryPath.isEmpty { entryPath.append(UInt8(ascii: "/")) }
+        appendEscaped(key, to: &entryPath)
+    }
+
+    /// Adds a key already escaped (one in `kept`) to `entryPath`.
+    private func addEscapedPathComponent(_ key: Range<Int>) {
+        if !entryPath.isEmpty { entryPath.append(UInt8(ascii: "/")) }
+        entryPath += kept[key]
+    }
+
+    /// Appends `"key":` to `kept`; returns where the key's escaped text is.
+    private func appendKey(_ key: String) -> Range<Int> {
+        kept.append(UInt8(ascii: "\""))
+        let start = kept.count
+        appendEscaped(key, to: &kept)
+        let range = start..<kept.count
+        kept.append(UInt8(ascii: "\""))
+        kept.append(UInt8(ascii: ":"))
+        return range
+    }
+
+    /// Appends the content of `s` as a JSON string has it, escaped, without quotes.
+    private func appendEscaped(_ s: String, to bytes: inout [UInt8]) {
+        var s = s
+        s.withUTF8 { utf8 in
+            if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+                bytes.append(contentsOf: utf8)
+            } else {
+                try? escaped(UnsafeRawBufferPointer(utf8)) { bytes.append(contentsOf: $0) }
+            }
+        }
+    }
+
+    /// Calls `body` with the content of the string `text` escaped, without quotes.
+    private func escaped(_ text: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        scratch.removeAll(keepingCapacityUpTo: 1 << 20)
+        scratchWriter.reset()
+        try scratchWriter.string(utf8: text, needsEscaping: true)
+        try scratchWriter.flush()
+        try scratch.bytes.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0.dropFirst().dropLast())) }
+    }
+
+    private func isPriority(_ key: Range<Int>) -> Bool { kept[key].elementsEqual(".priority".utf8) }
+    private func isValueKey(_ key: Range<Int>) -> Bool { kept[key].elementsEqual(".value".utf8) }
 }

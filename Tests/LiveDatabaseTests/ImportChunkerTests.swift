@@ -62,6 +62,47 @@ final class ImportChunkerTests: XCTestCase {
         XCTAssertThrowsError(try chunks(#"{"a":1} {"b":2}"#, size: 100, mode: .merge))
     }
 
+    /// Generated dumps with nested containers, arrays with holes and keys that need escaping, cut
+    /// so small that containers kept whole are opened up several levels deep at once (their text
+    /// moved within the chunker's buffer), apply chunk by chunk to the dump's content.
+    func testNestedContainersOpenedUpAtAnyPointApplyToTheDumpsContent() throws {
+        var rng = SplitMix64(seed: 7)
+        let keys = ["a", "b", "k\"q", "k\\b", "é", "0", "1", "3", "long-key-with-twenty-chars"]
+        func value(_ depth: Int) -> String {
+            let r = Int.random(in: 0..<10, using: &rng)
+            if depth > 4 || r < 4 {
+                return ["null", "true", "-12", #""s\n\u00e9\"""#, "\"" + String(repeating: "z", count: r * 9) + "\"", "1.5e3"]
+                    .randomElement(using: &rng)!
+            }
+            if r < 6 { return "[" + (0..<Int.random(in: 0...4, using: &rng)).map { _ in value(depth + 1) }.joined(separator: ",") + "]" }
+            let members = Set((0..<Int.random(in: 0...5, using: &rng)).map { _ in keys.randomElement(using: &rng)! })
+            return "{"
+                + members.sorted().map { k in
+                    let escaped = k.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                    return "\"\(escaped)\":\(value(depth + 1))"
+                }.joined(separator: ",") + "}"
+        }
+        for i in 0..<300 {
+            let dump = Array(("{\"top\":" + value(1) + ",\"next\":" + value(1) + "}").utf8)
+            let expected = RTDBDatabase(configuration: .init())
+            try expected.load(json: dump)
+            for size in [64, 100, 180, 400] {
+                for mode in [ImportChunker.Mode.merge, .replace] {
+                    let db = RTDBDatabase(configuration: .init())
+                    let chunker = ImportChunker(reader: JSONReader(bytes: dump), chunkSize: size, mode: mode)
+                    while let chunk = try chunker.next() {
+                        let body = String(decoding: chunk.body, as: UTF8.self)
+                        XCTAssertTrue(chunk.body.count <= size || chunk.count == 1, "\(i) \(size) \(mode): \(body)")
+                        let response = db.handle(RESTRequest(method: "PATCH", path: [], query: [:], body: chunk.body))
+                        XCTAssertEqual(response.status, 200, "\(i) \(size) \(mode): \(body)")
+                    }
+                    XCTAssertEqual(
+                        db.contents(), expected.contents(), "\(i) size \(size) \(mode): \(String(decoding: dump, as: UTF8.self))")
+                }
+            }
+        }
+    }
+
     /// Every real dump, cut at several sizes in both modes, applied chunk by chunk to an empty
     /// database, reads back as the dump loaded whole.
     func testChunksOfRealDumpsApplyToTheDumpsContent() throws {
