@@ -11,9 +11,9 @@ import JSONStream
 /// database refuses as too large is halved; a single child that is too large is listed and paged
 /// in turn. A location whose listing is itself refused as too large (millions of children) is read
 /// page after page with `limitToFirst`, each page from the first key there can be after the last
-/// one read, in `jobs` chains cut between its first and last key. Every answer is saved in a folder beside the output (`.NAME.dumpkit-export.d`) and
-/// noted in its journal, so a run killed midway and started again with the same arguments fetches
-/// only what is missing; the output is then assembled from the saved answers in key order (a
+/// one read, in `jobs` chains cut between its first and last key. Every answer is saved in a
+/// folder beside the output (`.NAME.dumpkit-export.d`) and noted in its journal, so a run killed
+/// midway and started again with the same arguments fetches only what is missing; the output is then assembled from the saved answers in key order (a
 /// canonical `JSONWriter`, which sorts with bounded memory), written to a temporary name and
 /// renamed when complete. Memory: answers are streamed to their files and the keys of a listing
 /// sorted on disk (`ListedKeys`), an array-like page put in index order with an `ExternalSorter`;
@@ -68,6 +68,11 @@ public struct ExportJob: Sendable {
                 file: output, message: "cannot make the folder of fetched pages \(workDirectory): \(error.localizedDescription)")
         }
         let journal = try RunJournal(path: workDirectory + "/journal", identity: identity)
+        /// The journal and the fetched pages go: the export is done, or must start again.
+        func removeWork() {
+            journal.remove()
+            try? fm.removeItem(atPath: workDirectory)
+        }
         var summary = Summary()
         let root = NodePlan(path: [])
         do {
@@ -75,10 +80,7 @@ public struct ExportJob: Sendable {
         } catch {
             // Keep what was fetched for the next run; a run that fetched nothing leaves nothing, and
             // one that found the data changed under it starts again (its saved answers are stale).
-            if journal.finished.isEmpty || error is ExportChanged {
-                journal.remove()
-                try? fm.removeItem(atPath: workDirectory)
-            }
+            if journal.finished.isEmpty || error is ExportChanged { removeWork() }
             throw error
         }
         // Off the cooperative pool: an output in a bucket waits for its parts' uploads, which need it.
@@ -98,12 +100,10 @@ public struct ExportJob: Sendable {
                 return out.bytesWritten
             }
         } catch let error as ExportChanged {
-            journal.remove()
-            try? fm.removeItem(atPath: workDirectory)
+            removeWork()
             throw error
         }
-        journal.remove()
-        try? fm.removeItem(atPath: workDirectory)
+        removeWork()
         return summary
     }
 
@@ -127,9 +127,8 @@ public struct ExportJob: Sendable {
         /// The saved pages of a location too large to list, by chain (a range of its keys, read page
         /// after page), chains and pages in key order; and what they hold.
         var cursorChains: [[CursorPlan]]?
-        var cursorKeys = 0
-        var cursorIntegersOnly = true
-        var cursorLargestInteger: Int32 = -1
+        /// The keys of its pages so far.
+        var cursorKeys = ArrayKeyCount()
         /// A child whose key a `KeySearch` found: it must exist.
         var foundBySearch = false
         /// Of a location too large to list: its first and last key (`limitToFirst=1`, `limitToLast=1`),
@@ -138,15 +137,6 @@ public struct ExportJob: Sendable {
         var edgesIn = 0
         init(path: [String]) { self.path = path }
 
-        /// Counts a key of a page read after the one before.
-        func count(_ key: String) {
-            cursorKeys += 1
-            if let i = DatabaseKeyOrder.integerValue(key.utf8), i >= 0 {
-                cursorLargestInteger = max(cursorLargestInteger, i)
-            } else {
-                cursorIntegersOnly = false
-            }
-        }
     }
 
     /// A page of a location too large to list: the first `limit` children from the key `from` (`startAt`,
@@ -590,7 +580,7 @@ public struct ExportJob: Sendable {
                 guard !key.hasPrefix(".") else { return }
                 count += 1
                 if last.map({ DatabaseKeyOrder.less($0, key) }) ?? true { last = key }
-                node.count(key)
+                node.cursorKeys.add(key)
             }
             guard count >= page.limit, let last else { return [] }
             return [.cursor(page.next(after: last, limit: page.isSplit ? page.limit : min(max(1, pageSize), page.limit * 2)))]
@@ -616,7 +606,7 @@ public struct ExportJob: Sendable {
             page.child = NodePlan(path: node.path + [key])
             page.child!.foundBySearch = true
             node.cursorChains![page.chain].append(page)
-            node.count(key)
+            node.cursorKeys.add(key)
             if let to = page.to, !DatabaseKeyOrder.less(key, to) { return [.list(page.child!)] }
             return [.list(page.child!), .cursor(page.next(after: key, limit: 1))]
         }
@@ -688,11 +678,11 @@ public struct ExportJob: Sendable {
     /// A location read page after page: an array when its keys read as one, `null` when it had no
     /// children by the time it was read.
     private func assembleCursorPages(_ pages: [CursorPlan], of node: NodePlan, priority: [UInt8]?, writer: JSONWriter) throws {
-        guard node.cursorKeys > 0 else {
+        guard node.cursorKeys.count > 0 else {
             try writer.null()
             return
         }
-        if !exportFormat, node.cursorIntegersOnly, Int(node.cursorLargestInteger) < 2 * node.cursorKeys {
+        if !exportFormat, node.cursorKeys.readsAsArray {
             try writer.beginArray()
             var next: Int32 = 0
             for page in pages {

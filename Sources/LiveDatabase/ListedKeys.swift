@@ -12,8 +12,7 @@ import JSONStream
 /// `LISTING.index` where each one ends (`UInt64`, little-endian), so key `i` is two reads away.
 final class ListedKeys {
     let count: Int
-    /// Whether the database reads the location back as an array: all keys non-negative 32-bit
-    /// integers, the largest below twice their count.
+    /// Whether the database reads the location back as an array (`ArrayKeyCount`).
     let readsAsArray: Bool
     private let path: String
 
@@ -24,17 +23,11 @@ final class ListedKeys {
         let sorter = ExternalSorter(budget: sortBudget, temporaryDirectory: temporaryDirectory)
         let reader = JSONReader(source: try InputFile(path: listing), sourceName: listing)
         try reader.next()  // the object, which the caller saw
-        var integersOnly = true
-        var largest: Int32 = -1
+        var arrayKeys = ArrayKeyCount()
         while try reader.next() == .name {
             let key = reader.stringValue
             try reader.skipValue()
-            if let i = DatabaseKeyOrder.integerValue(key.utf8) {
-                integersOnly = integersOnly && i >= 0
-                largest = max(largest, i)
-            } else {
-                integersOnly = false
-            }
+            arrayKeys.add(key)
             try sorter.add(key: PathKey.of([key]), payload: [])
         }
         let sorted = try sorter.sorted()
@@ -43,7 +36,6 @@ final class ListedKeys {
             close(keys.fd)
             close(index.fd)
         }
-        var n = 0
         var end: UInt64 = 0
         var keyBuffer: [UInt8] = [], indexBuffer: [UInt8] = []
         while try sorted.next() {
@@ -51,7 +43,6 @@ final class ListedKeys {
             keyBuffer += key
             end += UInt64(key.count)
             withUnsafeBytes(of: end.littleEndian) { indexBuffer += $0 }
-            n += 1
             if keyBuffer.count >= 1 << 20 || indexBuffer.count >= 1 << 20 {
                 try keys.append(&keyBuffer)
                 try index.append(&indexBuffer)
@@ -59,8 +50,8 @@ final class ListedKeys {
         }
         try keys.append(&keyBuffer)
         try index.append(&indexBuffer)
-        count = n
-        readsAsArray = n > 0 && integersOnly && Int(largest) < 2 * n
+        count = arrayKeys.count
+        readsAsArray = arrayKeys.readsAsArray
     }
 
     /// The key at `i` (`0..<count`), in the database's order. The files are opened for each call

@@ -203,7 +203,7 @@ public final class RTDBDatabase: Sendable {
     private func get(_ request: RESTRequest, silent: Bool) -> RESTResponse {
         let q = request.query
         let export = q["format"] == "export"
-        let queryKeys = ["orderBy", "startAt", "endAt", "equalTo", "limitToFirst", "limitToLast"].filter { q[$0] != nil }
+        let isQuery = Self.isQuery(q)
         var generation = 0
         var node: DataNode
         if let file = served.withLockedValue({ $0 }) {
@@ -223,8 +223,7 @@ public final class RTDBDatabase: Sendable {
                 } ?? DataNode()
         }
         if q["shallow"] == "true" {
-            // "shallow cannot be mixed with any other query parameters" (REST reference, "shallow").
-            if !queryKeys.isEmpty { return .error(400, "Mixing shallow and querying parameters is not supported") }
+            if isQuery { return .error(400, Self.shallowQueryMessage) }
             if node.leaf == nil {
                 var shallow = DataNode()
                 for key in node.children.keys {
@@ -240,13 +239,8 @@ public final class RTDBDatabase: Sendable {
             if body.count > configuration.maxResponseBytes { return .error(400, Self.readTooLargeMessage) }
             return respond(body, silent: silent)
         }
-        if !queryKeys.isEmpty {
-            guard let orderBy = q["orderBy"] else {
-                return .error(400, "orderBy must be defined when other query parameters are defined")
-            }
-            guard orderBy == "\"$key\"" else {
-                return .error(400, "this test server orders only by \"$key\", not \(orderBy)")
-            }
+        if isQuery {
+            if let refusal = Self.refusal(ofQuery: q) { return refusal }
             do {
                 let queried = node
                 node = Self.keyQuery(node, try KeyQuery(q)) { self.sortedKeys(of: queried, at: request.path, generation: generation) }
@@ -261,6 +255,24 @@ public final class RTDBDatabase: Sendable {
         return respond(body, silent: silent)
     }
 
+    /// Whether a read is a query (REST reference, "Filtering data").
+    private static func isQuery(_ q: [String: String]) -> Bool {
+        ["orderBy", "startAt", "endAt", "equalTo", "limitToFirst", "limitToLast"].contains { q[$0] != nil }
+    }
+
+    /// "shallow cannot be mixed with any other query parameters" (REST reference, "shallow").
+    private static let shallowQueryMessage = "Mixing shallow and querying parameters is not supported"
+
+    /// The answer to a query this server does not run: one without `orderBy`, or ordered by
+    /// anything but `$key`.
+    private static func refusal(ofQuery q: [String: String]) -> RESTResponse? {
+        guard let orderBy = q["orderBy"] else {
+            return .error(400, "orderBy must be defined when other query parameters are defined")
+        }
+        guard orderBy == "\"$key\"" else { return .error(400, "this test server orders only by \"$key\", not \(orderBy)") }
+        return nil
+    }
+
     /// A read of an indexed object of a served file: the answer cut from the file's bytes (parsed
     /// only with `format=export`, or for a query whose children read as an array).
     private func get(_ object: ServedFile.Object, of file: ServedFile, _ request: RESTRequest, silent: Bool) -> RESTResponse {
@@ -269,9 +281,7 @@ public final class RTDBDatabase: Sendable {
         let limit = configuration.maxResponseBytes
         do {
             if q["shallow"] == "true" {
-                if q.keys.contains(where: { ["orderBy", "startAt", "endAt", "equalTo", "limitToFirst", "limitToLast"].contains($0) }) {
-                    return .error(400, "Mixing shallow and querying parameters is not supported")
-                }
+                if Self.isQuery(q) { return .error(400, Self.shallowQueryMessage) }
                 var body: [UInt8] = [UInt8(ascii: "{")]
                 for i in 0..<object.count {
                     if i > 0 { body.append(UInt8(ascii: ",")) }
@@ -283,13 +293,8 @@ public final class RTDBDatabase: Sendable {
                 return respond(body, silent: silent)
             }
             let selected: [Int]
-            if q["orderBy"] != nil
-                || q.keys.contains(where: { ["startAt", "endAt", "equalTo", "limitToFirst", "limitToLast"].contains($0) })
-            {
-                guard let orderBy = q["orderBy"] else {
-                    return .error(400, "orderBy must be defined when other query parameters are defined")
-                }
-                guard orderBy == "\"$key\"" else { return .error(400, "this test server orders only by \"$key\", not \(orderBy)") }
+            if Self.isQuery(q) {
+                if let refusal = Self.refusal(ofQuery: q) { return refusal }
                 selected = try KeyQuery(q).select(count: object.count) { file.key($0, of: object) }
             } else if !export {
                 if object.end - object.start > limit { return .error(400, Self.readTooLargeMessage) }
