@@ -13,9 +13,9 @@ import JSONStream
 /// page after page with `limitToFirst`, each page from the first key there can be after the last
 /// one read, in `jobs` chains cut between its first and last key. Every answer is saved in a
 /// folder beside the output (`.NAME.dumpkit-export.d`) and noted in its journal, so a run killed
-/// midway and started again with the same arguments fetches only what is missing; the output is then assembled from the saved answers in key order (a
-/// canonical `JSONWriter`, which sorts with bounded memory), written to a temporary name and
-/// renamed when complete. Memory: answers are streamed to their files and the keys of a listing
+/// midway and started again with the same arguments fetches only what is missing; the output is
+/// then assembled from the saved answers in key order (a canonical `JSONWriter`, which sorts with
+/// bounded memory), written to a temporary name and renamed when complete. Memory: answers are streamed to their files and the keys of a listing
 /// sorted on disk (`ListedKeys`), an array-like page put in index order with an `ExternalSorter`;
 /// what is held is one small plan object per page.
 ///
@@ -68,7 +68,7 @@ public struct ExportJob: Sendable {
                 file: output, message: "cannot make the folder of fetched pages \(workDirectory): \(error.localizedDescription)")
         }
         let journal = try RunJournal(path: workDirectory + "/journal", identity: identity)
-        /// The journal and the fetched pages go: the export is done, or must start again.
+        // The journal and the fetched pages go: the export is done, or must start again.
         func removeWork() {
             journal.remove()
             try? fm.removeItem(atPath: workDirectory)

@@ -79,7 +79,7 @@ public struct ImportChunk: Sendable, Equatable {
 /// - `merge` (the default): every container is written member by member when it closes (or when it
 ///   is opened up), so each leaf is its own entry and nothing the dump does not name is ever
 ///   overwritten. An object with `.value` (a leaf with a priority, as `format=export` writes it) is
-///   the one container written whole.
+///   the one container written whole, even past the chunk size.
 /// - `replace`: the top-level children are written whole when they fit; one that does not is first
 ///   deleted by a barrier chunk (`{"T": null}`) and then written in pieces.
 ///
@@ -218,11 +218,13 @@ public final class ImportChunker {
             try end()
         case .string:
             let key = takeKey()
-            let text = reader.bytes
             if reader.lastStringHadEscapes {
-                try escaped(text) { try finish(key: key, text: $0, quoted: true) }
+                // Copied out of `scratch`, which the key may need.
+                var text: [UInt8] = []
+                try escaped(reader.bytes) { text = Array($0) }
+                try text.withUnsafeBytes { try finish(key: key, text: $0, quoted: true) }
             } else {
-                try finish(key: key, text: text, quoted: true)
+                try finish(key: key, text: reader.bytes, quoted: true)
             }
         case .number: try finish(key: takeKey(), text: reader.bytes)
         case .true: try Self.trueText.withUnsafeBytes { try finish(key: takeKey(), text: $0) }
@@ -265,9 +267,7 @@ public final class ImportChunker {
                 reader = nil
                 return
             }
-            guard let reader, try reader.next() == .end else {
-                throw reader!.error(.trailingData, "unexpected content after the dump's value")
-            }
+            guard try reader!.next() == .end else { throw reader!.error(.trailingData, "unexpected content after the dump's value") }
             finishedReading = true
             return
         }
@@ -283,6 +283,7 @@ public final class ImportChunker {
             try kept[frame.start...].withUnsafeBytes { try finish(key: frame.key!, text: $0) }
             kept.removeAll(keepingCapacity: true)
             members.removeAll(keepingCapacity: true)
+            releaseLargeBuffer()
         } else {
             members.removeSubrange(frame.firstMember...)
             try addMember(key: frame.keyRange, keyLength: frame.key!.utf8.count, value: frame.start..<kept.count, to: top)
@@ -303,6 +304,7 @@ public final class ImportChunker {
             if !frame.openedUp {
                 kept.removeSubrange(frame.memberStart...)
                 members.removeSubrange(frame.firstMember...)
+                releaseLargeBuffer()
             }
         }
         if !frame.openedUp, writesWhole(frame) {
@@ -385,7 +387,9 @@ public final class ImportChunker {
             }
             setEntryPath(prefix)
             for p in path { addPathComponent(p) }
-            addPathComponent(key)
+            // The value of a leaf whose priority came first, and alone passed the chunk size, is
+            // written at the leaf's own path (its priority follows, as for any opened-up object).
+            if key != ".value" || frames[top].isArray { addPathComponent(key) }
             try emit(text, quoted: quoted)
             return
         }
@@ -407,7 +411,11 @@ public final class ImportChunker {
         let size = keyLength + value.count + 4
         frames[index].bytes += size
         buffered += size
-        while buffered > chunkSize, let outer = frames.firstIndex(where: { !$0.openedUp }) {
+        // A leaf with a priority (the innermost container, with `.value`) is not opened up
+        // (`a/.value` is no path to write): past the chunk size it goes whole, in a chunk of its own.
+        while buffered > chunkSize, let outer = frames.firstIndex(where: { !$0.openedUp }),
+            !(frames[outer].hasValueKey && outer == frames.count - 1)
+        {
             try openUp(outer)
         }
     }
@@ -462,6 +470,13 @@ public final class ImportChunker {
             members[i].key = (members[i].key.lowerBound - cut)..<(members[i].key.upperBound - cut)
             members[i].value = (members[i].value.lowerBound - cut)..<(members[i].value.upperBound - cut)
         }
+        releaseLargeBuffer()
+    }
+
+    /// Gives back the memory a large value took in `kept` once nothing is kept, so that after one
+    /// large value the chunker holds about one chunk again.
+    private func releaseLargeBuffer() {
+        if kept.isEmpty, kept.capacity > max(4 * chunkSize, 1 << 20) { kept = [] }
     }
 
     /// Adds the value `text` (a string's escaped content when `quoted`) at `entryPath` to the chunk
@@ -469,6 +484,8 @@ public final class ImportChunker {
     private func emit(_ text: UnsafeRawBufferPointer, quoted: Bool = false) throws {
         let member = entryPath.count + 3 + text.count + (quoted ? 2 : 0)  // `"a/b":VALUE`
         if !pending.isEmpty, pending.count + 1 + member + 1 > chunkSize { flushPending() }
+        // Each chunk's body is a new buffer (it leaves with the chunk): room for a chunk from the start.
+        if pending.isEmpty { pending.reserveCapacity(min(chunkSize, 1 << 22)) }
         pending.append(pending.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
         pending.append(UInt8(ascii: "\""))
         pending += entryPath

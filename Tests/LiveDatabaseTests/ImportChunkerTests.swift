@@ -1,3 +1,4 @@
+import DumpKit
 import JSONStream
 import LiveDatabase
 import RTDBTestServer
@@ -98,6 +99,47 @@ final class ImportChunkerTests: XCTestCase {
                     }
                     XCTAssertEqual(
                         db.contents(), expected.contents(), "\(i) size \(size) \(mode): \(String(decoding: dump, as: UTF8.self))")
+                }
+            }
+        }
+    }
+
+    /// Generated NDJSON records (each a value at its own path, priorities and `.value` leaves among
+    /// them), cut small in both modes, write what the records say.
+    func testRecordsCutSmallApplyToWhatTheySay() throws {
+        var rng = SplitMix64(seed: 11)
+        func value(_ depth: Int) -> String {
+            let r = Int.random(in: 0..<10, using: &rng)
+            if depth > 3 || r < 4 {
+                return ["true", "-12", #""s\n\"""#, "\"" + String(repeating: "z", count: r * 11) + "\""].randomElement(using: &rng)!
+            }
+            if r == 4 { return #"{".priority":\#(value(9)),".value":\#(value(9))}"# }
+            if r == 5 { return "[" + (0..<Int.random(in: 1...4, using: &rng)).map { _ in value(depth + 1) }.joined(separator: ",") + "]" }
+            let keys = Set(
+                (0..<Int.random(in: 1...4, using: &rng)).map { _ in ["a", "k\\\"q", "1", ".priority"].randomElement(using: &rng)! })
+            // A priority is a leaf.
+            return "{" + keys.sorted().map { "\"\($0)\":\($0 == ".priority" ? value(9) : value(depth + 1))" }.joined(separator: ",") + "}"
+        }
+        for i in 0..<200 {
+            let paths = ["/r/a", "/r/b/c", "/s", "/t/0"].filter { _ in Bool.random(using: &rng) }
+            let records = paths.map { (path: $0, value: value(1)) }
+            let text = Array(records.map { #"{"path":"\#($0.path)","value":\#($0.value)}"# }.joined(separator: "\n").utf8)
+            let expected = RTDBDatabase(configuration: .init())
+            for record in records {
+                try expected.load(json: Array(record.value.utf8), at: record.path.split(separator: "/").map(String.init))
+            }
+            for size in [64, 120, 300] {
+                for mode in [ImportChunker.Mode.merge, .replace] {
+                    let db = RTDBDatabase(configuration: .init())
+                    let chunker = ImportChunker(records: NDJSONReader(source: MemoryByteSource(text)), chunkSize: size, mode: mode)
+                    while let chunk = try chunker.next() {
+                        let response = db.handle(RESTRequest(method: "PATCH", path: [], query: [:], body: chunk.body))
+                        XCTAssertEqual(response.status, 200, "\(i) \(size) \(mode): \(String(decoding: chunk.body, as: UTF8.self))")
+                    }
+                    XCTAssertEqual(
+                        String(decoding: db.contents(export: true), as: UTF8.self),
+                        String(decoding: expected.contents(export: true), as: UTF8.self),
+                        "\(i) size \(size) \(mode): \(String(decoding: text, as: UTF8.self))")
                 }
             }
         }

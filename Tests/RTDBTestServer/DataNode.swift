@@ -65,7 +65,7 @@ struct DataNode: Sendable {
     }
 
     /// Replaces the location at `path` with `node`; empty objects left behind vanish. Returns
-    /// whether the location still exists.
+    /// whether this node still exists.
     @discardableResult
     mutating func set(_ path: ArraySlice<String>, to node: DataNode) -> Bool {
         guard let first = path.first else {

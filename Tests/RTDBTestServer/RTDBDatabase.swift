@@ -92,9 +92,7 @@ public final class RTDBDatabase: Sendable {
 
     /// Replaces the data at `path` with `json` (test set-up, no limits).
     public func load(json: [UInt8], at path: [String] = []) throws {
-        let reader = JSONReader(bytes: json)
-        try store(reader, at: path)
-        guard try reader.next() == .end else { throw reader.error(.trailingData, "unexpected content after the value") }
+        try store(JSONReader(bytes: json), at: path, whole: true)
     }
 
     /// Loads a dataset file of any size (`rtdb-test-server --load`): the values `depth` levels down
@@ -111,21 +109,23 @@ public final class RTDBDatabase: Sendable {
             while try reader.next() == .name { try load(reader, at: path + [reader.stringValue], depth: depth) }
             return
         }
-        try store(reader, at: path)
+        try store(reader, at: path, whole: false)
     }
 
-    /// Replaces the data at `path` with the next value of `reader`.
-    private func store(_ reader: JSONReader, at path: [String]) throws {
+    /// Replaces the data at `path` with the next value of `reader`, which must be all it holds when
+    /// `whole`; nothing changes on an error.
+    private func store(_ reader: JSONReader, at path: [String], whole: Bool) throws {
         try root.withLockedValue { root in
             let node = try Self.node(of: reader, at: path, over: root)
+            if whole, try reader.next() != .end { throw reader.error(.trailingData, "unexpected content after the value") }
             root.set(path[...], to: node)
             changed()
         }
     }
 
     /// The node the next value of `reader` becomes at `path`, read over the root `existing`.
-    static func node(of reader: JSONReader, at path: [String], over existing: DataNode) throws -> DataNode {
-        var nodes = WrittenNodeReader(reader: reader, now: now(), existing: existing)
+    static func node(of reader: JSONReader, at path: [String], over existing: DataNode, now: Int64 = now()) throws -> DataNode {
+        var nodes = WrittenNodeReader(reader: reader, now: now, existing: existing)
         let node = try nodes.node(at: path)
         if let refusal = nodes.refusal { throw refusal }
         return node

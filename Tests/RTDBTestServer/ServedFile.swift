@@ -145,7 +145,7 @@ final class ServedFile: @unchecked Sendable {
     func node(start: Int, end: Int) throws -> DataNode {
         var options = JSONReader.Options()
         options.maxValueBytes = Int.max
-        return try RTDBDatabase.node(of: JSONReader(bytes: bytes(start, end), options: options), at: [], over: DataNode())
+        return try RTDBDatabase.node(of: JSONReader(bytes: bytes(start, end), options: options), at: [], over: DataNode(), now: 0)
     }
 }
 

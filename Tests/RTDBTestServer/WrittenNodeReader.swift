@@ -81,8 +81,13 @@ struct WrittenNodeReader {
         while try reader.next() == .name {
             let key = reader.stringValue
             switch key {
-            case ".sv": serverValue = try reader.readValue()
-            case ".value": value = try reader.readValue()
+            // Named twice, the first counts, as the members of an object read whole have it.
+            case ".sv":
+                let v = try reader.readValue()
+                if serverValue == nil { serverValue = v }
+            case ".value":
+                let v = try reader.readValue()
+                if value == nil { value = v }
             case ".priority":
                 let priority = try reader.readValue()
                 node.priority = priority.isNull ? nil : priority

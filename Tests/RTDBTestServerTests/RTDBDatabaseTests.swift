@@ -199,6 +199,12 @@ final class RTDBDatabaseTests: XCTestCase {
         XCTAssertTrue(late.1.contains("couldn't parse JSON"), late.1)
         XCTAssertTrue(send(db, "PUT", "/a.json", "1 2").1.contains("couldn't parse JSON"))
         XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), "null")
+        // A load with content after its value changes nothing. A name twice in one object counts
+        // once, first (as in a JSON value read whole).
+        XCTAssertThrowsError(try db.load(json: Array(#"{"a":1} x"#.utf8)))
+        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), "null")
+        XCTAssertTrue(send(db, "PUT", "/v.json", #"{".value":{"a":1},".value":1}"#).1.contains(".value must be a leaf at /v"))
+        XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), "null")
         // What sits beside a server value is neither written nor judged.
         XCTAssertEqual(send(db, "PUT", "/t.json", #"{".sv":{"increment":2},"b$":1}"#).0, 200)
         XCTAssertEqual(String(decoding: db.contents(), as: UTF8.self), #"{"t":2}"#)
