@@ -315,17 +315,7 @@ public final class ImportChunker {
         }
         var priority = frame.priority
         if !frame.openedUp {
-            setEntryPath(containerPath)
-            let base = entryPath.count
-            for m in members[frame.firstMember...] {
-                if !frame.isArray, isPriority(m.key) {
-                    priority = Array(kept[m.value])
-                    continue
-                }
-                entryPath.removeSubrange(base...)
-                addEscapedPathComponent(m.key)
-                try kept[m.value].withUnsafeBytes { try emit($0) }
-            }
+            priority = try emitMembers(frame.firstMember..<members.count, at: containerPath, isArray: frame.isArray) ?? priority
         }
         guard let priority else { return }
         let entry = containerPath + [".priority"]
@@ -439,16 +429,8 @@ public final class ImportChunker {
         frames[index].bytes = 0
         let first = frames[index].firstMember
         let end = index + 1 < frames.count ? frames[index + 1].firstMember : members.count
-        setEntryPath(containerPath)
-        let base = entryPath.count
-        for m in members[first..<end] {
-            if !frames[index].isArray, isPriority(m.key) {
-                frames[index].priority = Array(kept[m.value])
-                continue
-            }
-            entryPath.removeSubrange(base...)
-            addEscapedPathComponent(m.key)
-            try kept[m.value].withUnsafeBytes { try emit($0) }
+        if let priority = try emitMembers(first..<end, at: containerPath, isArray: frames[index].isArray) {
+            frames[index].priority = priority
         }
         // Its text goes; the next kept container's, from its `{`, stays.
         let cut = index + 1 < frames.count ? frames[index + 1].start : kept.count
@@ -471,6 +453,24 @@ public final class ImportChunker {
             members[i].value = (members[i].value.lowerBound - cut)..<(members[i].value.upperBound - cut)
         }
         releaseLargeBuffer()
+    }
+
+    /// Writes the kept members `range` of the container at `containerPath` as entries of their own,
+    /// except an object's `.priority`, which it returns (it goes after the children).
+    private func emitMembers(_ range: Range<Int>, at containerPath: [String], isArray: Bool) throws -> [UInt8]? {
+        var priority: [UInt8]?
+        setEntryPath(containerPath)
+        let base = entryPath.count
+        for m in members[range] {
+            if !isArray, isPriority(m.key) {
+                priority = Array(kept[m.value])
+                continue
+            }
+            entryPath.removeSubrange(base...)
+            addEscapedPathComponent(m.key)
+            try kept[m.value].withUnsafeBytes { try emit($0) }
+        }
+        return priority
     }
 
     /// Gives back the memory a large value took in `kept` once nothing is kept, so that after one
